@@ -1,0 +1,85 @@
+// The "Memory Format API" part of PyTorch's channels_last tutorial, in C++ with layoutguard.
+// Each line prints what PyTorch prints for the same Python statement.
+#include <iostream>
+#include <string>
+
+#include <layoutguard/layoutguard.h>
+
+namespace {
+
+// Python's tuple spelling, "(3072, 1, 96, 3)", so the output reads like the tutorial's.
+std::string py(lg::IntArrayRef values) {
+  std::string text = "(";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + ")";
+}
+
+const char* py(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+int main() {
+  using lg::MemoryFormat;
+  const int64_t N = 10, C = 3, H = 32, W = 32;
+
+  std::cout << "# A 4-D tensor is allocated contiguous (NCHW) by default\n";
+  lg::Tensor x = lg::empty({N, C, H, W});
+  std::cout << "x.stride()                                  " << py(x.strides()) << "\n";
+
+  std::cout << "\n# to(channels_last) keeps the dimension order, changes the strides\n";
+  x = x.to(MemoryFormat::ChannelsLast);
+  std::cout << "x.shape                                     " << py(x.sizes()) << "\n";
+  std::cout << "x.stride()                                  " << py(x.strides()) << "\n";
+
+  std::cout << "\n# and back to contiguous\n";
+  x = x.to(MemoryFormat::Contiguous);
+  std::cout << "x.stride()                                  " << py(x.strides()) << "\n";
+
+  std::cout << "\n# Alternative option: contiguous(channels_last)\n";
+  x = x.contiguous(MemoryFormat::ChannelsLast);
+  std::cout << "x.stride()                                  " << py(x.strides()) << "\n";
+
+  std::cout << "\n# Format checks\n";
+  std::cout << "x.is_contiguous(channels_last)              "
+            << py(x.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
+
+  std::cout << "\n# Special case: C == 1 (and H == W == 1) is contiguous in both formats\n";
+  lg::Tensor special_x = lg::empty({4, 1, 4, 4});
+  std::cout << "special_x.is_contiguous(channels_last)      "
+            << py(special_x.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
+  std::cout << "special_x.is_contiguous(contiguous_format)  "
+            << py(special_x.is_contiguous(MemoryFormat::Contiguous)) << "\n";
+  // Why to() is the way to tag such a tensor: contiguous() sees nothing to do.
+  std::cout << "special_x.contiguous(channels_last).stride() "
+            << py(special_x.contiguous(MemoryFormat::ChannelsLast).strides()) << "\n";
+  std::cout << "special_x.to(channels_last).stride()        "
+            << py(special_x.to(MemoryFormat::ChannelsLast).strides()) << "\n";
+
+  std::cout << "\n# Allocate directly in channels_last\n";
+  x = lg::empty({N, C, H, W}, {}, MemoryFormat::ChannelsLast);
+  std::cout << "x.stride()                                  " << py(x.strides()) << "\n";
+
+  std::cout << "\n# clone preserves the memory format\n";
+  lg::Tensor y = x.clone();
+  std::cout << "y.stride()                                  " << py(y.strides()) << "\n";
+
+  std::cout << "\n# to(dtype) preserves the memory format\n";
+  y = x.to(lg::kFloat16);
+  std::cout << "x.to(float16).stride()                      " << py(y.strides()) << "\n";
+
+  std::cout << "\n# to(cuda) preserves the memory format\n";
+  if (lg::cuda::is_available()) {
+    std::cout << "x.cuda().stride()                           " << py(x.cuda().strides()) << "\n";
+  } else {
+    std::cout << "(skipped: " << lg::cuda::probe_report() << ")\n";
+  }
+
+  std::cout << "\n# empty_like and the other *_like factories preserve the memory format\n";
+  y = lg::empty_like(x);
+  std::cout << "torch.empty_like(x).stride()                " << py(y.strides()) << "\n";
+
+  std::cout << "\n# layoutguard's own description of a layout\n";
+  std::cout << lg::describe_layout(x) << "\n";
+  std::cout << lg::describe_layout(special_x) << "\n";
+  return 0;
+}

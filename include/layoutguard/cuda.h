@@ -1,0 +1,18 @@
+// CUDA queries. In a build without CUDA they answer "no device", and anything that needs a
+// device raises lg::NotCompiledError.
+#pragma once
+
+#include <string>
+
+namespace lg::cuda {
+
+// True when the CUDA backend is compiled in and at least one device answers (the probe kernel
+// ran on device 0).
+bool is_available();
+// Number of visible CUDA devices (0 without a driver, a device or a CUDA build).
+int device_count();
+// One line for humans: build, runtime and the devices seen, e.g.
+// "CUDA 13.0 runtime, 1 device: NVIDIA H100 80GB HBM3 (sm_90)".
+std::string probe_report();
+
+}  // namespace lg::cuda

@@ -1,0 +1,16 @@
+// layoutguard: the umbrella header. Include this one; it brings the whole public API.
+#pragma once
+
+#include <layoutguard/config.h>
+#include <layoutguard/cuda.h>
+#include <layoutguard/device.h>
+#include <layoutguard/dtype.h>
+#include <layoutguard/error.h>
+#include <layoutguard/factories.h>
+#include <layoutguard/int_array_ref.h>
+#include <layoutguard/layout.h>
+#include <layoutguard/log.h>
+#include <layoutguard/scalar.h>
+#include <layoutguard/storage.h>
+#include <layoutguard/tensor.h>
+#include <layoutguard/tensor_options.h>

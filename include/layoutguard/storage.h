@@ -1,0 +1,59 @@
+// Storage: a reference-counted block of device memory that tensors view.
+//
+// Tensors and their views share one Storage; the memory is released (through the deleter the
+// allocator or from_blob supplied) when the last of them goes away.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include <layoutguard/device.h>
+
+namespace lg {
+
+// Frees memory obtained from an Allocator or handed over through from_blob.
+using Deleter = std::function<void(void*)>;
+
+// Device memory source. allocate() returns memory aligned to at least `alignment()` bytes, or
+// throws lg::Error with the size asked for; it never returns null for a non-zero size.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void deallocate(void* ptr) = 0;
+  virtual size_t alignment() const = 0;
+  virtual Device device() const = 0;
+};
+
+// The process-wide CPU allocator: 64-byte aligned (a cache line and an AVX-512 vector).
+Allocator& cpu_allocator();
+
+class Storage {
+ public:
+  Storage() = default;
+  // nbytes fresh bytes from `allocator` (uninitialised).
+  Storage(size_t nbytes, Allocator& allocator);
+  // Wraps memory the caller owns; `deleter` (may be empty: never freed) runs at release.
+  Storage(void* data, size_t nbytes, Device device, Deleter deleter);
+
+  bool defined() const { return impl_ != nullptr; }
+  void* data() const { return impl_ ? impl_->data : nullptr; }
+  size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
+  Device device() const { return impl_ ? impl_->device : kCPU; }
+  // How many tensors (and other Storage handles) share this block.
+  long use_count() const { return impl_.use_count(); }
+  bool is_alias_of(const Storage& other) const { return impl_ && impl_ == other.impl_; }
+
+ private:
+  struct Impl {
+    void* data = nullptr;
+    size_t nbytes = 0;
+    Device device = kCPU;
+    Deleter deleter;
+    ~Impl();
+  };
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace lg

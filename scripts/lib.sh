@@ -1,0 +1,25 @@
+# Shared helpers for scripts/*: sourced, never run.
+# Puts the CUDA toolkit on PATH (meson 1.0.1 finds nvcc only through PATH) and
+# routes compiles through ccache so repeated CI runs and sanitizer rebuilds are cheap.
+
+LG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export LG_ROOT
+
+if [ -d /usr/local/cuda/bin ]; then
+  case ":$PATH:" in *":/usr/local/cuda/bin:"*) ;; *) PATH="/usr/local/cuda/bin:$PATH" ;; esac
+  export PATH
+fi
+
+lg_say() { printf '[layoutguard] %s\n' "$*"; }
+
+# lg_configure BUILD_DIR [meson options...]: configure once, reconfigure when options change.
+lg_configure() {
+  local dir="$1"; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson configure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@"
+  fi
+}
+
+lg_jobs() { nproc 2>/dev/null || echo 2; }

@@ -1,0 +1,377 @@
+// All stride math of layoutguard. Every rule here is PyTorch's (ATen/c10), written from the
+// spec in shared/reference/memory_format_semantics.md; section numbers below refer to it.
+// Nothing else in the library may recompute these rules.
+#include <layoutguard/layout.h>
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <ostream>
+#include <span>
+
+#include <layoutguard/error.h>
+
+namespace lg {
+
+std::string_view memory_format_name(MemoryFormat fmt) {
+  switch (fmt) {
+    case MemoryFormat::Contiguous: return "contiguous_format";
+    case MemoryFormat::ChannelsLast: return "channels_last";
+    case MemoryFormat::ChannelsLast3d: return "channels_last_3d";
+    case MemoryFormat::Preserve: return "preserve_format";
+  }
+  return "unknown_format";
+}
+
+std::ostream& operator<<(std::ostream& out, MemoryFormat fmt) { return out << memory_format_name(fmt); }
+
+namespace layout {
+namespace {
+
+// Visit orders of the channels-last formats, innermost dim first: C, W, H, (D,) N.
+constexpr std::array<int64_t, 4> kChannelsLastOrder{1, 3, 2, 0};
+constexpr std::array<int64_t, 5> kChannelsLast3dOrder{1, 4, 3, 2, 0};
+
+// Strides for a format whose innermost-first visit order is `order`. No max(size, 1): a zero
+// size zeroes every outer stride, as c10's channels-last generators do (§1.2).
+std::vector<int64_t> strides_in_order(IntArrayRef sizes, std::span<const int64_t> order) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d : order) {
+    strides[d] = acc;
+    acc *= sizes[d];
+  }
+  return strides;
+}
+
+// §1.3: strides equal the generator for `order`, ignoring size-1 dims.
+bool is_contiguous_in_order(IntArrayRef sizes, IntArrayRef strides, std::span<const int64_t> order) {
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+bool is_plain_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  for (int64_t s : sizes)
+    if (s == 0) return true;  // zero-size tensors are contiguous, whatever their strides
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+// §1.5: strides non-decreasing along `order` (C first, N last), each dim at least the span of
+// the previous, C stride non-zero, no empty dim, and the N tie rule.
+bool is_strides_like_order(IntArrayRef sizes, IntArrayRef strides, std::span<const int64_t> order) {
+  if (strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int64_t d : order) {
+    if (sizes[d] == 0) return false;
+    if (strides[d] < min) return false;
+    // When N is reached with the running minimum still at the C stride, C,H,W carried no
+    // information: such a tensor cannot be told from NCHW, and NCHW wins.
+    if (d == 0 && min == strides[1]) return false;
+    min = strides[d];
+    if (sizes[d] > 1) min *= sizes[d];
+  }
+  return true;
+}
+
+// §1.4 without short-cuts: sort non-trivial dims by stride; they must tile densely.
+bool compute_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
+  const size_t rank = sizes.size();
+  if (rank == 1) return sizes[0] < 2 || strides[0] == 1;
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t required = 1;
+  for (int64_t d : perm) {
+    if (sizes[d] < 2) return true;
+    if (strides[d] != required) return false;
+    required *= sizes[d];
+  }
+  return true;
+}
+
+std::span<const int64_t> order_for(MemoryFormat fmt) {
+  if (fmt == MemoryFormat::ChannelsLast) return kChannelsLastOrder;
+  return kChannelsLast3dOrder;
+}
+
+int64_t rank_for(MemoryFormat fmt) { return fmt == MemoryFormat::ChannelsLast ? 4 : 5; }
+
+}  // namespace
+
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t acc = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+std::vector<int64_t> channels_last_strides(IntArrayRef sizes) {
+  LG_CHECK(sizes.size() == 4, "required rank 4 tensor to use channels_last format (got rank ",
+           sizes.size(), ", sizes ", sizes, ")");
+  return strides_in_order(sizes, kChannelsLastOrder);
+}
+
+std::vector<int64_t> channels_last_3d_strides(IntArrayRef sizes) {
+  LG_CHECK(sizes.size() == 5, "required rank 5 tensor to use channels_last_3d format (got rank ",
+           sizes.size(), ", sizes ", sizes, ")");
+  return strides_in_order(sizes, kChannelsLast3dOrder);
+}
+
+std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::string_view op) {
+  switch (fmt) {
+    case MemoryFormat::Contiguous: return contiguous_strides(sizes);
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d:
+      LG_CHECK(static_cast<int64_t>(sizes.size()) == rank_for(fmt), "[", op, "] required rank ",
+               rank_for(fmt), " tensor to use ", memory_format_name(fmt), " format (got rank ",
+               sizes.size(), ", sizes ", sizes, ")");
+      return strides_in_order(sizes, order_for(fmt));
+    case MemoryFormat::Preserve: break;
+  }
+  detail::throw_value_error(detail::str("[", op, "] unsupported memory format preserve_format: ",
+                                        "it chooses a layout from an input and cannot be allocated"));
+}
+
+bool is_contiguous(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  switch (fmt) {
+    case MemoryFormat::Contiguous: return is_plain_contiguous(sizes, strides);
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d:
+      return static_cast<int64_t>(sizes.size()) == rank_for(fmt) &&
+             is_contiguous_in_order(sizes, strides, order_for(fmt));
+    case MemoryFormat::Preserve: break;
+  }
+  return is_plain_contiguous(sizes, strides);  // c10 answers Preserve like Contiguous
+}
+
+bool is_strides_like(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  if (fmt != MemoryFormat::ChannelsLast && fmt != MemoryFormat::ChannelsLast3d) return false;
+  if (static_cast<int64_t>(sizes.size()) != rank_for(fmt)) return false;
+  return is_strides_like_order(sizes, strides, order_for(fmt));
+}
+
+Flags compute_flags(IntArrayRef sizes, IntArrayRef strides) {
+  Flags f;
+  f.contiguous = is_plain_contiguous(sizes, strides);
+  const size_t rank = sizes.size();
+  if (rank == 4) {
+    f.channels_last_contiguous = is_contiguous_in_order(sizes, strides, kChannelsLastOrder);
+    f.channels_last_like = is_strides_like_order(sizes, strides, kChannelsLastOrder);
+  } else if (rank == 5) {
+    f.channels_last_3d_contiguous = is_contiguous_in_order(sizes, strides, kChannelsLast3dOrder);
+    f.channels_last_3d_like = is_strides_like_order(sizes, strides, kChannelsLast3dOrder);
+  }
+  // c10 short-circuits the general test with the format flags (§1.4).
+  f.non_overlapping_and_dense = f.contiguous || f.channels_last_contiguous ||
+                                f.channels_last_3d_contiguous ||
+                                compute_non_overlapping_and_dense(sizes, strides);
+  return f;
+}
+
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
+  return compute_flags(sizes, strides).non_overlapping_and_dense;
+}
+
+MemoryFormat suggest_memory_format(IntArrayRef sizes, IntArrayRef strides, bool exact_match) {
+  if (is_strides_like(sizes, strides, MemoryFormat::ChannelsLast)) {
+    if (!exact_match || strides == IntArrayRef(channels_last_strides(sizes)))
+      return MemoryFormat::ChannelsLast;
+  } else if (is_strides_like(sizes, strides, MemoryFormat::ChannelsLast3d)) {
+    if (!exact_match || strides == IntArrayRef(channels_last_3d_strides(sizes)))
+      return MemoryFormat::ChannelsLast3d;
+  }
+  return MemoryFormat::Contiguous;
+}
+
+std::vector<int64_t> innermost_first_order(IntArrayRef sizes, IntArrayRef strides) {
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+  // +1: b must move inside a; -1: keep; 0: no opinion (stride 0, or equal strides without a
+  // strictly larger inner dim). TensorIterator's rule for one operand (§2.5, §3.1).
+  auto should_swap = [&](int64_t a, int64_t b) {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] < strides[b]) return -1;
+    if (strides[a] > strides[b]) return 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  // Insertion sort that steps over "no opinion" pairs instead of stopping at them.
+  for (int64_t i = 1; i < rank; ++i) {
+    int64_t j = i;
+    for (int64_t k = i - 1; k >= 0; --k) {
+      const int c = should_swap(perm[k], perm[j]);
+      if (c > 0) {
+        std::swap(perm[k], perm[j]);
+        j = k;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
+std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<int64_t> out(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d : innermost_first_order(sizes, strides)) {
+    out[d] = acc;
+    if (sizes[d] > 1) acc *= sizes[d];
+  }
+  return out;
+}
+
+std::string dim_order(IntArrayRef sizes, IntArrayRef strides) {
+  const std::vector<int64_t> perm = innermost_first_order(sizes, strides);
+  std::string tag;
+  for (auto it = perm.rbegin(); it != perm.rend(); ++it) tag += static_cast<char>('a' + *it);
+  return tag;
+}
+
+std::string format_name(IntArrayRef sizes, IntArrayRef strides) {
+  const Flags f = compute_flags(sizes, strides);
+  const MemoryFormat suggested = suggest_memory_format(sizes, strides);
+  std::string name;
+  if (!f.non_overlapping_and_dense) {
+    bool expanded = false;
+    for (size_t i = 0; i < sizes.size(); ++i) expanded |= (strides[i] == 0 && sizes[i] > 1);
+    if (expanded) return "expanded";
+    if (suggested == MemoryFormat::ChannelsLast) return "non-dense channels_last-like";
+    if (suggested == MemoryFormat::ChannelsLast3d) return "non-dense channels_last_3d-like";
+    return "non-dense";
+  }
+  if (suggested == MemoryFormat::ChannelsLast) name = "channels_last";
+  else if (suggested == MemoryFormat::ChannelsLast3d) name = "channels_last_3d";
+  else if (f.contiguous) name = "contiguous";
+  else name = "permuted";
+  // Size-1 dims make one buffer contiguous in several formats at once (§1.3). Say so: it is
+  // exactly why contiguous(channels_last) can be a no-op that leaves NCHW strides behind.
+  std::vector<std::string_view> also;
+  if (f.contiguous && name != "contiguous") also.push_back("contiguous");
+  if (f.channels_last_contiguous && name != "channels_last") also.push_back("channels_last-contiguous");
+  if (f.channels_last_3d_contiguous && name != "channels_last_3d")
+    also.push_back("channels_last_3d-contiguous");
+  if (!also.empty()) {
+    name += " (ambiguous: also ";
+    for (size_t i = 0; i < also.size(); ++i) name += (i ? ", " : "") + std::string(also[i]);
+    name += ")";
+  }
+  return name;
+}
+
+std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
+                                                 IntArrayRef new_sizes) {
+  const int64_t new_rank = static_cast<int64_t>(new_sizes.size());
+  if (old_sizes.empty()) return std::vector<int64_t>(new_rank, 1);
+  int64_t numel = 1;
+  for (int64_t s : old_sizes) numel *= s;
+  if (numel == 0) {
+    if (old_sizes == new_sizes) return old_strides.vec();
+    return contiguous_strides(new_sizes);
+  }
+  // Walk the old dims from the innermost out, cutting them into chunks that are contiguous
+  // among themselves; each chunk must be covered exactly by a run of new dims (§3.7).
+  std::vector<int64_t> out(new_rank);
+  int64_t view_d = new_rank - 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t tensor_numel = 1;
+  int64_t view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    const bool chunk_ends =
+        d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_base_stride;
+      view_numel *= new_sizes[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_base_stride = old_strides[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
+  std::vector<int64_t> out = shape.vec();
+  int64_t known = 1;
+  std::optional<size_t> infer_at;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      LG_CHECK(!infer_at, "[", op, "] only one dimension can be inferred (-1) in shape ", shape);
+      infer_at = i;
+    } else {
+      LG_CHECK(shape[i] >= 0, "[", op, "] invalid shape dimension ", shape[i], " in shape ", shape);
+      LG_CHECK(!__builtin_mul_overflow(known, shape[i], &known), "[", op, "] shape ", shape,
+               " has more elements than int64 can count");
+    }
+  }
+  const bool ok = infer_at ? (known != 0 && numel % known == 0) : known == numel;
+  LG_CHECK(ok, "[", op, "] shape ", shape, " is invalid for input of size ", numel);
+  if (infer_at) out[*infer_at] = numel / known;
+  return out;
+}
+
+int64_t checked_numel(IntArrayRef sizes, std::string_view op) {
+  LG_CHECK(static_cast<int64_t>(sizes.size()) <= kMaxDims, "[", op, "] received rank ",
+           sizes.size(), "; layoutguard supports tensors of rank at most ", kMaxDims);
+  int64_t numel = 1;
+  for (int64_t s : sizes)
+    LG_CHECK(s >= 0, "[", op, "] negative size ", s, " in sizes ", sizes,
+             "; sizes must be non-negative");
+  for (int64_t s : sizes)
+    LG_CHECK(!__builtin_mul_overflow(numel, s, &numel), "[", op, "] sizes ", sizes,
+             " describe more elements than int64 can count");
+  return numel;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t rank, std::string_view op) {
+  const int64_t r = std::max<int64_t>(rank, 1);  // a 0-dim tensor accepts dims -1 and 0
+  LG_CHECK_INDEX(dim >= -r && dim < r, "[", op, "] dimension out of range (expected to be in range of [",
+                 -r, ", ", r - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + r : dim;
+}
+
+int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::string_view op) {
+  LG_CHECK(sizes.size() == strides.size(), "[", op, "] sizes ", sizes, " and strides ", strides,
+           " must have the same length");
+  for (int64_t st : strides)
+    LG_CHECK(st >= 0, "[", op, "] negative stride ", st, " in strides ", strides,
+             "; strides must be non-negative");
+  for (int64_t s : sizes)
+    if (s == 0) return 0;
+  int64_t last = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t span = 0;
+    LG_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) &&
+                 !__builtin_add_overflow(last, span, &last),
+             "[", op, "] sizes ", sizes, " with strides ", strides, " address beyond int64");
+  }
+  return last + 1;
+}
+
+}  // namespace layout
+}  // namespace lg

@@ -1,0 +1,32 @@
+// Helpers shared by the core's tensor code (not part of the public API).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include <layoutguard/tensor.h>
+
+namespace lg::detail {
+
+// A tensor handle over `storage` with the given geometry; flags are computed here.
+Tensor make_tensor(Storage storage, DType dtype, std::vector<int64_t> sizes,
+                   std::vector<int64_t> strides, int64_t storage_offset);
+// A view of t's storage with new geometry (same dtype).
+Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                 int64_t storage_offset);
+
+// empty_like(t, options, fmt) with errors tagged by `op` (to, clone, contiguous, ...).
+Tensor empty_like_for(const Tensor& t, const TensorOptions& options, MemoryFormat fmt,
+                      std::string_view op);
+
+// Throws unless `device` can hold tensors in this build: NotCompiledError for CUDA in a CPU-only
+// build, NotImplementedError while the CUDA backend cannot allocate yet.
+void check_device_supported(Device device, std::string_view op);
+// ValueError unless t is defined; `what` names the argument ("self", "src", ...).
+void check_defined(const Tensor& t, std::string_view op, std::string_view what);
+// ValueError when t has a stride-0 dim of size > 1 (writing would hit one location twice).
+void check_no_internal_overlap(const Tensor& t, std::string_view op);
+// Whether the element ranges of a and b intersect in the same storage.
+bool ranges_overlap(const Tensor& a, const Tensor& b);
+
+}  // namespace lg::detail

@@ -1,0 +1,10 @@
+// lg::cuda queries in a build without CUDA: no devices, ever.
+#include <layoutguard/cuda.h>
+
+namespace lg::cuda {
+
+bool is_available() { return false; }
+int device_count() { return 0; }
+std::string probe_report() { return "built without CUDA (nvcc was not found at configure time)"; }
+
+}  // namespace lg::cuda

@@ -1,0 +1,235 @@
+// Bad input gets a clear lg::Error of the right kind that names the op, what was received and
+// what was required -- never a crash or corrupted data.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "support/tensor_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+
+// Runs fn, expects an exception of type E whose message contains every fragment.
+template <typename E, typename Fn>
+void expect_error(Fn&& fn, std::initializer_list<const char*> fragments) {
+  try {
+    fn();
+    FAIL("expected an exception");
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const char* f : fragments) {
+      CAPTURE(msg);
+      CAPTURE(f);
+      CHECK(msg.find(f) != std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("errors") {
+
+TEST_CASE("negative sizes and element counts beyond int64 are rejected by every factory") {
+  expect_error<lg::ValueError>([] { lg::empty({2, -1, 3}); }, {"[empty]", "negative size -1", "(2,-1,3)"});
+  expect_error<lg::ValueError>([] { lg::zeros({-4}); }, {"negative size -4"});
+  expect_error<lg::ValueError>([] { lg::empty_strided({2, -3}, {1, 1}); }, {"[empty_strided]", "negative size"});
+  const int64_t big = int64_t{1} << 40;
+  expect_error<lg::ValueError>([&] { lg::empty({big, big}); }, {"[empty]", "more elements than int64"});
+  expect_error<lg::ValueError>([&] { lg::empty({big, 1 << 22}); }, {"[empty]", "bytes"});
+  expect_error<lg::ValueError>([&] { lg::empty({big, big}, {}, MemoryFormat::ChannelsLast); },
+                               {"required rank 4"});
+  std::vector<int64_t> too_many(26, 1);
+  expect_error<lg::ValueError>([&] { lg::empty(too_many); }, {"rank at most 25"});
+}
+
+TEST_CASE("formats at the wrong rank fail with PyTorch's message") {
+  expect_error<lg::ValueError>([] { lg::empty({2, 3, 4}, {}, MemoryFormat::ChannelsLast); },
+                               {"required rank 4 tensor to use channels_last format"});
+  expect_error<lg::ValueError>([] { lg::empty({2, 3, 4, 5}, {}, MemoryFormat::ChannelsLast3d); },
+                               {"required rank 5 tensor to use channels_last_3d format"});
+  Tensor x3 = lg::zeros({2, 3, 4});
+  expect_error<lg::ValueError>([&] { x3.to(MemoryFormat::ChannelsLast); },
+                               {"[to]", "required rank 4 tensor to use channels_last format"});
+  expect_error<lg::ValueError>([&] { x3.contiguous(MemoryFormat::ChannelsLast); },
+                               {"required rank 4 tensor to use channels_last format"});
+  expect_error<lg::ValueError>([&] { x3.clone(MemoryFormat::ChannelsLast3d); },
+                               {"required rank 5 tensor to use channels_last_3d format"});
+  expect_error<lg::ValueError>([&] { lg::empty_like(x3, MemoryFormat::ChannelsLast); },
+                               {"required rank 4 tensor"});
+  expect_error<lg::ValueError>([] { lg::empty({2, 3}, {}, MemoryFormat::Preserve); },
+                               {"[empty]", "unsupported memory format preserve_format"});
+  Tensor t = lg::zeros({2, 3}).transpose(0, 1);
+  expect_error<lg::ValueError>([&] { t.contiguous(MemoryFormat::Preserve); },
+                               {"[contiguous]", "preserve memory format is unsupported"});
+  // The predicates never throw.
+  CHECK_FALSE(x3.is_contiguous(MemoryFormat::ChannelsLast));
+  CHECK_FALSE(x3.is_contiguous(MemoryFormat::ChannelsLast3d));
+}
+
+TEST_CASE("impossible views name the input layout and point to reshape") {
+  Tensor cl = lg::empty({2, 3, 4, 5}, {}, MemoryFormat::ChannelsLast);
+  expect_error<lg::ValueError>([&] { cl.view({2, 60}); },
+                               {"[view]", "(2,60)", "(2,3,4,5):(60,1,15,3)", "use reshape()"});
+  expect_error<lg::ValueError>([&] { cl.view({7, -1}); }, {"[view]", "invalid for input of size 120"});
+  expect_error<lg::ValueError>([&] { cl.view({-1, -1}); }, {"only one dimension can be inferred"});
+  expect_error<lg::ValueError>([&] { cl.reshape({0, -1}); }, {"[reshape]", "invalid for input of size 120"});
+  expect_error<lg::ValueError>([&] { cl.view({-2, 60}); }, {"invalid shape dimension -2"});
+  expect_error<lg::ValueError>([&] { cl.expand({2, 5, 4, 5}); },
+                               {"[expand]", "must match the existing size (3)"});
+  expect_error<lg::ValueError>([&] { cl.expand({4, 5}); }, {"[expand]", "greater or equal"});
+  expect_error<lg::ValueError>([&] { cl.expand({-1, 2, 3, 4, 5}); }, {"leading, non-existing dimension 0"});
+  expect_error<lg::ValueError>([&] { cl.permute({0, 1, 1, 2}); }, {"[permute]", "repeated dim"});
+  expect_error<lg::ValueError>([&] { cl.permute({0, 1, 2}); }, {"[permute]", "does not match"});
+  expect_error<lg::ValueError>([&] { cl.flatten(2, 1); }, {"[flatten]", "cannot come after"});
+  expect_error<lg::ValueError>([&] { cl.slice(1, 0, 2, 0); }, {"[slice]", "step must be positive"});
+  expect_error<lg::ValueError>([&] { cl.narrow(1, 1, 3); }, {"[narrow]", "exceeds dimension"});
+}
+
+TEST_CASE("dims and indices out of range are IndexErrors with the valid range") {
+  Tensor t = lg::zeros({2, 3, 4, 5});
+  expect_error<lg::IndexError>([&] { t.size(4); }, {"[size]", "expected to be in range of [-4, 3], but got 4"});
+  expect_error<lg::IndexError>([&] { t.stride(-5); }, {"[stride]", "but got -5"});
+  expect_error<lg::IndexError>([&] { t.transpose(0, 7); }, {"[transpose]"});
+  expect_error<lg::IndexError>([&] { t.unsqueeze(6); }, {"[unsqueeze]", "[-5, 4]"});
+  expect_error<lg::IndexError>([&] { t.select(1, 3); }, {"[select]", "index 3 is out of bounds for dimension 1 with size 3"});
+  expect_error<lg::IndexError>([&] { t.select(1, -4); }, {"[select]", "index -4"});
+  expect_error<lg::IndexError>([&] { t.squeeze(9); }, {"[squeeze]"});
+  expect_error<lg::IndexError>([&] { t.flatten(0, 4); }, {"[flatten]"});
+  expect_error<lg::IndexError>([&] { t.narrow(0, 5, 0); }, {"[narrow]", "start (5)"});
+  Tensor s = lg::full({}, 3.0);
+  expect_error<lg::IndexError>([&] { s.select(0, 0); }, {"[select]", "0-dim"});
+  expect_error<lg::IndexError>([&] { s.slice(0); }, {"[slice]", "0-dim"});
+  CHECK(s.squeeze(0).dim() == 0);  // rank 0 accepts dim 0 and -1, as in PyTorch
+  CHECK(s.unsqueeze(-1).dim() == 1);
+}
+
+TEST_CASE("as_strided beyond the storage is rejected") {
+  Tensor t = lg::zeros({2, 3});
+  expect_error<lg::ValueError>([&] { t.as_strided({2, 4}, {4, 1}); },
+                               {"[as_strided]", "need 8 elements", "holds 6 elements"});
+  expect_error<lg::ValueError>([&] { t.as_strided({2, 3}, {3, 1}, 1); }, {"[as_strided]", "need 7"});
+  expect_error<lg::ValueError>([&] { t.as_strided({2, 3}, {-3, 1}); }, {"[as_strided]", "negative stride -3"});
+  expect_error<lg::ValueError>([&] { t.as_strided({2, 3}, {3}); }, {"[as_strided]", "same length"});
+  expect_error<lg::ValueError>([&] { t.as_strided({2, 3}, {3, 1}, -1); }, {"storage offset must be non-negative"});
+  // Within bounds works, including an overlapping geometry and a zero-size one.
+  CHECK(t.as_strided({3, 3}, {1, 1}).numel() == 9);
+  CHECK(t.as_strided({0, 100}, {100, 1}, 6).numel() == 0);
+}
+
+TEST_CASE("from_blob refuses null data, and element access checks numel and dtype") {
+  expect_error<lg::ValueError>([] { lg::from_blob(nullptr, {2, 3}); },
+                               {"[from_blob]", "null data pointer", "(2,3)"});
+  CHECK(lg::from_blob(nullptr, {0, 3}).numel() == 0);  // nothing to address
+  float buf[4] = {1, 2, 3, 4};
+  expect_error<lg::ValueError>([&] { lg::from_blob(buf, {2, -2}); }, {"[from_blob]", "negative size"});
+  Tensor t = lg::from_blob(buf, {2, 2});
+  expect_error<lg::ValueError>([&] { t.item(); },
+                               {"[item]", "4 elements", "(2,2)", "exactly one element"});
+  expect_error<lg::TypeError>([&] { t.data_ptr<double>(); },
+                              {"[data_ptr]", "expected element type float64", "holds float32"});
+  expect_error<lg::TypeError>([&] { t.data_ptr<lg::Half>(); }, {"float16"});
+  CHECK(t.data_ptr<float>() == buf);
+  CHECK(t.select(0, 1).select(0, 1).item<float>() == 4.0f);
+}
+
+TEST_CASE("undefined tensors and bad writes are errors") {
+  Tensor u;
+  CHECK_FALSE(u.defined());
+  expect_error<lg::ValueError>([&] { u.dim(); }, {"undefined"});
+  expect_error<lg::ValueError>([&] { lg::zeros({2}).copy_(u); }, {"[copy_]", "undefined tensor as src"});
+  expect_error<lg::ValueError>([&] { lg::empty_like(u); }, {"[empty_like]", "undefined"});
+  CHECK(lg::describe_layout(u) == "undefined tensor");
+  Tensor expanded = lg::zeros({3, 1}).expand({3, 4});
+  expect_error<lg::ValueError>([&] { expanded.fill_(1); },
+                               {"[fill_]", "more than one element of the written-to tensor"});
+  expect_error<lg::ValueError>([&] { expanded.copy_(lg::ones({3, 4})); }, {"[copy_]", "single memory location"});
+  expect_error<lg::ValueError>([] { lg::zeros({2, 3}).copy_(lg::ones({4})); },
+                               {"[copy_]", "cannot be broadcast", "(4)"});
+  expect_error<lg::ValueError>([] { lg::zeros({3}).copy_(lg::ones({2, 3})); }, {"[copy_]", "cannot be broadcast"});
+}
+
+TEST_CASE("random and range factories validate their arguments") {
+  expect_error<lg::TypeError>([] { lg::rand({2}, lg::kInt64); }, {"[rand]", "int64", "floating dtype"});
+  expect_error<lg::TypeError>([] { lg::randn({2}, lg::kBool); }, {"[randn]", "bool"});
+  expect_error<lg::TypeError>([] { lg::rand_like(lg::zeros({2}, lg::kInt32)); }, {"[rand_like]"});
+  expect_error<lg::ValueError>([] { lg::randint(5, 5, {2}); }, {"[randint]", "low=5 >= high=5"});
+  expect_error<lg::ValueError>([] { lg::randint(0, 300, {2}, lg::kUInt8); }, {"[randint]", "does not fit dtype uint8"});
+  expect_error<lg::ValueError>([] { lg::arange(0, 10, 0); }, {"[arange]", "step must be nonzero"});
+  expect_error<lg::ValueError>([] { lg::arange(10, 0, 1); }, {"[arange]", "inconsistent with step sign"});
+}
+
+TEST_CASE("devices: bad specs are ValueErrors and CUDA tensors name what is missing") {
+  expect_error<lg::ValueError>([] { lg::Device("gpu"); }, {"[Device]", "\"gpu\""});
+  expect_error<lg::ValueError>([] { lg::Device("cuda:x"); }, {"[Device]"});
+  expect_error<lg::ValueError>([] { lg::Device("cuda:-1"); }, {"[Device]"});
+  expect_error<lg::ValueError>([] { lg::Device(lg::DeviceType::CPU, 3); }, {"cpu device takes no index"});
+  CHECK(lg::Device("cuda:1").index() == 1);
+  CHECK(lg::Device("cuda") == lg::Device::cuda(0));
+  CHECK(lg::Device("cpu") == lg::kCPU);
+  CHECK(lg::Device::cuda(2).str() == "cuda:2");
+  // Until the CUDA backend lands, a CUDA tensor is NotCompiled (CPU build) or NotImplemented.
+  try {
+    lg::empty({2}, lg::Device::cuda(0));
+    FAIL("expected an exception");
+  } catch (const lg::NotCompiledError& e) {
+    CHECK(std::string(e.what()).find("built without CUDA") != std::string::npos);
+  } catch (const lg::NotImplementedError& e) {
+    CHECK(std::string(e.what()).find("not implemented yet") != std::string::npos);
+  }
+  CHECK_THROWS_AS(lg::zeros({2}).cuda(), lg::Error);
+}
+
+TEST_CASE("errors carry a lazily symbolised stack trace and are std::runtime_errors") {
+  try {
+    lg::empty({-1});
+    FAIL("expected an exception");
+  } catch (const std::runtime_error& e) {
+    const auto* lg_error = dynamic_cast<const lg::Error*>(&e);
+    REQUIRE(lg_error != nullptr);
+    const std::string trace = lg_error->stacktrace();
+    CAPTURE(trace);
+    CHECK(trace.find("lg::empty") != std::string::npos);
+    CHECK(trace.find(".cpp:") != std::string::npos);  // file:line from debug info
+    CHECK(lg_error->what_with_stacktrace().find(lg_error->message()) == 0);
+  }
+}
+
+TEST_CASE("LG_CHECK formats its message only on failure") {
+  int evaluated = 0;
+  auto costly = [&] {
+    ++evaluated;
+    return std::string("detail");
+  };
+  LG_CHECK(1 + 1 == 2, "never shown: ", costly());
+  CHECK(evaluated == 0);
+  CHECK_THROWS_AS(LG_CHECK(1 + 1 == 3, "shown: ", costly()), lg::ValueError);
+  CHECK(evaluated == 1);
+  CHECK_THROWS_AS(LG_CHECK_INDEX(false, "x"), lg::IndexError);
+  CHECK_THROWS_AS(LG_CHECK_TYPE(false, "x"), lg::TypeError);
+  CHECK_THROWS_AS(LG_CHECK_NOT_IMPLEMENTED(false, "x"), lg::NotImplementedError);
+  try {
+    LG_ASSERT(false, "invariant");
+  } catch (const lg::Error& e) {
+    CHECK(std::string(e.what()).find("bug in layoutguard") != std::string::npos);
+  }
+}
+
+TEST_CASE("LAYOUTGUARD_LOG_LEVEL accepts spdlog's levels and rejects anything else") {
+  const char* saved = std::getenv("LAYOUTGUARD_LOG_LEVEL");
+  const std::string restore = saved ? saved : "";
+  setenv("LAYOUTGUARD_LOG_LEVEL", "debug", 1);
+  lg::log::reload_level_from_env();
+  CHECK(lg::log::level() == lg::log::Level::Debug);
+  setenv("LAYOUTGUARD_LOG_LEVEL", "verbose", 1);
+  expect_error<lg::ConfigError>([] { lg::log::reload_level_from_env(); },
+                                {"LAYOUTGUARD_LOG_LEVEL='verbose'", "trace, debug, info, warn, error, critical, off"});
+  CHECK(lg::log::parse_level("off", "x") == lg::log::Level::Off);
+  if (saved) setenv("LAYOUTGUARD_LOG_LEVEL", restore.c_str(), 1);
+  else unsetenv("LAYOUTGUARD_LOG_LEVEL");
+  lg::log::reload_level_from_env();
+}
+
+}  // TEST_SUITE

@@ -39,7 +39,8 @@ std::vector<int64_t> strides_in_order(IntArrayRef sizes, std::span<const int64_t
   int64_t acc = 1;
   for (int64_t d : order) {
     strides[d] = acc;
-    acc *= sizes[d];
+    LG_CHECK(!__builtin_mul_overflow(acc, sizes[d], &acc), "[strides] sizes ", sizes,
+             " need strides beyond int64");
   }
   return strides;
 }
@@ -118,7 +119,9 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
   int64_t acc = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    // Zero sizes count as 1 here, so an empty tensor's strides can exceed its numel.
+    LG_CHECK(!__builtin_mul_overflow(acc, std::max<int64_t>(sizes[i], 1), &acc),
+             "[contiguous_strides] sizes ", sizes, " need strides beyond int64");
   }
   return strides;
 }
@@ -136,6 +139,7 @@ std::vector<int64_t> channels_last_3d_strides(IntArrayRef sizes) {
 }
 
 std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::string_view op) {
+  checked_numel(sizes, op);  // negative sizes and overflow first: they make strides meaningless
   switch (fmt) {
     case MemoryFormat::Contiguous: return contiguous_strides(sizes);
     case MemoryFormat::ChannelsLast:

@@ -1,0 +1,79 @@
+// Bandwidth of layout conversions (NCHW <-> NHWC, dtype casts) against memcpy of the same
+// bytes, measured in the same run. Prints a table of medians; no pass/fail.
+//
+//   build/bench/bench_layout_conversion [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <layoutguard/layoutguard.h>
+
+namespace {
+
+struct Timing {
+  double median_ms, min_ms, max_ms;
+};
+
+// Warm-up, then the median of `runs` timed calls.
+Timing time_it(const std::function<void()>& fn, int runs) {
+  fn();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+void report(const char* name, const std::string& shape, double bytes_moved, Timing t, double memcpy_ms) {
+  const double gbs = bytes_moved / (t.median_ms * 1e-3) / 1e9;
+  std::printf("%-34s %-16s %9.3f %9.3f %9.3f %8.2f %7.0f%%\n", name, shape.c_str(), t.median_ms,
+              t.min_ms, t.max_ms, gbs, 100.0 * memcpy_ms / t.median_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const int runs = quick ? 5 : 15;
+  using lg::MemoryFormat;
+  struct Shape { int64_t n, c, h, w; };
+  const std::vector<Shape> shapes = quick ? std::vector<Shape>{{8, 64, 56, 56}}
+                                          : std::vector<Shape>{{32, 64, 56, 56}, {32, 256, 56, 56},
+                                                               {32, 512, 28, 28}, {32, 2048, 7, 7},
+                                                               {32, 3, 224, 224}};
+  std::printf("layoutguard %s layout-conversion benchmark (%d runs, median; %% = memcpy time / our time)\n",
+              LG_VERSION, runs);
+  std::printf("%-34s %-16s %9s %9s %9s %8s %8s\n", "case", "NCHW shape", "median ms", "min ms",
+              "max ms", "GB/s", "%memcpy");
+  for (const Shape& s : shapes) {
+    const std::string shape = std::to_string(s.n) + "x" + std::to_string(s.c) + "x" +
+                              std::to_string(s.h) + "x" + std::to_string(s.w);
+    lg::Tensor nchw = lg::rand({s.n, s.c, s.h, s.w});
+    lg::Tensor nhwc = nchw.contiguous(MemoryFormat::ChannelsLast);
+    lg::Tensor dst_cl = lg::empty_like(nhwc);
+    lg::Tensor dst_cf = lg::empty_like(nchw);
+    const size_t bytes = nchw.nbytes();
+    std::vector<char> a(bytes), b(bytes);
+    std::memset(a.data(), 1, bytes);
+    const Timing mc = time_it([&] { std::memcpy(b.data(), a.data(), bytes); }, runs);
+    // Bytes moved = read + write.
+    report("memcpy (peer)", shape, 2.0 * bytes, mc, mc.median_ms);
+    report("copy_ NCHW -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nchw); }, runs), mc.median_ms);
+    report("copy_ NCHW -> NHWC", shape, 2.0 * bytes, time_it([&] { dst_cl.copy_(nchw); }, runs), mc.median_ms);
+    report("copy_ NHWC -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nhwc); }, runs), mc.median_ms);
+    report("contiguous(ChannelsLast) (+alloc)", shape, 2.0 * bytes,
+           time_it([&] { (void)nchw.contiguous(MemoryFormat::ChannelsLast); }, runs), mc.median_ms);
+    lg::Tensor half_cl = lg::empty_like(nhwc, lg::kFloat16);
+    report("copy_ f32 NCHW -> f16 NHWC", shape, 1.5 * bytes,
+           time_it([&] { half_cl.copy_(nchw); }, runs), mc.median_ms);
+  }
+  return 0;
+}

@@ -1,0 +1,107 @@
+// The layoutguard command-line tool.
+//
+//   layoutguard explain SIZES STRIDES   what PyTorch's rules make of a layout, e.g.
+//                                       layoutguard explain 2,3,1,1 3,1,1,1
+//   layoutguard version                 version, build options and the CUDA probe
+//
+// Exit status: 0 on success, 2 on bad usage or input (with the reason on stderr).
+#include <charconv>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <layoutguard/layoutguard.h>
+
+namespace {
+
+using lg::MemoryFormat;
+
+constexpr const char* kUsage =
+    "usage: layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
+    "       layoutguard version\n";
+
+std::vector<int64_t> parse_list(std::string_view text, std::string_view what) {
+  std::vector<int64_t> out;
+  if (text == "()" || text.empty()) return out;
+  if (text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
+  while (true) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || item.empty())
+      throw lg::ValueError("[layoutguard explain] " + std::string(what) + " must be comma-separated integers, got \"" +
+                           std::string(item) + "\"");
+    out.push_back(v);
+    if (comma == std::string_view::npos) break;
+    text = text.substr(comma + 1);
+  }
+  return out;
+}
+
+std::string yes(bool b) { return b ? "yes" : "no"; }
+
+// One line per conversion: the resulting layout and whether it is the same tensor.
+void show(const char* name, const lg::Tensor& input, const lg::Tensor& out) {
+  std::cout << "  " << name << std::string(28 - std::string_view(name).size(), ' ')
+            << lg::to_string(out.sizes()) << ":" << lg::to_string(out.strides())
+            << (out.is_same(input) ? "  (returns the input itself)" : "  (copy)") << "  suggests "
+            << out.suggest_memory_format() << "\n";
+}
+
+int explain(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  if (sizes.size() != strides.size())
+    throw lg::ValueError("[layoutguard explain] SIZES has " + std::to_string(sizes.size()) +
+                         " entries but STRIDES has " + std::to_string(strides.size()));
+  const int64_t needed = lg::layout::required_storage_elements(sizes, strides, "layoutguard explain");
+  lg::Tensor t = lg::zeros({needed}).as_strided(sizes, strides, 0);
+  std::cout << lg::describe_layout(t) << "\n\n";
+  std::cout << "predicates\n";
+  std::cout << "  is_contiguous()                 " << yes(t.is_contiguous()) << "\n";
+  std::cout << "  is_contiguous(channels_last)    " << yes(t.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
+  std::cout << "  is_contiguous(channels_last_3d) " << yes(t.is_contiguous(MemoryFormat::ChannelsLast3d)) << "\n";
+  std::cout << "  non-overlapping and dense       " << yes(t.is_non_overlapping_and_dense()) << "\n";
+  std::cout << "  suggest_memory_format()         " << t.suggest_memory_format()
+            << "   <- what conv, pooling, upsample and cat follow\n\n";
+  std::cout << "conversions\n";
+  show("to(contiguous_format)", t, t.to(MemoryFormat::Contiguous));
+  show("contiguous()", t, t.contiguous());
+  show("clone() / empty_like()", t, t.clone());
+  for (MemoryFormat f : {MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
+    if (t.dim() != (f == MemoryFormat::ChannelsLast ? 4 : 5)) continue;
+    const std::string n(lg::memory_format_name(f));
+    show(("to(" + n + ")").c_str(), t, t.to(f));
+    show(("contiguous(" + n + ")").c_str(), t, t.contiguous(f));
+  }
+  const bool cl_contig = t.is_contiguous(MemoryFormat::ChannelsLast) || t.is_contiguous(MemoryFormat::ChannelsLast3d);
+  if (t.is_contiguous() && cl_contig) {
+    std::cout << "\nnote: this buffer is contiguous in more than one format (size-1 dims have no place in\n"
+                 "memory). contiguous(fmt) returns it unchanged; to(fmt) restrides it so that\n"
+                 "suggest_memory_format() agrees. Use to() to tag a tensor channels_last.\n";
+  }
+  return 0;
+}
+
+int version() {
+  std::cout << "layoutguard " << LG_VERSION << "\n"
+            << "hooks compiled in: " << (LG_ENABLE_HOOKS ? "yes" : "no") << "\n"
+            << "cuda: " << lg::cuda::probe_report() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    if (args.size() == 3 && args[0] == "explain")
+      return explain(parse_list(args[1], "SIZES"), parse_list(args[2], "STRIDES"));
+    if (args.size() == 1 && args[0] == "version") return version();
+    std::cerr << kUsage;
+    return 2;
+  } catch (const lg::Error& e) {
+    std::cerr << "layoutguard: " << e.what() << "\n";
+    return 2;
+  }
+}

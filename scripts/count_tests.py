@@ -29,6 +29,8 @@ def count(path):
                 passed += 1
             elif result == "SKIP":
                 skipped += 1
+                reason = (entry.get("stdout", "") or "").strip().splitlines()
+                print(f"skipped {entry.get('name')}: {reason[-1] if reason else 'no reason given'}")
             else:
                 failed += 1
     return passed, failed, skipped

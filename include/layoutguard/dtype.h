@@ -26,19 +26,26 @@ inline constexpr DType kUInt8 = DType::UInt8;
 inline constexpr DType kBool = DType::Bool;
 inline constexpr int kNumDTypes = 8;
 
-// IEEE 754 binary16.
-struct Half {
+namespace detail {
+
+// The shell shared by the 16-bit float storage types: 16 raw bits that convert to and from
+// float through Codec (round to nearest, ties to even).
+template <typename Codec>
+struct Float16Storage {
   uint16_t bits = 0;
 
-  Half() = default;
-  Half(float value) : bits(from_float(value)) {}  // NOLINT: implicit like a built-in float
-  operator float() const { return to_float(bits); }  // NOLINT
-  static constexpr Half from_bits(uint16_t b) {
-    Half h;
+  Float16Storage() = default;
+  Float16Storage(float value) : bits(Codec::from_float(value)) {}  // NOLINT: like a float
+  operator float() const { return Codec::to_float(bits); }         // NOLINT
+  static constexpr Float16Storage from_bits(uint16_t b) {
+    Float16Storage h;
     h.bits = b;
     return h;
   }
+};
 
+// IEEE 754 binary16.
+struct HalfCodec {
   static uint16_t from_float(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
     const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
@@ -69,18 +76,7 @@ struct Half {
 };
 
 // bfloat16: the upper half of a float32.
-struct BFloat16 {
-  uint16_t bits = 0;
-
-  BFloat16() = default;
-  BFloat16(float value) : bits(from_float(value)) {}  // NOLINT
-  operator float() const { return to_float(bits); }  // NOLINT
-  static constexpr BFloat16 from_bits(uint16_t b) {
-    BFloat16 h;
-    h.bits = b;
-    return h;
-  }
-
+struct BFloat16Codec {
   static uint16_t from_float(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x0040u);
@@ -88,6 +84,11 @@ struct BFloat16 {
   }
   static float to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 };
+
+}  // namespace detail
+
+using Half = detail::Float16Storage<detail::HalfCodec>;
+using BFloat16 = detail::Float16Storage<detail::BFloat16Codec>;
 
 // Size of one element in bytes.
 constexpr size_t itemsize(DType d) {

@@ -93,26 +93,15 @@ inline std::string str() { return {}; }
 
 // LG_CHECK*(cond, message parts...): the caller's mistake. The message parts are evaluated and
 // formatted only when cond is false.
-#define LG_CHECK(cond, ...)                                            \
-  do {                                                                 \
-    if (!(cond)) [[unlikely]]                                          \
-      ::lg::detail::throw_value_error(::lg::detail::str(__VA_ARGS__)); \
+#define LG_CHECK_WITH_(thrower, cond, ...)                        \
+  do {                                                            \
+    if (!(cond)) [[unlikely]]                                     \
+      ::lg::detail::thrower(::lg::detail::str(__VA_ARGS__));      \
   } while (0)
-#define LG_CHECK_INDEX(cond, ...)                                      \
-  do {                                                                 \
-    if (!(cond)) [[unlikely]]                                          \
-      ::lg::detail::throw_index_error(::lg::detail::str(__VA_ARGS__)); \
-  } while (0)
-#define LG_CHECK_TYPE(cond, ...)                                      \
-  do {                                                                \
-    if (!(cond)) [[unlikely]]                                         \
-      ::lg::detail::throw_type_error(::lg::detail::str(__VA_ARGS__)); \
-  } while (0)
-#define LG_CHECK_NOT_IMPLEMENTED(cond, ...)                                \
-  do {                                                                     \
-    if (!(cond)) [[unlikely]]                                              \
-      ::lg::detail::throw_not_implemented(::lg::detail::str(__VA_ARGS__)); \
-  } while (0)
+#define LG_CHECK(cond, ...) LG_CHECK_WITH_(throw_value_error, cond, __VA_ARGS__)
+#define LG_CHECK_INDEX(cond, ...) LG_CHECK_WITH_(throw_index_error, cond, __VA_ARGS__)
+#define LG_CHECK_TYPE(cond, ...) LG_CHECK_WITH_(throw_type_error, cond, __VA_ARGS__)
+#define LG_CHECK_NOT_IMPLEMENTED(cond, ...) LG_CHECK_WITH_(throw_not_implemented, cond, __VA_ARGS__)
 
 // LG_ASSERT(cond, ...): an invariant of layoutguard itself. Failing it is our bug, reported as
 // an lg::Error with file and line, never an abort().

@@ -77,6 +77,15 @@ void check_randint_range(int64_t low, int64_t high, DType dtype) {
            ") does not fit dtype ", dtype, " (values ", min, "..", max, ")");
 }
 
+// empty_like(t, options, fmt) filled by `fill`; floating dtypes only.
+Tensor random_like(const Tensor& t, const TensorOptions& options, MemoryFormat fmt,
+                   std::string_view op, void (*fill)(const Tensor&)) {
+  Tensor out = empty_like(t, options, fmt);
+  check_floating(out.dtype(), op);
+  fill(out);
+  return out;
+}
+
 }  // namespace
 
 void manual_seed(uint64_t seed) {
@@ -113,18 +122,12 @@ Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions options) {
 
 Tensor rand_like(const Tensor& t, MemoryFormat fmt) { return rand_like(t, TensorOptions(), fmt); }
 Tensor rand_like(const Tensor& t, TensorOptions options, MemoryFormat fmt) {
-  Tensor out = empty_like(t, options, fmt);
-  check_floating(out.dtype(), "rand_like");
-  fill_uniform(out);
-  return out;
+  return random_like(t, options, fmt, "rand_like", fill_uniform);
 }
 
 Tensor randn_like(const Tensor& t, MemoryFormat fmt) { return randn_like(t, TensorOptions(), fmt); }
 Tensor randn_like(const Tensor& t, TensorOptions options, MemoryFormat fmt) {
-  Tensor out = empty_like(t, options, fmt);
-  check_floating(out.dtype(), "randn_like");
-  fill_normal(out);
-  return out;
+  return random_like(t, options, fmt, "randn_like", fill_normal);
 }
 
 }  // namespace lg

@@ -88,10 +88,12 @@ void Tensor::throw_undefined() {
 }
 
 int64_t Tensor::size(int64_t d) const {
+  LG_CHECK_INDEX(dim() > 0, "[size] dimension specified as ", d, " but the tensor has no dimensions");
   return sizes()[layout::wrap_dim(d, dim(), "size")];
 }
 
 int64_t Tensor::stride(int64_t d) const {
+  LG_CHECK_INDEX(dim() > 0, "[stride] dimension specified as ", d, " but the tensor has no dimensions");
   return strides()[layout::wrap_dim(d, dim(), "stride")];
 }
 

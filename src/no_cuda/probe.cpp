@@ -5,6 +5,6 @@ namespace lg::cuda {
 
 bool is_available() { return false; }
 int device_count() { return 0; }
-std::string probe_report() { return "built without CUDA (nvcc was not found at configure time)"; }
+std::string probe_report() { return "built without CUDA (nvcc not found at configure time, or -Dcuda=disabled)"; }
 
 }  // namespace lg::cuda

@@ -104,6 +104,8 @@ TEST_CASE("dims and indices out of range are IndexErrors with the valid range") 
   Tensor s = lg::full({}, 3.0);
   expect_error<lg::IndexError>([&] { s.select(0, 0); }, {"[select]", "0-dim"});
   expect_error<lg::IndexError>([&] { s.slice(0); }, {"[slice]", "0-dim"});
+  expect_error<lg::IndexError>([&] { s.size(0); }, {"[size]", "no dimensions"});
+  expect_error<lg::IndexError>([&] { s.stride(-1); }, {"[stride]", "no dimensions"});
   CHECK(s.squeeze(0).dim() == 0);  // rank 0 accepts dim 0 and -1, as in PyTorch
   CHECK(s.unsqueeze(-1).dim() == 1);
 }

@@ -82,6 +82,28 @@ std::string dim_order(IntArrayRef sizes, IntArrayRef strides);
 // contiguous in more than one format.
 std::string format_name(IntArrayRef sizes, IntArrayRef strides);
 
+// ---- Pointwise ops (§3.1): TensorIterator's choice of output strides. ----
+
+// One operand of a pointwise op: its sizes and strides. A Python-style scalar operand is a
+// 0-dim geometry (empty sizes).
+struct Geometry {
+  IntArrayRef sizes;
+  IntArrayRef strides;
+};
+
+// The broadcast of all shapes, right-aligned. ValueError "[op] the size of tensor a (3) must
+// match the size of tensor b (4) at non-singleton dimension 1" when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, std::string_view op);
+
+// The strides of a freshly allocated output of a pointwise op whose inputs, in argument order,
+// are `inputs` (spec §3.1 Steps 1-3): the fast path (all contiguous / all channels_last-
+// contiguous / all dense with equal strides) when every input has the broadcast shape and
+// scalars are not mixed with tensors; otherwise the dim permutation recovered from the
+// inputs' strides, the first input that is not broadcast in a pair of dims deciding their
+// order. An out= tensor of the right shape keeps its own strides and is not asked here.
+std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& inputs,
+                                              std::string_view op = "pointwise");
+
 // ---- Views (§3.7). ----
 
 // PyTorch's computeStride: the strides of `new_sizes` viewing the same elements as

@@ -281,6 +281,100 @@ std::string format_name(IntArrayRef sizes, IntArrayRef strides) {
   return name;
 }
 
+std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, std::string_view op) {
+  size_t rank = 0;
+  for (IntArrayRef s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const IntArrayRef s = shapes[k];
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[rank - s.size() + i];
+      const int64_t v = s[i];
+      if (v == o || v == 1) continue;
+      LG_CHECK(o == 1, "[", op, "] the size of tensor a (", o, ") must match the size of tensor b (",
+               v, ") at non-singleton dimension ", rank - s.size() + i, " (shapes ",
+               to_string(shapes[k]), " and the broadcast of the operands before it)");
+      o = v;
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& inputs, std::string_view op) {
+  std::vector<IntArrayRef> shapes;
+  for (const Geometry& g : inputs) shapes.push_back(g.sizes);
+  const std::vector<int64_t> shape = broadcast_shapes(shapes, op);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+
+  // Step 1-2: the fast path, only when every operand has exactly the broadcast shape and
+  // 0-dim scalars are not mixed with tensors (so `x + 1` never takes it).
+  bool same_shape = true, any_scalar = false, any_tensor = false;
+  for (const Geometry& g : inputs) {
+    same_shape = same_shape && g.sizes == IntArrayRef(shape);
+    (g.sizes.empty() ? any_scalar : any_tensor) = true;
+  }
+  if (same_shape && !(any_scalar && any_tensor) && !inputs.empty()) {
+    bool all_contiguous = true, all_cl = true, all_dense_equal = true;
+    for (const Geometry& g : inputs) {
+      all_contiguous = all_contiguous && is_plain_contiguous(g.sizes, g.strides);
+      all_cl = all_cl && is_contiguous(g.sizes, g.strides, MemoryFormat::ChannelsLast);
+      all_dense_equal = all_dense_equal && g.strides == inputs.front().strides &&
+                        is_non_overlapping_and_dense(g.sizes, g.strides);
+    }
+    // Contiguous is asked first: inputs that are both (NC11-CL) come out with plain strides.
+    if (all_contiguous) return contiguous_strides(shape);
+    if (all_cl) return channels_last_strides(shape);
+    if (all_dense_equal) return inputs.front().strides.vec();
+  }
+
+  // Step 3a: effective strides, 0 where an operand is broadcast or lacks the dim.
+  std::vector<std::vector<int64_t>> eff;
+  for (const Geometry& g : inputs) {
+    std::vector<int64_t> e(rank, 0);
+    const int64_t offset = rank - static_cast<int64_t>(g.sizes.size());
+    for (int64_t i = 0; i < static_cast<int64_t>(g.sizes.size()); ++i)
+      e[offset + i] = (g.sizes[i] == 1 && shape[offset + i] != 1) ? 0 : g.strides[i];
+    eff.push_back(std::move(e));
+  }
+  // Step 3b: +1 when dim b must move inside dim a. The first operand with an opinion about
+  // the pair decides; equal strides decide only when the inner dim is strictly larger.
+  auto should_swap = [&](int64_t a, int64_t b) {
+    for (const std::vector<int64_t>& e : eff) {
+      if (e[a] == 0 || e[b] == 0) continue;
+      if (e[a] < e[b]) return -1;
+      if (e[a] > e[b]) return 1;
+      if (shape[a] > shape[b]) return 1;
+    }
+    return 0;
+  };
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+  for (int64_t i = 1; i < rank; ++i) {
+    int64_t j = i;
+    for (int64_t k = i - 1; k >= 0; --k) {
+      const int c = should_swap(perm[k], perm[j]);
+      if (c > 0) {
+        std::swap(perm[k], perm[j]);
+        j = k;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  // Step 3c: an unchanged order allocates like empty(shape); any other order packs the dims
+  // with their raw sizes (so a zero size zeroes the outer strides).
+  bool identity = true;
+  for (int64_t i = 0; i < rank; ++i) identity = identity && perm[i] == rank - 1 - i;
+  if (identity) return contiguous_strides(shape);
+  std::vector<int64_t> out(rank);
+  int64_t acc = 1;
+  for (int64_t d : perm) {
+    out[d] = acc;
+    acc *= shape[d];
+  }
+  return out;
+}
+
 std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                                  IntArrayRef new_sizes) {
   const int64_t new_rank = static_cast<int64_t>(new_sizes.size());

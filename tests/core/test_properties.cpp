@@ -326,6 +326,25 @@ TEST_CASE("copy_ between random layouts and dtypes writes every element once") {
   }
 }
 
+TEST_CASE("a pointwise op on one tensor: fast path for dense inputs, dense dim-order copy otherwise") {
+  Rng rng(8);
+  for (int i = 0; i < kCases; ++i) {
+    Tensor t = random_tensor(rng);
+    CAPTURE(ls(t));
+    const std::vector<int64_t> out = lg::layout::pointwise_output_strides({{t.sizes(), t.strides()}});
+    if (t.numel() > 0 && !t.is_non_overlapping_and_dense()) {
+      REQUIRE(out == lg::layout::infer_dense_strides(t.sizes(), t.strides()));
+    } else if (t.is_contiguous()) {
+      REQUIRE(out == lg::layout::contiguous_strides(t.sizes()));
+    } else if (t.is_contiguous(MemoryFormat::ChannelsLast)) {
+      REQUIRE(out == lg::layout::channels_last_strides(t.sizes()));
+    } else {
+      REQUIRE(lg::IntArrayRef(out) == t.strides());
+    }
+    REQUIRE(lg::layout::is_non_overlapping_and_dense(t.sizes(), out));
+  }
+}
+
 TEST_CASE("suggest_memory_format decides to()'s aliasing and empty_like's layout") {
   Rng rng(7);
   for (int i = 0; i < kCases; ++i) {

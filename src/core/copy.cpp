@@ -12,6 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <omp.h>
+#include <xmmintrin.h>  // SSE: part of the x86-64 baseline, so no extra -m flag
+
 #include <layoutguard/dtype.h>
 
 namespace lg::detail {
@@ -68,15 +71,44 @@ void copy_row(D* dst, int64_t dst_stride, const S* src, int64_t src_stride, int6
   }
 }
 
-// a: the destination's innermost dim; b: the source's innermost dim.
+// Transposes one 4x4 block of 4-byte elements: src rows run along b, dst rows along a.
+inline void transpose4x4(void* dst, int64_t dst_row_stride, const void* src, int64_t src_row_stride) {
+  const auto* s = static_cast<const float*>(src);
+  auto* d = static_cast<float*>(dst);
+  __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + src_row_stride),
+         r2 = _mm_loadu_ps(s + 2 * src_row_stride), r3 = _mm_loadu_ps(s + 3 * src_row_stride);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);  // shuffles only: bit patterns (ints, NaNs) pass unchanged
+  _mm_storeu_ps(d, r0);
+  _mm_storeu_ps(d + dst_row_stride, r1);
+  _mm_storeu_ps(d + 2 * dst_row_stride, r2);
+  _mm_storeu_ps(d + 3 * dst_row_stride, r3);
+}
+
+// a: the destination's innermost dim; b: the source's innermost dim. Square tiles keep the
+// lines of both sides in L1 while the other side is walked with a large stride.
 template <typename D, typename S>
 void copy_tile_pair(D* dst, const S* src, const Dim& a, const Dim& b) {
   constexpr int64_t kTile = 32;
+  constexpr bool kVectorTranspose = std::is_same_v<D, S> && sizeof(D) == 4;
+  const bool unit = a.dst_stride == 1 && b.src_stride == 1;
   for (int64_t b0 = 0; b0 < b.size; b0 += kTile) {
     const int64_t b1 = std::min(b.size, b0 + kTile);
     for (int64_t a0 = 0; a0 < a.size; a0 += kTile) {
       const int64_t a1 = std::min(a.size, a0 + kTile);
-      for (int64_t j = b0; j < b1; ++j) {
+      int64_t j = b0;
+      if constexpr (kVectorTranspose) {
+        if (unit) {
+          const int64_t a4 = a0 + (a1 - a0) / 4 * 4;
+          for (; j + 4 <= b1; j += 4) {
+            for (int64_t i = a0; i < a4; i += 4)
+              transpose4x4(dst + j * b.dst_stride + i, b.dst_stride, src + i * a.src_stride + j,
+                           a.src_stride);
+            for (int64_t jj = j; jj < j + 4; ++jj)  // the ragged end of a
+              for (int64_t i = a4; i < a1; ++i) dst[jj * b.dst_stride + i] = src[i * a.src_stride + jj];
+          }
+        }
+      }
+      for (; j < b1; ++j) {
         D* d = dst + j * b.dst_stride;
         const S* s = src + j * b.src_stride;
         for (int64_t i = a0; i < a1; ++i) d[i * a.dst_stride] = convert<D, S>(s[i * a.src_stride]);
@@ -85,16 +117,21 @@ void copy_tile_pair(D* dst, const S* src, const Dim& a, const Dim& b) {
   }
 }
 
-// Walks every position of `outer` (outermost first) and calls body(dst, src) there.
+// Calls body(dst, src) at positions [begin, end) of `outer` (row-major over the outer dims).
 template <typename D, typename S, typename Body>
-void for_each_outer(D* dst, const S* src, const std::vector<Dim>& outer, Body&& body) {
+void for_each_outer(D* dst, const S* src, const std::vector<Dim>& outer, int64_t begin,
+                    int64_t end, Body&& body) {
   const size_t rank = outer.size();
   std::vector<int64_t> index(rank, 0);
-  while (true) {
+  for (size_t k = rank, rest = static_cast<size_t>(begin); k-- > 0;) {
+    index[k] = static_cast<int64_t>(rest % static_cast<size_t>(outer[k].size));
+    rest /= static_cast<size_t>(outer[k].size);
+    dst += index[k] * outer[k].dst_stride;
+    src += index[k] * outer[k].src_stride;
+  }
+  for (int64_t n = begin; n < end; ++n) {
     body(dst, src);
-    size_t k = rank;
-    while (k > 0) {
-      --k;
+    for (size_t k = rank; k-- > 0;) {
       if (++index[k] < outer[k].size) {
         dst += outer[k].dst_stride;
         src += outer[k].src_stride;
@@ -103,9 +140,26 @@ void for_each_outer(D* dst, const S* src, const std::vector<Dim>& outer, Body&& 
       dst -= (outer[k].size - 1) * outer[k].dst_stride;
       src -= (outer[k].size - 1) * outer[k].src_stride;
       index[k] = 0;
-      if (k == 0) return;
     }
-    if (rank == 0) return;
+  }
+}
+
+// Runs body over all outer positions, split across OpenMP threads when the copy is big enough
+// to pay for waking them (a few hundred KiB).
+template <typename D, typename S, typename Body>
+void parallel_outer(D* dst, const S* src, const std::vector<Dim>& outer, int64_t bytes, Body&& body) {
+  int64_t count = 1;
+  for (const Dim& d : outer) count *= d.size;
+  constexpr int64_t kMinParallelBytes = 256 * 1024;
+  if (bytes < kMinParallelBytes || count < 2) {
+    for_each_outer(dst, src, outer, 0, count, body);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const int64_t begin = count * me / threads, end = count * (me + 1) / threads;
+    for_each_outer(dst, src, outer, begin, end, body);
   }
 }
 
@@ -134,7 +188,7 @@ std::vector<Dim> normalised_dims(const Tensor& dst, const Tensor& src) {
 }
 
 template <typename D, typename S>
-void copy_typed(D* dst, const S* src, std::vector<Dim> dims) {
+void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
   if (dims.empty()) {
     *dst = convert<D, S>(*src);
     return;
@@ -150,11 +204,22 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims) {
     const Dim b = *src_inner;
     dims.erase(src_inner);
     dims.pop_back();
-    for_each_outer(dst, src, dims, [&](D* d, const S* s) { copy_tile_pair(d, s, inner, b); });
+    parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) { copy_tile_pair(d, s, inner, b); });
     return;
   }
   dims.pop_back();
-  for_each_outer(dst, src, dims, [&](D* d, const S* s) {
+  if (dims.empty()) {
+    // One long row (a dense same-layout copy): split it so that every thread gets a piece.
+    constexpr int64_t kPiece = 64 * 1024;
+    const int64_t pieces = (inner.size + kPiece - 1) / kPiece;
+    dims.push_back({pieces, kPiece * inner.dst_stride, kPiece * inner.src_stride});
+    parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
+      const int64_t start = (d - dst) / (inner.dst_stride * kPiece) * kPiece;
+      copy_row(d, inner.dst_stride, s, inner.src_stride, std::min(kPiece, inner.size - start));
+    });
+    return;
+  }
+  parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
     copy_row(d, inner.dst_stride, s, inner.src_stride, inner.size);
   });
 }
@@ -169,7 +234,7 @@ void copy_elements_cpu(const Tensor& dst, const Tensor& src) {
   visit_dtype(dst.dtype(), [&]<typename D>(std::type_identity<D>) {
     visit_dtype(src.dtype(), [&]<typename S>(std::type_identity<S>) {
       copy_typed<D, S>(static_cast<D*>(dst.data_ptr()), static_cast<const S*>(src.data_ptr()),
-                       std::move(dims));
+                       std::move(dims), static_cast<int64_t>(dst.nbytes() + src.nbytes()));
     });
   });
 }

@@ -105,6 +105,28 @@ bool compute_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
+// TensorIterator's dim ordering: starting from row-major (innermost dim first in the result),
+// an insertion sort that steps over pairs on which should_swap(a, b) has no opinion (0)
+// instead of stopping at them; +1 moves b inside a, -1 keeps the order (§2.5, §3.1).
+template <typename ShouldSwap>
+std::vector<int64_t> sort_dims_innermost_first(int64_t rank, ShouldSwap&& should_swap) {
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+  for (int64_t i = 1; i < rank; ++i) {
+    int64_t j = i;
+    for (int64_t k = i - 1; k >= 0; --k) {
+      const int c = should_swap(perm[k], perm[j]);
+      if (c > 0) {
+        std::swap(perm[k], perm[j]);
+        j = k;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  return perm;
+}
+
 std::span<const int64_t> order_for(MemoryFormat fmt) {
   if (fmt == MemoryFormat::ChannelsLast) return kChannelsLastOrder;
   return kChannelsLast3dOrder;
@@ -206,31 +228,13 @@ MemoryFormat suggest_memory_format(IntArrayRef sizes, IntArrayRef strides, bool 
 }
 
 std::vector<int64_t> innermost_first_order(IntArrayRef sizes, IntArrayRef strides) {
-  const int64_t rank = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> perm(rank);
-  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  // +1: b must move inside a; -1: keep; 0: no opinion (stride 0, or equal strides without a
-  // strictly larger inner dim). TensorIterator's rule for one operand (§2.5, §3.1).
-  auto should_swap = [&](int64_t a, int64_t b) {
+  // One operand: stride-0 dims have no say; equal strides put a strictly larger dim outside.
+  return sort_dims_innermost_first(static_cast<int64_t>(sizes.size()), [&](int64_t a, int64_t b) {
     if (strides[a] == 0 || strides[b] == 0) return 0;
     if (strides[a] < strides[b]) return -1;
     if (strides[a] > strides[b]) return 1;
     return sizes[a] > sizes[b] ? 1 : 0;
-  };
-  // Insertion sort that steps over "no opinion" pairs instead of stopping at them.
-  for (int64_t i = 1; i < rank; ++i) {
-    int64_t j = i;
-    for (int64_t k = i - 1; k >= 0; --k) {
-      const int c = should_swap(perm[k], perm[j]);
-      if (c > 0) {
-        std::swap(perm[k], perm[j]);
-        j = k;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  return perm;
+  });
 }
 
 std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
@@ -338,7 +342,7 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
   }
   // Step 3b: +1 when dim b must move inside dim a. The first operand with an opinion about
   // the pair decides; equal strides decide only when the inner dim is strictly larger.
-  auto should_swap = [&](int64_t a, int64_t b) {
+  const std::vector<int64_t> perm = sort_dims_innermost_first(rank, [&](int64_t a, int64_t b) {
     for (const std::vector<int64_t>& e : eff) {
       if (e[a] == 0 || e[b] == 0) continue;
       if (e[a] < e[b]) return -1;
@@ -346,21 +350,7 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
       if (shape[a] > shape[b]) return 1;
     }
     return 0;
-  };
-  std::vector<int64_t> perm(rank);
-  for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  for (int64_t i = 1; i < rank; ++i) {
-    int64_t j = i;
-    for (int64_t k = i - 1; k >= 0; --k) {
-      const int c = should_swap(perm[k], perm[j]);
-      if (c > 0) {
-        std::swap(perm[k], perm[j]);
-        j = k;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
+  });
   // Step 3c: an unchanged order allocates like empty(shape); any other order packs the dims
   // with their raw sizes (so a zero size zeroes the outer strides).
   bool identity = true;

@@ -7,6 +7,7 @@
 #include <layoutguard/dtype.h>
 #include <layoutguard/error.h>
 #include <layoutguard/factories.h>
+#include <layoutguard/guard.h>
 #include <layoutguard/int_array_ref.h>
 #include <layoutguard/layout.h>
 #include <layoutguard/log.h>

@@ -1,0 +1,96 @@
+// The layout guard's configuration: the LAYOUTGUARD mode, the LAYOUTGUARD_OPTIONS string, and
+// the API that overrides them.
+//
+//   LAYOUTGUARD          off (default) | warn | throw | record;  1 = throw, 0 = off
+//   LAYOUTGUARD_OPTIONS  key=value pairs separated by ':'; list values separated by ','
+//                        e.g. "allow=upsample_bicubic2d,pad:ambiguous=check:summary=0"
+//
+// Precedence, lowest to highest: built-in defaults < the environment (read once, on first use)
+// < lg::guard::set_mode / set_options (process-wide) < an lg::guard::Scope (its thread, while it
+// lives). Anything invalid -- unknown key, bad value, unreadable suppressions file -- is an
+// lg::ConfigError naming the variable, the key and the allowed values; the first use raises it
+// and every later use raises it again until the environment is fixed or the API overrides it.
+// `layoutguard explain` and friends read the same settings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lg::guard {
+
+enum class Mode { Off, Warn, Throw, Record };
+// What to do with tensors that are contiguous and channels_last at once (C == 1, H == W == 1):
+// Skip treats them as neither (never flagged), Check as channels_last when they suggest it.
+enum class Ambiguous { Skip, Check };
+// Where an option's effective value came from (printed by help=1).
+enum class Source { Default, Environment, Api };
+
+// `op` or `op:module-glob` from a suppressions file; '*' and '?' work in the glob.
+struct Suppression {
+  std::string op;
+  std::string module_glob;  // empty: every module
+};
+
+struct Options {
+  Mode mode = Mode::Off;
+  std::vector<std::string> allow;          // op names never flagged
+  std::string suppressions_path;           // file the suppressions were read from
+  std::vector<Suppression> suppressions;
+  Ambiguous ambiguous = Ambiguous::Skip;
+  int64_t min_bytes = 0;                   // outputs smaller than this are not flagged
+  bool backtrace = true;                   // capture a stack trace with each violation
+  bool summary = true;                     // table of recorded events at exit
+  std::string report_path;                 // JSON report written at exit (empty: none)
+  std::string log_path;                    // warn-mode log file (empty: the spdlog default sink)
+  bool shadow = false;                     // re-run checked ops on contiguous copies, compare
+  int64_t max_reports = 100;               // distinct warnings logged before going quiet
+  bool help = false;                       // print every option at first use
+
+  // Where each value came from: [0] the mode, then the keys in option_keys() order.
+  std::vector<Source> sources;
+
+  // True when (op, module path) is allowed or suppressed.
+  bool is_exempt(std::string_view op, std::string_view module_path) const;
+};
+
+// The keys LAYOUTGUARD_OPTIONS accepts, in help order.
+const std::vector<std::string_view>& option_keys();
+
+// Parses the two variables' values (either may be empty = defaults). ConfigError on anything
+// invalid. Pure: reads no environment (only the suppressions file it names).
+Options parse_options(std::string_view mode_text, std::string_view options_text);
+// The help=1 text: every option with its meaning, effective value and source.
+std::string describe_options(const Options& options);
+std::string_view mode_name(Mode mode);
+
+// '*' matches any run (also empty), '?' one character; everything else matches itself.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+// ---- The process-wide configuration ----
+
+// The effective options: the environment is parsed on the first call (ConfigError if invalid),
+// then API overrides and the calling thread's innermost Scope apply.
+Options options();
+// The effective mode alone (what the dispatcher's fast path asks).
+Mode mode();
+// Process-wide overrides of the environment.
+void set_mode(Mode mode);
+void set_options(const Options& options);
+// Forgets the cached environment and API overrides; the next use reads the environment again.
+void reset_to_environment();
+
+// RAII: sets the mode for the current thread while it lives (nests; restores on destruction).
+class Scope {
+ public:
+  explicit Scope(Mode mode);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  int depth_;
+};
+
+}  // namespace lg::guard

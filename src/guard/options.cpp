@@ -1,0 +1,267 @@
+// Parsing and describing the guard's settings (LAYOUTGUARD, LAYOUTGUARD_OPTIONS). Pure: the
+// process-wide state that reads the environment lives in config.cpp.
+#include <layoutguard/guard.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <layoutguard/error.h>
+
+namespace lg::guard {
+namespace {
+
+constexpr std::string_view kModeVar = "LAYOUTGUARD";
+constexpr std::string_view kOptionsVar = "LAYOUTGUARD_OPTIONS";
+
+enum class Kind { Bool, Count, List, Path, Ambiguity, Suppressions };
+
+struct Key {
+  std::string_view name;
+  Kind kind;
+  std::string_view meaning;
+};
+
+// The one table behind the parser, its error messages and help=1.
+constexpr Key kKeys[] = {
+    {"allow", Kind::List, "op names that are never flagged"},
+    {"suppressions", Kind::Suppressions, "file of op[:module-glob] lines (# comments) never flagged"},
+    {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
+    {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
+    {"backtrace", Kind::Bool, "capture a stack trace with each violation"},
+    {"summary", Kind::Bool, "print a table of recorded events at exit"},
+    {"report", Kind::Path, "write a JSON report to this file at exit"},
+    {"log_path", Kind::Path, "write warn-mode reports to this file"},
+    {"shadow", Kind::Bool, "re-run checked ops on contiguous copies and compare values"},
+    {"max_reports", Kind::Count, "distinct warnings logged before going quiet"},
+    {"help", Kind::Bool, "print every option, its value and source at first use"},
+};
+constexpr size_t kNumKeys = std::size(kKeys);
+
+std::string_view allowed_values(Kind kind) {
+  switch (kind) {
+    case Kind::Bool: return "0, 1";
+    case Kind::Count: return "a non-negative integer";
+    case Kind::List: return "comma-separated names";
+    case Kind::Path:
+    case Kind::Suppressions: return "a file path";
+    case Kind::Ambiguity: return "skip, check";
+  }
+  return "";
+}
+
+[[noreturn]] void bad_value(const Key& key, std::string_view value, std::string_view why = {}) {
+  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
+                                why.empty() ? "" : " (", why, why.empty() ? "" : ")",
+                                "; allowed values: ", allowed_values(key.kind)));
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::vector<Suppression> read_suppressions(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+                                  "', which cannot be read (", std::strerror(errno),
+                                  "); allowed values: a readable file of op[:module-glob] lines"));
+  std::vector<Suppression> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string_view text = line;
+    text = trim(text.substr(0, text.find('#')));
+    if (text.empty()) continue;
+    const size_t colon = text.find(':');
+    const std::string_view op = trim(text.substr(0, colon));
+    if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
+                                    ": '", text, "' is not op[:module-glob]"));
+    out.push_back({std::string(op),
+                   colon == std::string_view::npos ? std::string() : std::string(trim(text.substr(colon + 1)))});
+  }
+  return out;
+}
+
+void apply(Options& o, const Key& key, std::string_view value) {
+  switch (key.kind) {
+    case Kind::Bool: {
+      bool b;
+      if (value == "1" || value == "true") b = true;
+      else if (value == "0" || value == "false") b = false;
+      else bad_value(key, value);
+      if (key.name == "backtrace") o.backtrace = b;
+      else if (key.name == "summary") o.summary = b;
+      else if (key.name == "shadow") o.shadow = b;
+      else o.help = b;
+      return;
+    }
+    case Kind::Count: {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < 0)
+        bad_value(key, value);
+      (key.name == "min_bytes" ? o.min_bytes : o.max_reports) = n;
+      return;
+    }
+    case Kind::List: {
+      o.allow.clear();
+      std::string_view rest = value;
+      while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = trim(rest.substr(0, comma));
+        if (!item.empty()) o.allow.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+      }
+      return;
+    }
+    case Kind::Path:
+      if (value.empty()) bad_value(key, value, "empty");
+      (key.name == "report" ? o.report_path : o.log_path) = std::string(value);
+      return;
+    case Kind::Suppressions:
+      if (value.empty()) bad_value(key, value, "empty");
+      o.suppressions_path = std::string(value);
+      o.suppressions = read_suppressions(o.suppressions_path);
+      return;
+    case Kind::Ambiguity:
+      if (value == "skip") o.ambiguous = Ambiguous::Skip;
+      else if (value == "check") o.ambiguous = Ambiguous::Check;
+      else bad_value(key, value);
+      return;
+  }
+}
+
+std::string value_text(const Options& o, const Key& key) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
+    return s;
+  };
+  const std::string_view n = key.name;
+  if (n == "allow") return join(o.allow);
+  if (n == "suppressions")
+    return o.suppressions_path.empty() ? "" : o.suppressions_path + " (" + std::to_string(o.suppressions.size()) + " entries)";
+  if (n == "ambiguous") return o.ambiguous == Ambiguous::Skip ? "skip" : "check";
+  if (n == "min_bytes") return std::to_string(o.min_bytes);
+  if (n == "backtrace") return o.backtrace ? "1" : "0";
+  if (n == "summary") return o.summary ? "1" : "0";
+  if (n == "report") return o.report_path;
+  if (n == "log_path") return o.log_path;
+  if (n == "shadow") return o.shadow ? "1" : "0";
+  if (n == "max_reports") return std::to_string(o.max_reports);
+  return o.help ? "1" : "0";
+}
+
+std::string_view source_name(Source s) {
+  switch (s) {
+    case Source::Default: return "default";
+    case Source::Environment: return "environment";
+    case Source::Api: return "api";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::Off: return "off";
+    case Mode::Warn: return "warn";
+    case Mode::Throw: return "throw";
+    case Mode::Record: return "record";
+  }
+  return "";
+}
+
+const std::vector<std::string_view>& option_keys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> k;
+    for (const Key& key : kKeys) k.push_back(key.name);
+    return k;
+  }();
+  return keys;
+}
+
+Options parse_options(std::string_view mode_text, std::string_view options_text) {
+  Options o;
+  o.sources.assign(kNumKeys + 1, Source::Default);
+  mode_text = trim(mode_text);
+  if (!mode_text.empty()) {
+    if (mode_text == "off" || mode_text == "0") o.mode = Mode::Off;
+    else if (mode_text == "warn") o.mode = Mode::Warn;
+    else if (mode_text == "throw" || mode_text == "1") o.mode = Mode::Throw;
+    else if (mode_text == "record") o.mode = Mode::Record;
+    else
+      throw ConfigError(detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
+                                    "off, warn, throw, record, 1 (= throw), 0 (= off)"));
+    o.sources[0] = Source::Environment;
+  }
+  std::string_view rest = options_text;
+  while (!rest.empty()) {
+    const size_t colon = rest.find(':');
+    const std::string_view pair = trim(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (pair.empty()) continue;  // tolerate "a=1::b=2" and a trailing ':'
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos)
+      throw ConfigError(detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
+    const std::string_view name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
+    const auto* key = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return k.name == name; });
+    if (key == std::end(kKeys)) {
+      std::string all;
+      for (const Key& k : kKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
+      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
+    }
+    apply(o, *key, value);
+    o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;
+  }
+  return o;
+}
+
+std::string describe_options(const Options& o) {
+  std::ostringstream out;
+  auto source = [&](size_t i) { return source_name(i < o.sources.size() ? o.sources[i] : Source::Default); };
+  out << "layoutguard settings (value [source]: meaning)\n";
+  out << "  " << kModeVar << " = " << mode_name(o.mode) << " [" << source(0)
+      << "]: off, warn, throw or record\n";
+  for (size_t i = 0; i < kNumKeys; ++i)
+    out << "  " << kKeys[i].name << " = " << value_text(o, kKeys[i]) << " [" << source(i + 1)
+        << "]: " << kKeys[i].meaning << "\n";
+  return out.str();
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative matching with one backtrack point: the last '*' seen.
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p, ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+bool Options::is_exempt(std::string_view op, std::string_view module_path) const {
+  if (std::find(allow.begin(), allow.end(), op) != allow.end()) return true;
+  for (const Suppression& s : suppressions)
+    if (s.op == op && (s.module_glob.empty() || glob_match(s.module_glob, module_path))) return true;
+  return false;
+}
+
+}  // namespace lg::guard

@@ -1,0 +1,218 @@
+// The guard's settings: LAYOUTGUARD / LAYOUTGUARD_OPTIONS parsing, errors, help text, glob
+// matching, precedence of environment, API and Scope.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <layoutguard/layoutguard.h>
+
+namespace {
+
+using lg::guard::Mode;
+using lg::guard::parse_options;
+
+std::string config_error(std::string_view mode, std::string_view opts) {
+  try {
+    parse_options(mode, opts);
+  } catch (const lg::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// Sets (or unsets, for nullptr) an environment variable for the lifetime of the object.
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old, had_ = true;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~EnvVar() { had_ ? setenv(name_, saved_.c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string saved_;
+  bool had_ = false;
+};
+
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("LAYOUTGUARD accepts the four modes and 1/0, and nothing else") {
+  CHECK(parse_options("", "").mode == Mode::Off);
+  CHECK(parse_options("warn", "").mode == Mode::Warn);
+  CHECK(parse_options("throw", "").mode == Mode::Throw);
+  CHECK(parse_options("record", "").mode == Mode::Record);
+  CHECK(parse_options("1", "").mode == Mode::Throw);
+  CHECK(parse_options("0", "").mode == Mode::Off);
+  CHECK(parse_options(" off ", "").mode == Mode::Off);
+  const std::string e = config_error("loud", "");
+  CHECK(contains(e, "LAYOUTGUARD='loud' is not a mode"));
+  CHECK(contains(e, "off, warn, throw, record"));
+}
+
+TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
+  const lg::guard::Options o = parse_options(
+      "record", "allow=pad,upsample_bicubic2d:ambiguous=check:min_bytes=4096:backtrace=0:summary=0:"
+                "report=/tmp/r.json:log_path=/tmp/l.txt:shadow=1:max_reports=7:help=1:");
+  CHECK(o.allow == std::vector<std::string>{"pad", "upsample_bicubic2d"});
+  CHECK(o.ambiguous == lg::guard::Ambiguous::Check);
+  CHECK(o.min_bytes == 4096);
+  CHECK_FALSE(o.backtrace);
+  CHECK_FALSE(o.summary);
+  CHECK(o.report_path == "/tmp/r.json");
+  CHECK(o.log_path == "/tmp/l.txt");
+  CHECK(o.shadow);
+  CHECK(o.max_reports == 7);
+  CHECK(o.help);
+  // Defaults.
+  const lg::guard::Options d = parse_options("", "");
+  CHECK(d.ambiguous == lg::guard::Ambiguous::Skip);
+  CHECK(d.backtrace);
+  CHECK(d.summary);
+  CHECK(d.max_reports == 100);
+  CHECK(d.allow.empty());
+}
+
+TEST_CASE("bad options are ConfigErrors naming the variable, the key and the allowed values") {
+  std::string e = config_error("", "colour=red");
+  CHECK(contains(e, "LAYOUTGUARD_OPTIONS: unknown key 'colour'"));
+  CHECK(contains(e, "allowed keys: allow, suppressions, ambiguous, min_bytes"));
+  e = config_error("", "ambiguous=maybe");
+  CHECK(contains(e, "key 'ambiguous' got 'maybe'; allowed values: skip, check"));
+  e = config_error("", "min_bytes=-5");
+  CHECK(contains(e, "key 'min_bytes' got '-5'; allowed values: a non-negative integer"));
+  CHECK(contains(config_error("", "max_reports=12abc"), "key 'max_reports'"));
+  CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
+  CHECK(contains(config_error("", "report="), "key 'report' got '' (empty)"));
+  CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
+  CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"), "cannot be read"));
+}
+
+TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
+  const std::string path = "lg_test_suppressions.txt";
+  {
+    std::ofstream f(path);
+    f << "# known NCHW fallbacks\n\nupsample_bicubic2d\npad : decoder.*  # reflect padding\n  cat:*.skip?\n";
+  }
+  const lg::guard::Options o = parse_options("", "suppressions=" + path);
+  REQUIRE(o.suppressions.size() == 3);
+  CHECK(o.suppressions[0].op == "upsample_bicubic2d");
+  CHECK(o.suppressions[0].module_glob.empty());
+  CHECK(o.suppressions[1].op == "pad");
+  CHECK(o.suppressions[1].module_glob == "decoder.*");
+  CHECK(o.is_exempt("upsample_bicubic2d", "anything"));
+  CHECK(o.is_exempt("pad", "decoder.up1.pad"));
+  CHECK_FALSE(o.is_exempt("pad", "encoder.pad"));
+  CHECK(o.is_exempt("cat", "unet.skip1"));
+  CHECK_FALSE(o.is_exempt("cat", "unet.skip12"));
+  CHECK_FALSE(o.is_exempt("conv2d", "decoder.conv"));
+  {
+    std::ofstream f(path);
+    f << "pad\nbad op:x\n";
+  }
+  CHECK(contains(config_error("", "suppressions=" + path), "line 2: 'bad op:x' is not op[:module-glob]"));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("glob_match handles * and ?") {
+  using lg::guard::glob_match;
+  CHECK(glob_match("*", ""));
+  CHECK(glob_match("layer*.conv?", "layer3.4.conv2"));
+  CHECK_FALSE(glob_match("layer*.conv?", "layer3.4.conv"));
+  CHECK(glob_match("a*b*c", "aXXbYYc"));
+  CHECK_FALSE(glob_match("a*b*c", "aXXbYY"));
+  CHECK(glob_match("**a", "bba"));
+  CHECK(glob_match("exact", "exact"));
+  CHECK_FALSE(glob_match("exact", "exact2"));
+}
+
+TEST_CASE("help text lists every option with its value and source") {
+  const std::string help = lg::guard::describe_options(parse_options("warn", "min_bytes=64"));
+  CHECK(contains(help, "LAYOUTGUARD = warn [environment]"));
+  CHECK(contains(help, "min_bytes = 64 [environment]"));
+  CHECK(contains(help, "summary = 1 [default]"));
+  for (std::string_view key : lg::guard::option_keys()) CHECK(contains(help, "  " + std::string(key) + " = "));
+}
+
+TEST_CASE("random option strings give a ConfigError or a valid result, never a crash") {
+  std::mt19937 rng(5);
+  const std::string alphabet = "abcdefghijklmnopqrstuvwxyz_=:,01-9 ";
+  const std::vector<std::string> pieces{"allow=", "ambiguous=", "min_bytes=", "help=", "shadow=",
+                                        "max_reports=", "report=", ":", "=", ",", "1", "check"};
+  int valid = 0, errors = 0;
+  for (int i = 0; i < 10000; ++i) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 8);
+    for (int k = 0; k < n; ++k)
+      text += rng() % 2 ? pieces[rng() % pieces.size()] : std::string(1, alphabet[rng() % alphabet.size()]);
+    try {
+      parse_options(rng() % 4 ? "" : text, text);
+      ++valid;
+    } catch (const lg::ConfigError&) {
+      ++errors;
+    }
+  }
+  CHECK(valid > 100);
+  CHECK(errors > 100);
+}
+
+TEST_CASE("the environment is read on first use; set_mode and Scope override it") {
+  EnvVar mode("LAYOUTGUARD", "record");
+  EnvVar opts("LAYOUTGUARD_OPTIONS", "min_bytes=10");
+  lg::guard::reset_to_environment();
+  CHECK(lg::guard::mode() == Mode::Record);
+  CHECK(lg::guard::options().min_bytes == 10);
+  {
+    lg::guard::Scope outer(Mode::Throw);
+    CHECK(lg::guard::mode() == Mode::Throw);
+    {
+      lg::guard::Scope inner(Mode::Off);
+      CHECK(lg::guard::mode() == Mode::Off);
+      CHECK(lg::guard::options().sources[0] == lg::guard::Source::Api);
+      // A Scope belongs to its thread.
+      Mode other = Mode::Off;
+      std::thread([&] { other = lg::guard::mode(); }).join();
+      CHECK(other == Mode::Record);
+    }
+    CHECK(lg::guard::mode() == Mode::Throw);
+  }
+  CHECK(lg::guard::mode() == Mode::Record);
+  lg::guard::set_mode(Mode::Warn);
+  CHECK(lg::guard::mode() == Mode::Warn);
+  CHECK(lg::guard::options().min_bytes == 10);  // set_mode leaves the other settings alone
+  lg::guard::Options api = lg::guard::parse_options("", "");
+  api.mode = Mode::Throw;
+  api.max_reports = 3;
+  lg::guard::set_options(api);
+  CHECK(lg::guard::mode() == Mode::Throw);
+  CHECK(lg::guard::options().max_reports == 3);
+  CHECK(lg::guard::options().sources[4] == lg::guard::Source::Api);
+  lg::guard::reset_to_environment();
+  CHECK(lg::guard::mode() == Mode::Record);
+}
+
+TEST_CASE("an invalid environment raises ConfigError on every use until fixed") {
+  {
+    EnvVar mode("LAYOUTGUARD", "sometimes");
+    lg::guard::reset_to_environment();
+    CHECK_THROWS_AS(lg::guard::mode(), lg::ConfigError);
+    CHECK_THROWS_AS(lg::guard::options(), lg::ConfigError);
+  }
+  {
+    EnvVar mode("LAYOUTGUARD", nullptr);
+    EnvVar opts("LAYOUTGUARD_OPTIONS", nullptr);
+    lg::guard::reset_to_environment();
+    CHECK(lg::guard::mode() == Mode::Off);
+  }
+}
+
+}  // TEST_SUITE

@@ -14,9 +14,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <layoutguard/layout.h>
+#include <layoutguard/layout_policy.h>
+#include <layoutguard/tensor.h>
 
 namespace lg::guard {
 
@@ -67,6 +73,35 @@ std::string_view mode_name(Mode mode);
 
 // '*' matches any run (also empty), '?' one character; everything else matches itself.
 bool glob_match(std::string_view pattern, std::string_view text);
+
+// ---- The layout contract ----
+
+// How the check sees one tensor's layout.
+enum class LayoutClass {
+  NotApplicable,  // rank other than 4 or 5: no channels-last format exists
+  ChannelsLast,   // suggests channels_last (4-D) / channels_last_3d (5-D) and is not ambiguous
+  Other,          // suggests contiguous (NCHW, permuted, ...) and is not ambiguous
+  Ambiguous,      // contiguous and channels_last(_3d)-contiguous at once (C == 1, H == W == 1)
+};
+LayoutClass classify(const Tensor& t);
+
+// A broken contract: which output lost which format.
+struct Finding {
+  std::string op;
+  LayoutPolicy policy;
+  MemoryFormat lost;      // ChannelsLast or ChannelsLast3d
+  size_t output_index;    // the first offending output
+  size_t input_index;     // the channels-last input that set the expectation
+  std::string rule;       // one sentence: what the policy required
+};
+
+// Applies `policy` to one call. For ConvLike, inputs[0] is the input and inputs[1] the weight.
+// Ambiguous tensors follow options.ambiguous: Skip leaves them out on both sides; Check counts
+// them as channels_last exactly when they suggest it. Outputs below options.min_bytes and ops
+// exempt by allow/suppressions (for module_path) are never flagged.
+std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
+                                    std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                    const Options& options, std::string_view module_path = {});
 
 // ---- The process-wide configuration ----
 

@@ -10,6 +10,7 @@
 #include <layoutguard/guard.h>
 #include <layoutguard/int_array_ref.h>
 #include <layoutguard/layout.h>
+#include <layoutguard/layout_policy.h>
 #include <layoutguard/log.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/storage.h>

@@ -1,0 +1,85 @@
+// The layout contract: does this call's output keep the channels-last format its inputs had?
+#include <layoutguard/guard.h>
+
+namespace lg {
+
+std::string_view layout_policy_name(LayoutPolicy policy) {
+  switch (policy) {
+    case LayoutPolicy::Preserve: return "Preserve";
+    case LayoutPolicy::ConvLike: return "ConvLike";
+    case LayoutPolicy::RankChanging: return "RankChanging";
+    case LayoutPolicy::Explicit: return "Explicit";
+    case LayoutPolicy::View: return "View";
+  }
+  return "unknown";
+}
+
+namespace guard {
+namespace {
+
+MemoryFormat channels_last_for(int64_t rank) {
+  return rank == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+}
+
+// Whether t counts as channels-last for the check, given the ambiguity option.
+bool counts_as_channels_last(const Tensor& t, Ambiguous ambiguous) {
+  switch (classify(t)) {
+    case LayoutClass::ChannelsLast: return true;
+    case LayoutClass::Ambiguous:
+      return ambiguous == Ambiguous::Check && t.suggest_memory_format() == channels_last_for(t.dim());
+    case LayoutClass::Other:
+    case LayoutClass::NotApplicable: break;
+  }
+  return false;
+}
+
+// Whether an output of the expected rank counts as having lost the format.
+bool counts_as_lost(const Tensor& t, Ambiguous ambiguous) {
+  switch (classify(t)) {
+    case LayoutClass::Other: return true;
+    case LayoutClass::Ambiguous:
+      return ambiguous == Ambiguous::Check && t.suggest_memory_format() != channels_last_for(t.dim());
+    case LayoutClass::ChannelsLast:
+    case LayoutClass::NotApplicable: break;
+  }
+  return false;
+}
+
+}  // namespace
+
+LayoutClass classify(const Tensor& t) {
+  if (!t.defined() || (t.dim() != 4 && t.dim() != 5)) return LayoutClass::NotApplicable;
+  const MemoryFormat cl = channels_last_for(t.dim());
+  if (t.is_contiguous() && t.is_contiguous(cl)) return LayoutClass::Ambiguous;
+  return t.suggest_memory_format() == cl ? LayoutClass::ChannelsLast : LayoutClass::Other;
+}
+
+std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
+                                    std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                    const Options& options, std::string_view module_path) {
+  if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return std::nullopt;
+  if (options.is_exempt(op, module_path)) return std::nullopt;
+  const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(inputs.size(), 2)
+                                                             : inputs.size();
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Tensor& out = outputs[o];
+    if (!out.defined() || static_cast<int64_t>(out.nbytes()) < options.min_bytes) continue;
+    if (!counts_as_lost(out, options.ambiguous)) continue;
+    for (size_t i = 0; i < considered; ++i) {
+      const Tensor& in = inputs[i];
+      if (in.defined() && in.dim() == out.dim() && counts_as_channels_last(in, options.ambiguous)) {
+        const MemoryFormat lost = channels_last_for(out.dim());
+        std::string rule = std::string("policy ") + std::string(layout_policy_name(policy)) +
+                           " requires a " + std::string(memory_format_name(lost)) + " output when " +
+                           (policy == LayoutPolicy::ConvLike ? (i == 0 ? "the input" : "the weight")
+                                                             : "an input of the same rank") +
+                           " is " + std::string(memory_format_name(lost));
+        return Finding{std::string(op), policy, lost, o, i, std::move(rule)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace guard
+}  // namespace lg

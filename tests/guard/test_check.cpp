@@ -1,0 +1,125 @@
+// The layout contract on its own: classification, each policy, ambiguity, exemptions.
+#include <doctest/doctest.h>
+
+#include "support/tensor_testing.h"
+
+namespace {
+
+using lg::LayoutPolicy;
+using lg::MemoryFormat;
+using lg::Tensor;
+using lg::guard::LayoutClass;
+using lg::testing::strided;
+
+constexpr auto CL = MemoryFormat::ChannelsLast;
+
+lg::guard::Options defaults() { return lg::guard::parse_options("", ""); }
+
+lg::guard::Options with(std::string_view opts) { return lg::guard::parse_options("", opts); }
+
+std::optional<lg::guard::Finding> check(LayoutPolicy policy, std::vector<Tensor> in, std::vector<Tensor> out,
+                                        const lg::guard::Options& o = defaults(), std::string_view module = {}) {
+  return lg::guard::check_layout("op", policy, in, out, o, module);
+}
+
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("classify sorts tensors into channels_last, other, ambiguous and not applicable") {
+  CHECK(lg::guard::classify(lg::empty({2, 3, 4, 5}, {}, CL)) == LayoutClass::ChannelsLast);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 4, 5})) == LayoutClass::Other);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 4, 5}).transpose(2, 3)) == LayoutClass::Other);
+  CHECK(lg::guard::classify(strided({2, 3, 2, 5}, {60, 1, 30, 3})) == LayoutClass::ChannelsLast);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 1, 1})) == LayoutClass::Ambiguous);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 1, 1}, {}, CL)) == LayoutClass::Ambiguous);
+  CHECK(lg::guard::classify(lg::empty({2, 1, 4, 5})) == LayoutClass::Ambiguous);
+  CHECK(lg::guard::classify(lg::empty({2, 0, 4, 5}, {}, CL)) == LayoutClass::Ambiguous);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 4, 5, 6}, {}, MemoryFormat::ChannelsLast3d)) == LayoutClass::ChannelsLast);
+  CHECK(lg::guard::classify(lg::empty({2, 3, 4})) == LayoutClass::NotApplicable);
+  CHECK(lg::guard::classify(Tensor()) == LayoutClass::NotApplicable);
+}
+
+TEST_CASE("Preserve flags a channels_last input whose same-rank output is not channels_last") {
+  Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL), cf = lg::empty({2, 3, 4, 5});
+  auto f = check(LayoutPolicy::Preserve, {cl}, {cf});
+  REQUIRE(f.has_value());
+  CHECK(f->op == "op");
+  CHECK(f->lost == CL);
+  CHECK(f->output_index == 0);
+  CHECK(f->input_index == 0);
+  CHECK(f->rule == "policy Preserve requires a channels_last output when an input of the same rank is channels_last");
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {lg::empty_like(cl)}));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cf}, {cf}));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cl}));  // in place: the output is the input
+  // Any channels_last input sets the expectation (cf + cl -> cf is a loss: pitfall P6).
+  f = check(LayoutPolicy::Preserve, {cf, cl}, {cf});
+  REQUIRE(f.has_value());
+  CHECK(f->input_index == 1);
+  // Inputs of another rank (a bias) do not.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cf, lg::empty({3, 1, 1})}, {cf}));
+}
+
+TEST_CASE("multi-output and 5-D calls name the offending output and format") {
+  Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL);
+  auto f = check(LayoutPolicy::Preserve, {cl}, {lg::empty_like(cl), lg::empty({2, 3, 4, 5})});
+  REQUIRE(f.has_value());
+  CHECK(f->output_index == 1);
+  Tensor cl3 = lg::empty({2, 3, 4, 5, 6}, {}, MemoryFormat::ChannelsLast3d);
+  f = check(LayoutPolicy::Preserve, {cl3}, {lg::empty({2, 3, 2, 2, 3})});
+  REQUIRE(f.has_value());
+  CHECK(f->lost == MemoryFormat::ChannelsLast3d);
+  CHECK(f->rule.find("channels_last_3d output") != std::string::npos);
+  // A 4-D output of a 5-D input is a different rank: not this rule's business.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl3}, {lg::empty({2, 3, 4, 5})}));
+}
+
+TEST_CASE("ambiguous tensors are skipped by default and judged by their suggestion with ambiguous=check") {
+  Tensor nc11_cl = lg::empty({2, 3, 1, 1}, {}, CL), nc11_plain = lg::empty({2, 3, 1, 1});
+  Tensor cl = lg::empty({2, 3, 4, 4}, {}, CL);
+  // relu(NC11-CL) -> plain NC11 strides (spec row 37): invisible by default, flagged on request.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {nc11_cl}, {nc11_plain}));
+  auto f = check(LayoutPolicy::Preserve, {nc11_cl}, {nc11_plain}, with("ambiguous=check"));
+  REQUIRE(f.has_value());
+  // A global pool of a CL tensor that comes out with plain NC11 strides.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {nc11_plain}));
+  CHECK(check(LayoutPolicy::Preserve, {cl}, {nc11_plain}, with("ambiguous=check")).has_value());
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {nc11_cl}, with("ambiguous=check")));
+  // A plain ambiguous input never sets an expectation.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {nc11_plain}, {nc11_plain}, with("ambiguous=check")));
+}
+
+TEST_CASE("ConvLike counts the input and the weight, nothing after them") {
+  Tensor x_cf = lg::empty({2, 3, 6, 6}), w_cl = lg::empty({4, 3, 3, 3}, {}, CL), out_cf = lg::empty({2, 4, 4, 4});
+  auto f = check(LayoutPolicy::ConvLike, {x_cf, w_cl}, {out_cf});
+  REQUIRE(f.has_value());
+  CHECK(f->input_index == 1);
+  CHECK(f->rule.find("when the weight is channels_last") != std::string::npos);
+  CHECK_FALSE(check(LayoutPolicy::ConvLike, {x_cf, lg::empty({4, 3, 3, 3}), w_cl}, {out_cf}));
+}
+
+TEST_CASE("RankChanging and Explicit are never flagged; View is, for same-rank views") {
+  Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL);
+  CHECK_FALSE(check(LayoutPolicy::RankChanging, {cl}, {lg::empty({2, 3, 4, 5})}));
+  CHECK_FALSE(check(LayoutPolicy::Explicit, {cl}, {cl.contiguous()}));
+  // reshape to the same shape rewrites the N stride of a batch of one (pytorch#78611).
+  Tensor same = strided({1, 2, 3, 4}, {24, 1, 8, 2});
+  CHECK(check(LayoutPolicy::View, {same}, {same.reshape({1, 2, 3, 4})}).has_value());
+  CHECK_FALSE(check(LayoutPolicy::View, {cl}, {cl.view({2, 3, 20})}));  // rank changes
+  CHECK_FALSE(check(LayoutPolicy::View, {cl}, {cl.view({2, 3, 4, 5})}));  // strides kept
+}
+
+TEST_CASE("allow, suppressions and min_bytes exempt calls") {
+  Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL), cf = lg::empty({2, 3, 4, 5});
+  const std::vector<Tensor> in{cl}, out{cf};
+  CHECK_FALSE(lg::guard::check_layout("pad", LayoutPolicy::Preserve, in, out, with("allow=upsample,pad")));
+  CHECK(lg::guard::check_layout("cat", LayoutPolicy::Preserve, in, out, with("allow=upsample,pad")));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, with("min_bytes=481")));  // output is 480 bytes
+  CHECK(check(LayoutPolicy::Preserve, {cl}, {cf}, with("min_bytes=480")).has_value());
+  lg::guard::Options o = defaults();
+  o.suppressions.push_back({"op", "decoder.*"});
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, o, "decoder.up1"));
+  CHECK(check(LayoutPolicy::Preserve, {cl}, {cf}, o, "encoder.down1").has_value());
+}
+
+}  // TEST_SUITE

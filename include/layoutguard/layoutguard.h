@@ -8,6 +8,7 @@
 #include <layoutguard/error.h>
 #include <layoutguard/factories.h>
 #include <layoutguard/guard.h>
+#include <layoutguard/hooks.h>
 #include <layoutguard/int_array_ref.h>
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>

@@ -172,6 +172,9 @@ class Tensor {
 
  private:
   void* raw_data_ptr() const;
+  // The bodies of to() and copy_(), run by the dispatcher.
+  Tensor to_impl(TensorOptions options, bool copy, MemoryFormat fmt) const;
+  Tensor copy_impl(const Tensor& src) const;
   [[noreturn]] static void throw_undefined();
   std::shared_ptr<detail::TensorImpl> impl_;
 };

@@ -5,7 +5,10 @@
 // sides stay contiguous, so a dense-to-dense copy of one layout becomes a single memcpy. When
 // the destination's innermost dim is not the source's (NCHW <-> NHWC), the two dims are walked
 // in square tiles so that both the reads and the writes stay within a few cache lines.
-#include "core/copy.h"
+#include <layoutguard/factories.h>
+#include <layoutguard/tensor.h>
+
+#include "dispatch/kernel_table.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,7 +20,7 @@
 
 #include <layoutguard/dtype.h>
 
-namespace lg::detail {
+namespace lg {
 namespace {
 
 struct Dim {
@@ -224,10 +227,10 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
   });
 }
 
-}  // namespace
-
-void copy_elements_cpu(const Tensor& dst, const Tensor& src) {
-  LG_ASSERT(dst.sizes() == src.sizes(), "copy_elements_cpu needs equal sizes, got ", dst.sizes(),
+// dst[i] = convert(src[i]). The dispatcher's copy_ has already broadcast src to dst's sizes,
+// refused a self-overlapping dst and separated overlapping src/dst.
+void copy_strided_cpu(const Tensor& dst, const Tensor& src) {
+  LG_ASSERT(dst.sizes() == src.sizes(), "copy_strided_cpu needs equal sizes, got ", dst.sizes(),
             " and ", src.sizes());
   if (dst.numel() == 0) return;
   std::vector<Dim> dims = normalised_dims(dst, src);
@@ -239,4 +242,20 @@ void copy_elements_cpu(const Tensor& dst, const Tensor& src) {
   });
 }
 
-}  // namespace lg::detail
+// One element of dst's dtype, broadcast over every position: the copy loop does the rest.
+void fill_strided_cpu(const Tensor& dst, const Scalar& value) {
+  Tensor one = empty({}, dst.options());
+  visit_dtype(dst.dtype(), [&]<typename T>(std::type_identity<T>) {
+    *static_cast<T*>(one.data_ptr()) = value.to<T>();
+  });
+  copy_strided_cpu(dst, one.expand(dst.sizes()));
+}
+
+}  // namespace
+
+void register_copy_kernels(dispatch::KernelTable& table) {
+  table.set<dispatch::OpId::copy_>(DeviceType::CPU, copy_strided_cpu, "copy_strided_cpu");
+  table.set<dispatch::OpId::fill_>(DeviceType::CPU, fill_strided_cpu, "fill_strided_cpu");
+}
+
+}  // namespace lg

@@ -1,0 +1,10 @@
+// register_cpu_kernels: the CPU backend's only entry into the kernel table.
+#include "cpu/register.h"
+
+#include "dispatch/kernel_table.h"
+
+namespace lg {
+
+void register_cpu_kernels(dispatch::KernelTable& table) { register_copy_kernels(table); }
+
+}  // namespace lg

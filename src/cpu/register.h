@@ -1,0 +1,9 @@
+// The CPU kernel files' registration functions; each keeps its kernels in an anonymous namespace.
+#pragma once
+
+namespace lg {
+namespace dispatch {
+class KernelTable;
+}
+void register_copy_kernels(dispatch::KernelTable& table);  // copy_, fill_ (src/cpu/copy.cpp)
+}  // namespace lg

@@ -1,0 +1,67 @@
+// The kernel table: per op and device, the one function that computes it, filled once by
+// register_cpu_kernels and register_cuda_kernels. Only src/dispatch and the backends' register
+// functions include this header.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include <layoutguard/device.h>
+#include <layoutguard/scalar.h>
+#include <layoutguard/tensor.h>
+
+#include "dispatch/op_id.h"
+
+namespace lg::dispatch {
+
+inline constexpr size_t kNumDeviceTypes = 2;
+
+// The C++ type of each computing op's kernel. Ops without a specialisation (views, composite
+// conversions) have no kernel: their work is metadata or other ops.
+template <OpId id> struct KernelSignature;
+template <> struct KernelSignature<OpId::copy_> {
+  // dst[i] = src[i] (src already broadcast to dst's sizes, no overlap, dst writable)
+  using type = void (*)(const Tensor& dst, const Tensor& src);
+};
+template <> struct KernelSignature<OpId::fill_> {
+  using type = void (*)(const Tensor& dst, const Scalar& value);
+};
+
+struct KernelSlot {
+  void (*fn)() = nullptr;  // the typed kernel, stored type-erased; see get<id>()
+  std::string_view name;
+};
+
+class KernelTable {
+ public:
+  template <OpId id>
+  void set(DeviceType device, typename KernelSignature<id>::type fn, std::string_view name) {
+    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = {reinterpret_cast<void (*)()>(fn), name};
+  }
+  template <OpId id>
+  typename KernelSignature<id>::type get(DeviceType device) const {
+    return reinterpret_cast<typename KernelSignature<id>::type>(slot(id, device).fn);
+  }
+  const KernelSlot& slot(OpId id, DeviceType device) const {
+    return slots_[static_cast<size_t>(id)][static_cast<size_t>(device)];
+  }
+
+ private:
+  std::array<std::array<KernelSlot, kNumDeviceTypes>, kNumOps> slots_{};
+};
+
+// The table, filled on first use by the backends' register functions.
+const KernelTable& kernel_table();
+
+// Looks up op's kernel for device, records its name for the current call's hooks, and throws
+// NotImplementedError (naming op and device) when there is none.
+template <OpId id>
+typename KernelSignature<id>::type kernel_for(Device device);
+
+}  // namespace lg::dispatch
+
+namespace lg {
+// One per backend, each in its own translation unit.
+void register_cpu_kernels(dispatch::KernelTable& table);
+void register_cuda_kernels(dispatch::KernelTable& table);
+}  // namespace lg

@@ -1,0 +1,186 @@
+// The dispatcher and hooks: every op is registered and hooked exactly once, nesting and
+// re-entrancy, module paths, errors, threads. (These registry self-tests are never deleted.)
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "dispatch/kernel_table.h"
+#include "dispatch/op_id.h"
+#include "support/tensor_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using lg::dispatch::OpId;
+
+struct Seen {
+  std::string op;
+  int depth;
+  std::string kernel;
+  std::string module;
+  size_t inputs, outputs;
+};
+
+// Collects every OpCall on this thread.
+struct Recorder {
+  std::vector<Seen> calls;
+  lg::hooks::ScopedHook hook{[this](const lg::hooks::OpCall& c) {
+    calls.push_back({std::string(c.op), c.depth, std::string(c.kernel), std::string(c.module_path),
+                     c.inputs.size(), c.outputs.size()});
+  }};
+  std::vector<std::string> at_depth0() const {
+    std::vector<std::string> out;
+    for (const Seen& s : calls)
+      if (s.depth == 0) out.push_back(s.op);
+    return out;
+  }
+};
+
+// One sample call per op, in op_list.def order; sized to the op count so that adding an op
+// without a sample fails to compile.
+const std::array<std::function<void()>, lg::dispatch::kNumOps> kSamples{{
+    [] { lg::empty({2, 3}).copy_(lg::empty({3})); },                    // copy_
+    [] { lg::empty({2, 3}).fill_(1); },                                  // fill_
+    [] { (void)lg::empty_strided({3, 2}, {1, 3}).contiguous(); },      // contiguous
+    [] { (void)lg::empty({2, 3, 4, 5}).to(MemoryFormat::ChannelsLast); },  // to
+    [] { (void)lg::empty({2, 3}).clone(); },                             // clone
+    [] { (void)lg::empty({2, 3}).view({6}); },                           // view
+    [] { (void)lg::empty({2, 3}).reshape({3, 2}); },                     // reshape
+    [] { (void)lg::empty({2, 3}).flatten(); },                           // flatten
+    [] { (void)lg::empty({2, 3}).permute({1, 0}); },                     // permute
+    [] { (void)lg::empty({2, 3}).transpose(0, 1); },                     // transpose
+    [] { (void)lg::empty({2, 1}).squeeze(); },                           // squeeze
+    [] { (void)lg::empty({2, 3}).unsqueeze(0); },                        // unsqueeze
+    [] { (void)lg::empty({2, 3}).select(0, 1); },                        // select
+    [] { (void)lg::empty({2, 3}).narrow(1, 0, 2); },                     // narrow
+    [] { (void)lg::empty({2, 3}).slice(1, 0, 2); },                      // slice
+    [] { (void)lg::empty({2, 1}).expand({2, 4}); },                      // expand
+    [] { (void)lg::empty({2, 3}).as_strided({3}, {2}); },                // as_strided
+}};
+
+}  // namespace
+
+TEST_SUITE("dispatch") {
+
+TEST_CASE("registry self-test: every computing op has a CPU kernel") {
+  for (size_t i = 0; i < lg::dispatch::kNumOps; ++i) {
+    const auto id = static_cast<OpId>(i);
+    CAPTURE(lg::dispatch::op_name(id));
+    const bool computes = lg::dispatch::op_family(id) == lg::dispatch::OpFamily::Copy;
+    const auto& slot = lg::dispatch::kernel_table().slot(id, lg::DeviceType::CPU);
+    CHECK((slot.fn != nullptr) == computes);
+    if (computes) CHECK_FALSE(slot.name.empty());
+  }
+}
+
+TEST_CASE("registry self-test: a counting hook sees every op exactly once at depth 0") {
+  for (size_t i = 0; i < lg::dispatch::kNumOps; ++i) {
+    const std::string name(lg::dispatch::op_name(static_cast<OpId>(i)));
+    CAPTURE(name);
+    Tensor warm = lg::empty({1});  // factories outside the recorder
+    Recorder rec;
+    kSamples[i]();
+    CHECK(rec.at_depth0() == std::vector<std::string>{name});
+  }
+}
+
+TEST_CASE("nested ops are reported innermost first with depth and kernel") {
+  Tensor x = lg::rand({2, 3, 4, 5});
+  Recorder rec;
+  Tensor y = x.to(MemoryFormat::ChannelsLast);
+  REQUIRE(rec.calls.size() >= 2);
+  const Seen& last = rec.calls.back();
+  CHECK(last.op == "to");
+  CHECK(last.depth == 0);
+  CHECK(last.kernel == "composite");
+  bool saw_copy = false;
+  for (const Seen& s : rec.calls)
+    if (s.op == "copy_") {
+      saw_copy = true;
+      CHECK(s.depth == 1);
+      CHECK(s.kernel == "copy_strided_cpu");
+      CHECK(s.inputs == 2);
+      CHECK(s.outputs == 1);
+    }
+  CHECK(saw_copy);
+  rec.calls.clear();
+  (void)y.flatten(1);  // must copy: reshape -> clone -> copy_, then view
+  std::map<std::string, int> depth;
+  for (const Seen& s : rec.calls) depth[s.op] = s.depth;
+  CHECK(depth["flatten"] == 0);
+  CHECK(depth["reshape"] == 1);
+  CHECK(depth["clone"] == 2);
+  CHECK(depth["copy_"] == 3);
+}
+
+TEST_CASE("ops called inside a hook are not hooked again") {
+  int calls = 0;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall&) {
+    ++calls;
+    (void)lg::empty({2}).clone();  // would recurse forever without the re-entrancy guard
+  });
+  (void)lg::empty({2, 3}).transpose(0, 1);
+  CHECK(calls == 1);
+}
+
+TEST_CASE("module scopes join into the path hooks see") {
+  Recorder rec;
+  {
+    lg::guard::ModuleScope layer("layer1");
+    lg::guard::ModuleScope block("0");
+    lg::guard::ModuleScope conv("conv2");
+    CHECK(lg::guard::module_path() == "layer1.0.conv2");
+    (void)lg::empty({2, 3}).view({6});
+  }
+  CHECK(lg::guard::module_path().empty());
+  (void)lg::empty({2, 3}).view({6});
+  REQUIRE(rec.calls.size() == 2);
+  CHECK(rec.calls[0].module == "layer1.0.conv2");
+  CHECK(rec.calls[1].module.empty());
+}
+
+TEST_CASE("a failing op reports nothing and leaves the depth balanced") {
+  Recorder rec;
+  CHECK_THROWS_AS((void)lg::empty({2, 3}).transpose(0, 1).view({6}), lg::ValueError);
+  rec.calls.clear();
+  (void)lg::empty({2, 3}).view({6});
+  REQUIRE(rec.calls.size() == 1);
+  CHECK(rec.calls[0].depth == 0);
+}
+
+TEST_CASE("hooks are removed by handle and by scope; none left means the fast path") {
+  const size_t before = lg::hooks::count();
+  int n = 0;
+  lg::hooks::Handle h = lg::hooks::add([&](const lg::hooks::OpCall& c) { n += c.op == "clone"; });
+  (void)lg::empty({2}).clone();
+  lg::hooks::remove(h);
+  lg::hooks::remove(h);  // a second remove is harmless
+  (void)lg::empty({2}).clone();
+  CHECK(n == 1);
+  CHECK(lg::hooks::count() == before);
+  CHECK_THROWS_AS(lg::hooks::add(lg::hooks::Hook()), lg::ValueError);
+}
+
+TEST_CASE("eight threads running ops under one counting hook give exact counts") {
+  std::atomic<int> clones{0}, copies{0};
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.op == "clone") ++clones;
+    if (c.op == "copy_") ++copies;
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([] {
+      lg::guard::ModuleScope scope("worker");
+      for (int i = 0; i < 200; ++i) (void)lg::empty({4, 4}).clone();
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(clones == 1600);
+  CHECK(copies == 1600);
+}
+
+}  // TEST_SUITE

@@ -43,7 +43,8 @@ std::vector<int64_t> channels_last_3d_strides(IntArrayRef sizes);
 // The generator for fmt; `op` names the caller in errors. Preserve is a ValueError here.
 std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::string_view op = "empty");
 
-// ---- Predicates (§1.3-§1.5). None of them throws; a wrong rank just answers false. ----
+// ---- Predicates (§1.3-§1.5). A wrong rank answers false; sizes and strides of different
+// lengths are a ValueError, as everywhere in this header. ----
 
 // "Is contiguous for fmt": strides equal fmt's generator, ignoring dims of size 1. A zero-size
 // tensor is always Contiguous-contiguous. Preserve is answered like Contiguous, as in c10.

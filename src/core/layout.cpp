@@ -35,6 +35,7 @@ constexpr std::array<int64_t, 5> kChannelsLast3dOrder{1, 4, 3, 2, 0};
 // Strides for a format whose innermost-first visit order is `order`. No max(size, 1): a zero
 // size zeroes every outer stride, as c10's channels-last generators do (§1.2).
 std::vector<int64_t> strides_in_order(IntArrayRef sizes, std::span<const int64_t> order) {
+  checked_numel(sizes, "strides");
   std::vector<int64_t> strides(sizes.size());
   int64_t acc = 1;
   for (int64_t d : order) {
@@ -127,6 +128,13 @@ std::vector<int64_t> sort_dims_innermost_first(int64_t rank, ShouldSwap&& should
   return perm;
 }
 
+// Every public entry taking raw geometry checks it first: a length mismatch would otherwise
+// read past the strides.
+void check_geometry(IntArrayRef sizes, IntArrayRef strides, std::string_view op) {
+  LG_CHECK(sizes.size() == strides.size(), "[", op, "] sizes ", sizes, " and strides ", strides,
+           " must have the same length");
+}
+
 std::span<const int64_t> order_for(MemoryFormat fmt) {
   if (fmt == MemoryFormat::ChannelsLast) return kChannelsLastOrder;
   return kChannelsLast3dOrder;
@@ -137,6 +145,7 @@ int64_t rank_for(MemoryFormat fmt) { return fmt == MemoryFormat::ChannelsLast ? 
 }  // namespace
 
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
+  checked_numel(sizes, "contiguous_strides");
   std::vector<int64_t> strides(sizes.size());
   int64_t acc = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
@@ -177,6 +186,7 @@ std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::strin
 }
 
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  check_geometry(sizes, strides, "is_contiguous");
   switch (fmt) {
     case MemoryFormat::Contiguous: return is_plain_contiguous(sizes, strides);
     case MemoryFormat::ChannelsLast:
@@ -189,12 +199,14 @@ bool is_contiguous(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
 }
 
 bool is_strides_like(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  check_geometry(sizes, strides, "is_strides_like");
   if (fmt != MemoryFormat::ChannelsLast && fmt != MemoryFormat::ChannelsLast3d) return false;
   if (static_cast<int64_t>(sizes.size()) != rank_for(fmt)) return false;
   return is_strides_like_order(sizes, strides, order_for(fmt));
 }
 
 Flags compute_flags(IntArrayRef sizes, IntArrayRef strides) {
+  check_geometry(sizes, strides, "compute_flags");
   Flags f;
   f.contiguous = is_plain_contiguous(sizes, strides);
   const size_t rank = sizes.size();
@@ -217,6 +229,7 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
 }
 
 MemoryFormat suggest_memory_format(IntArrayRef sizes, IntArrayRef strides, bool exact_match) {
+  check_geometry(sizes, strides, "suggest_memory_format");
   if (is_strides_like(sizes, strides, MemoryFormat::ChannelsLast)) {
     if (!exact_match || strides == IntArrayRef(channels_last_strides(sizes)))
       return MemoryFormat::ChannelsLast;
@@ -228,6 +241,7 @@ MemoryFormat suggest_memory_format(IntArrayRef sizes, IntArrayRef strides, bool 
 }
 
 std::vector<int64_t> innermost_first_order(IntArrayRef sizes, IntArrayRef strides) {
+  check_geometry(sizes, strides, "dim_order");
   // One operand: stride-0 dims have no say; equal strides put a strictly larger dim outside.
   return sort_dims_innermost_first(static_cast<int64_t>(sizes.size()), [&](int64_t a, int64_t b) {
     if (strides[a] == 0 || strides[b] == 0) return 0;
@@ -306,7 +320,10 @@ std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, st
 
 std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& inputs, std::string_view op) {
   std::vector<IntArrayRef> shapes;
-  for (const Geometry& g : inputs) shapes.push_back(g.sizes);
+  for (const Geometry& g : inputs) {
+    check_geometry(g.sizes, g.strides, op);
+    shapes.push_back(g.sizes);
+  }
   const std::vector<int64_t> shape = broadcast_shapes(shapes, op);
   const int64_t rank = static_cast<int64_t>(shape.size());
 
@@ -367,6 +384,7 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
 
 std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                                  IntArrayRef new_sizes) {
+  check_geometry(old_sizes, old_strides, "view");
   const int64_t new_rank = static_cast<int64_t>(new_sizes.size());
   if (old_sizes.empty()) return std::vector<int64_t>(new_rank, 1);
   int64_t numel = 1;

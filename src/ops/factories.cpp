@@ -110,6 +110,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options) {
+  layout::checked_numel(sizes, "from_blob");  // before the strides are derived from the sizes
   return from_blob(data, sizes, layout::contiguous_strides(sizes), Deleter(), options);
 }
 
@@ -118,6 +119,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, const Deleter& deleter, TensorOptions options) {
+  layout::checked_numel(sizes, "from_blob");
   return from_blob(data, sizes, layout::contiguous_strides(sizes), deleter, options);
 }
 

@@ -71,6 +71,23 @@ TEST_CASE("formats at the wrong rank fail with PyTorch's message") {
   CHECK_FALSE(x3.is_contiguous(MemoryFormat::ChannelsLast3d));
 }
 
+TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
+  namespace L = lg::layout;
+  expect_error<lg::ValueError>([] { L::is_contiguous({2, 3, 4, 5}, {1, 2}); }, {"[is_contiguous]", "same length"});
+  expect_error<lg::ValueError>([] { L::is_non_overlapping_and_dense({2, 3}, {1}); }, {"same length"});
+  expect_error<lg::ValueError>([] { L::is_strides_like({2, 3, 4, 5}, {1}, MemoryFormat::ChannelsLast); }, {"same length"});
+  expect_error<lg::ValueError>([] { L::suggest_memory_format({2, 3, 4, 5}, {}); }, {"[suggest_memory_format]"});
+  expect_error<lg::ValueError>([] { L::infer_dense_strides({2, 3}, {1, 2, 3}); }, {"same length"});
+  expect_error<lg::ValueError>([] { L::dim_order({2}, {}); }, {"[dim_order]"});
+  expect_error<lg::ValueError>([] { L::format_name({2, 3}, {1}); }, {"same length"});
+  expect_error<lg::ValueError>([] { L::view_strides({2, 3}, {3}, {6}); }, {"[view]", "same length"});
+  expect_error<lg::ValueError>([] { L::pointwise_output_strides({{{2, 3}, {1}}}, "add"); }, {"[add]", "same length"});
+  expect_error<lg::ValueError>([] { L::contiguous_strides({2, -3}); }, {"negative size -3"});
+  expect_error<lg::ValueError>([] { L::channels_last_strides({2, -3, 4, 5}); }, {"negative size -3"});
+  expect_error<lg::ValueError>([] { L::infer_size({2, -1}, 7, "view"); }, {"[view]", "invalid for input of size 7"});
+  expect_error<lg::IndexError>([] { L::wrap_dim(3, 2, "sum"); }, {"[sum]", "[-2, 1], but got 3"});
+}
+
 TEST_CASE("impossible views name the input layout and point to reshape") {
   Tensor cl = lg::empty({2, 3, 4, 5}, {}, MemoryFormat::ChannelsLast);
   expect_error<lg::ValueError>([&] { cl.view({2, 60}); },

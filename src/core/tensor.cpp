@@ -1,6 +1,5 @@
-// Tensor metadata, element access and the conversions (contiguous, to, clone, copy_, fill_),
-// with ATen's choice of output strides (spec §2).
-#include <layoutguard/factories.h>
+// Tensor metadata and element access, and the core's shared checks (device, overlap). The op
+// methods (conversions, copies, views) live in src/ops and go through the dispatcher.
 #include <layoutguard/tensor.h>
 
 #include <layoutguard/config.h>

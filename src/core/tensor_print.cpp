@@ -15,11 +15,7 @@ constexpr int64_t kEdgeItems = 3;
 // Reads the element at `offset` (in elements from data_ptr) as a double, for printing only.
 double element_as_double(const Tensor& t, int64_t offset) {
   return visit_dtype(t.dtype(), [&]<typename T>(std::type_identity<T>) {
-    const T v = static_cast<const T*>(t.data_ptr())[offset];
-    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-      return static_cast<double>(static_cast<float>(v));
-    else
-      return static_cast<double>(v);
+    return static_cast<double>(static_cast<const T*>(t.data_ptr())[offset]);  // 16-bit: via float
   });
 }
 

@@ -4,7 +4,8 @@
 // A hook runs on the thread that called the op, after the op's kernel, innermost ops first
 // (an op called by another op runs at depth 1 and is reported before its caller). Ops called
 // from inside a hook are not hooked again (a thread-local re-entrancy guard). While no hook is
-// registered an op pays one relaxed atomic load; -Dhooks=false removes even that.
+// registered and the guard is off, an op pays one relaxed atomic load; -Dhooks=false removes
+// even that (and hooks::add then raises NotCompiledError).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ struct OpCall {
   std::string_view kernel;          // the kernel that ran, e.g. "copy_strided_cpu"
   std::string_view module_path;     // "layer1.0.conv2" inside lg::guard::ModuleScope, else ""
   int depth;                        // 0 for a call from user code, 1 for an op inside an op, ...
+  std::string_view root_op;         // the depth-0 op this call runs inside (itself at depth 0)
 };
 
 using Hook = std::function<void(const OpCall&)>;

@@ -3,6 +3,7 @@
 
 #include <layoutguard/config.h>
 #include <layoutguard/cuda.h>
+#include <layoutguard/custom_op.h>
 #include <layoutguard/device.h>
 #include <layoutguard/dtype.h>
 #include <layoutguard/error.h>
@@ -13,7 +14,9 @@
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
 #include <layoutguard/log.h>
+#include <layoutguard/report.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/storage.h>
 #include <layoutguard/tensor.h>
 #include <layoutguard/tensor_options.h>
+#include <layoutguard/violation.h>

@@ -9,26 +9,26 @@
 #include <layoutguard/hooks.h>
 
 #include "dispatch/kernel_table.h"
+#include "guard/runtime.h"
 
 namespace lg {
 namespace dispatch {
 namespace detail {
 
-// 0: not initialised yet (the first call takes the slow path and initialises).
-std::atomic<int> g_state{0};
+// Starts not initialised: the first op takes the slow path and reads the environment.
+std::atomic<uint32_t> g_slow_reasons{kNotInitialised};
 
 }  // namespace detail
 
 namespace {
 
-constexpr int kSlow = 2;
+using HookList = std::vector<std::pair<uint64_t, hooks::Hook>>;
 
 struct Registry {
   std::mutex mutex;
   uint64_t next_id = 1;
   // Copy-on-write list: callers take a snapshot without holding the mutex while hooks run.
-  std::shared_ptr<const std::vector<std::pair<uint64_t, hooks::Hook>>> hooks =
-      std::make_shared<const std::vector<std::pair<uint64_t, hooks::Hook>>>();
+  std::shared_ptr<const HookList> hooks = std::make_shared<const HookList>();
 };
 
 Registry& registry() {
@@ -36,29 +36,49 @@ Registry& registry() {
   return r;
 }
 
-// Decides the fast/slow state from what listens. Called with the registry mutex held.
-void refresh_state_locked() {
-  detail::g_state.store(registry().hooks->empty() ? detail::kFast : kSlow, std::memory_order_relaxed);
-}
-
 struct ThreadState {
   int depth = 0;
   bool in_hook = false;
   std::string_view kernel;
+  std::string_view root_op;
   std::vector<std::string> modules;
   std::string module_path;
 };
 
 thread_local ThreadState tls;
 
-std::string_view default_kernel_name(OpId id) {
-  switch (op_family(id)) {
+std::string_view default_kernel_name(const OpInfo& op) {
+  if (op.index >= kNumOps) return "custom";
+  switch (op_family(static_cast<OpId>(op.index))) {
     case OpFamily::View: return "view (metadata only)";
     case OpFamily::Conversion: return "composite";
     case OpFamily::Copy: break;
   }
   return "unknown";
 }
+
+// Restores the thread's call bookkeeping however the body or a hook leaves.
+class CallFrame {
+ public:
+  explicit CallFrame(const OpInfo& op)
+      : outer_kernel_(tls.kernel), outer_root_(tls.root_op), depth_(tls.depth++) {
+    tls.kernel = default_kernel_name(op);
+    if (depth_ == 0) tls.root_op = op.name;
+  }
+  ~CallFrame() {
+    tls.depth = depth_;
+    tls.kernel = outer_kernel_;
+    tls.root_op = outer_root_;
+    tls.in_hook = false;
+  }
+  int depth() const { return depth_; }
+  CallFrame(const CallFrame&) = delete;
+  CallFrame& operator=(const CallFrame&) = delete;
+
+ private:
+  std::string_view outer_kernel_, outer_root_;
+  int depth_;
+};
 
 }  // namespace
 
@@ -87,51 +107,34 @@ template KernelSignature<OpId::fill_>::type kernel_for<OpId::fill_>(Device);
 
 namespace detail {
 
-Tensor run_slow(OpId id, std::vector<Tensor> inputs, BodyRef body) {
-  if (g_state.load(std::memory_order_relaxed) == 0) {
-    std::lock_guard lock(registry().mutex);
-    refresh_state_locked();
-  }
-  if (tls.in_hook || g_state.load(std::memory_order_relaxed) == kFast) return body();
-
-  const std::string_view outer_kernel = tls.kernel;
-  tls.kernel = default_kernel_name(id);
-  const int depth = tls.depth++;
-  Tensor out;
-  try {
-    out = body();
-  } catch (...) {
-    --tls.depth;
-    tls.kernel = outer_kernel;
-    throw;
-  }
-  --tls.depth;
-  const std::string_view kernel = tls.kernel;
-  tls.kernel = outer_kernel;
-
-  std::shared_ptr<const std::vector<std::pair<uint64_t, hooks::Hook>>> snapshot;
-  {
+std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
+                             bool rerunnable) {
+  if (tls.in_hook) return body(inputs);
+  if (g_slow_reasons.load(std::memory_order_relaxed) & kNotInitialised) guard::detail::initialise();
+  const guard::Mode mode = guard::detail::current_mode();
+  std::shared_ptr<const HookList> snapshot;
+  if (g_slow_reasons.load(std::memory_order_relaxed) & kHooks) {
     std::lock_guard lock(registry().mutex);
     snapshot = registry().hooks;
   }
-  const std::vector<Tensor> outputs{out};
-  const hooks::OpCall call{op_name(id),
-                           op_policy(id),
+  if (mode == guard::Mode::Off && (!snapshot || snapshot->empty())) return body(inputs);
+
+  CallFrame frame(op);
+  std::vector<Tensor> outputs = body(inputs);
+  const hooks::OpCall call{op.name,
+                           op.policy,
                            inputs,
                            outputs,
                            inputs.empty() || !inputs.front().defined() ? kCPU : inputs.front().device(),
-                           kernel,
+                           tls.kernel,
                            tls.module_path,
-                           depth};
-  tls.in_hook = true;
-  try {
+                           frame.depth(),
+                           tls.root_op};
+  tls.in_hook = true;  // cleared by ~CallFrame
+  if (snapshot)
     for (const auto& [hid, hook] : *snapshot) hook(call);
-  } catch (...) {
-    tls.in_hook = false;
-    throw;
-  }
-  tls.in_hook = false;
-  return out;
+  if (mode != guard::Mode::Off) guard::detail::after_op(call, mode, op.index, rerunnable ? &body : nullptr);
+  return outputs;
 }
 
 }  // namespace detail
@@ -147,21 +150,21 @@ Handle add(Hook hook) {
 #endif
   auto& r = dispatch::registry();
   std::lock_guard lock(r.mutex);
-  auto next = std::make_shared<std::vector<std::pair<uint64_t, Hook>>>(*r.hooks);
+  auto next = std::make_shared<dispatch::HookList>(*r.hooks);
   const uint64_t id = r.next_id++;
   next->emplace_back(id, std::move(hook));
   r.hooks = std::move(next);
-  dispatch::refresh_state_locked();
+  dispatch::detail::set_slow_reason(dispatch::detail::kHooks, true);
   return Handle{id};
 }
 
 void remove(Handle handle) {
   auto& r = dispatch::registry();
   std::lock_guard lock(r.mutex);
-  auto next = std::make_shared<std::vector<std::pair<uint64_t, Hook>>>(*r.hooks);
+  auto next = std::make_shared<dispatch::HookList>(*r.hooks);
   std::erase_if(*next, [&](const auto& entry) { return entry.first == handle.id; });
+  dispatch::detail::set_slow_reason(dispatch::detail::kHooks, !next->empty());
   r.hooks = std::move(next);
-  dispatch::refresh_state_locked();
 }
 
 size_t count() {

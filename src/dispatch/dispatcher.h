@@ -1,49 +1,97 @@
 // The dispatcher: the one door every operator goes through. It runs the op's body and, when a
-// hook is registered, reports the call to the hooks.
+// hook or the guard listens, reports the call to them.
 #pragma once
 
+#include <array>
 #include <atomic>
-#include <type_traits>
+#include <cstdint>
+#include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <layoutguard/config.h>
+#include <layoutguard/layout_policy.h>
 #include <layoutguard/tensor.h>
 
 #include "dispatch/op_id.h"
 
 namespace lg::dispatch {
+
+// What the slow path needs to know about the op being called: built-in or custom.
+struct OpInfo {
+  std::string_view name;
+  LayoutPolicy policy;
+  uint32_t index;  // dense op index: OpId for built-ins, kNumOps + k for the k-th custom op
+};
+
+constexpr OpInfo op_info(OpId id) {
+  return {op_name(id), op_policy(id), static_cast<uint32_t>(id)};
+}
+
 namespace detail {
 
-// 1 while nothing listens (the fast path); anything else sends calls to run_slow.
-inline constexpr int kFast = 1;
-extern std::atomic<int> g_state;
+// Why calls must take the slow path; 0 means nobody listens (the fast path). Scopes are
+// counted in the bits above kGuard because several threads may hold one at once.
+enum SlowReason : uint32_t {
+  kNotInitialised = 1u,  // the guard has not read the environment yet (or must read it again)
+  kHooks = 2u,           // at least one hook is registered
+  kGuard = 4u,           // the process-wide guard mode is not off
+  kScopeUnit = 8u,       // added per live guard::Scope, on any thread
+};
+extern std::atomic<uint32_t> g_slow_reasons;
 
-// A non-owning callable reference: the slow path must not allocate for the body.
+inline void set_slow_reason(SlowReason bit, bool on) {
+  if (on)
+    g_slow_reasons.fetch_or(bit, std::memory_order_relaxed);
+  else
+    g_slow_reasons.fetch_and(~static_cast<uint32_t>(bit), std::memory_order_relaxed);
+}
+
+// A non-owning reference to the op's body: outputs from inputs. The slow path must not
+// allocate for it, and shadow mode calls it again on other inputs when `rerunnable`.
 class BodyRef {
  public:
   template <typename F>
-  explicit BodyRef(F& f) : obj_(&f), call_([](void* o) { return (*static_cast<F*>(o))(); }) {}
-  Tensor operator()() const { return call_(obj_); }
+  explicit BodyRef(F& f)
+      : obj_(&f), call_([](void* o, std::span<const Tensor> in) { return (*static_cast<F*>(o))(in); }) {}
+  std::vector<Tensor> operator()(std::span<const Tensor> inputs) const { return call_(obj_, inputs); }
 
  private:
   void* obj_;
-  Tensor (*call_)(void*);
+  std::vector<Tensor> (*call_)(void*, std::span<const Tensor>);
 };
 
-Tensor run_slow(OpId id, std::vector<Tensor> inputs, BodyRef body);
+// Runs body on inputs with depth and kernel tracking, then hooks and the guard. `rerunnable`:
+// body computes from its argument alone (custom ops), so shadow mode may call it on copies.
+std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
+                             bool rerunnable);
 
 }  // namespace detail
 
 // Runs body() (which returns the op's output) as op `id` with the given tensor inputs. The
-// fast path is one relaxed load and a branch; the inputs are only copied for hooks.
+// fast path is one relaxed load and a branch; the inputs are only gathered for listeners.
 template <typename Body, typename... Inputs>
 inline Tensor run(OpId id, Body&& body, const Inputs&... inputs) {
 #if LG_ENABLE_HOOKS
-  if (detail::g_state.load(std::memory_order_relaxed) != detail::kFast) [[unlikely]]
-    return detail::run_slow(id, std::vector<Tensor>{inputs...}, detail::BodyRef(body));
+  if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    const std::array<Tensor, sizeof...(Inputs)> gathered{inputs...};
+    auto outputs = [&](std::span<const Tensor>) { return std::vector<Tensor>{body()}; };
+    return std::move(detail::run_slow(op_info(id), gathered, detail::BodyRef(outputs), false)[0]);
+  }
 #endif
   return body();
+}
+
+// Runs a body that computes outputs from its inputs argument (custom ops): the same checks as
+// run(), and shadow mode may re-run it on contiguous copies.
+template <typename Body>
+inline std::vector<Tensor> run_rerunnable(const OpInfo& op, std::span<const Tensor> inputs, Body&& body) {
+#if LG_ENABLE_HOOKS
+  if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    return detail::run_slow(op, inputs, detail::BodyRef(body), true);
+#endif
+  return body(inputs);
 }
 
 // Records the kernel that computes the current call (for OpCall::kernel).

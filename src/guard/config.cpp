@@ -1,11 +1,17 @@
-// The process-wide guard settings: the environment read once, API overrides, per-thread Scopes.
+// The process-wide guard settings: the environment read once, API overrides, per-thread Scopes,
+// and the versioned snapshot the dispatcher reads without a lock.
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
+
+#include "guard/runtime.h"
 
 namespace lg::guard {
 namespace {
@@ -15,6 +21,9 @@ struct State {
   std::optional<Options> environment;  // parsed on first use; unset again if parsing failed
   std::optional<Options> api_options;
   std::optional<Mode> api_mode;
+  // The effective process-wide options (no Scope applied); null until the environment was read.
+  std::shared_ptr<const Options> effective;
+  bool help_printed = false;
 };
 
 State& state() {
@@ -22,28 +31,75 @@ State& state() {
   return s;
 }
 
+// Bumped on every change of the effective options; threads compare it with their cached copy.
+std::atomic<uint64_t> g_version{1};
+
 // The modes of the live Scopes of this thread, innermost last.
 thread_local std::vector<Mode> scope_modes;
+
+struct ThreadSnapshot {
+  uint64_t version = 0;
+  std::shared_ptr<const Options> options;
+};
+thread_local ThreadSnapshot tls_snapshot;
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
 
+// Recomputes the effective options after a change. Called with the mutex held; throws the
+// environment's ConfigError (leaving everything as it was) when the environment is invalid.
+void recompute_locked(State& s) {
+  if (!s.environment) s.environment = parse_options(env("LAYOUTGUARD"), env("LAYOUTGUARD_OPTIONS"));
+  Options o = s.api_options ? *s.api_options : *s.environment;
+  if (s.api_mode) {
+    o.mode = *s.api_mode;
+    o.sources[0] = Source::Api;
+  }
+  if (o.help && !s.help_printed) {
+    s.help_printed = true;
+    std::fputs(describe_options(o).c_str(), stderr);
+  }
+  s.effective = std::make_shared<const Options>(std::move(o));
+  g_version.fetch_add(1, std::memory_order_release);
+  using namespace dispatch::detail;
+  set_slow_reason(kGuard, s.effective->mode != Mode::Off);
+  set_slow_reason(kNotInitialised, false);
+}
+
+// The effective process-wide options, reading the environment first if needed.
+std::shared_ptr<const Options> effective() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!s.effective) recompute_locked(s);
+  return s.effective;
+}
+
 }  // namespace
 
-Options options() {
-  State& s = state();
-  Options o;
-  {
-    std::lock_guard lock(s.mutex);
-    if (!s.environment) s.environment = parse_options(env("LAYOUTGUARD"), env("LAYOUTGUARD_OPTIONS"));
-    o = s.api_options ? *s.api_options : *s.environment;
-    if (s.api_mode) {
-      o.mode = *s.api_mode;
-      o.sources[0] = Source::Api;
-    }
+namespace detail {
+
+void initialise() { (void)effective(); }
+
+const Options& current_options() {
+  if (tls_snapshot.version != g_version.load(std::memory_order_acquire) || !tls_snapshot.options) {
+    const uint64_t version = g_version.load(std::memory_order_acquire);
+    tls_snapshot.options = effective();
+    tls_snapshot.version = version;
   }
+  return *tls_snapshot.options;
+}
+
+Mode current_mode() {
+  if (!scope_modes.empty()) return scope_modes.back();
+  return current_options().mode;
+}
+
+}  // namespace detail
+
+Options options() {
+  Options o = *effective();
   if (!scope_modes.empty()) {
     o.mode = scope_modes.back();
     o.sources[0] = Source::Api;
@@ -53,32 +109,47 @@ Options options() {
 
 Mode mode() {
   if (!scope_modes.empty()) return scope_modes.back();
-  return options().mode;
+  return effective()->mode;
 }
 
 void set_mode(Mode m) {
-  std::lock_guard lock(state().mutex);
-  state().api_mode = m;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.api_mode = m;
+  if (s.effective || s.api_options) recompute_locked(s);
 }
 
 void set_options(const Options& o) {
   Options copy = o;
   // Everything set through the API counts as "api" in help=1, whatever the caller's sources say.
   copy.sources.assign(option_keys().size() + 1, Source::Api);
-  std::lock_guard lock(state().mutex);
-  state().api_options = std::move(copy);
-  state().api_mode = o.mode;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.api_options = std::move(copy);
+  s.api_mode = o.mode;
+  // The environment is still read (and its errors still reported) on first use.
+  if (s.effective) recompute_locked(s);
 }
 
 void reset_to_environment() {
-  std::lock_guard lock(state().mutex);
-  state().environment.reset();
-  state().api_options.reset();
-  state().api_mode.reset();
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.environment.reset();
+  s.api_options.reset();
+  s.api_mode.reset();
+  s.effective.reset();
+  g_version.fetch_add(1, std::memory_order_release);
+  dispatch::detail::set_slow_reason(dispatch::detail::kNotInitialised, true);
 }
 
-Scope::Scope(Mode m) : depth_(static_cast<int>(scope_modes.size())) { scope_modes.push_back(m); }
+Scope::Scope(Mode m) : depth_(static_cast<int>(scope_modes.size())) {
+  scope_modes.push_back(m);
+  dispatch::detail::g_slow_reasons.fetch_add(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
+}
 
-Scope::~Scope() { scope_modes.resize(static_cast<size_t>(depth_)); }
+Scope::~Scope() {
+  scope_modes.resize(static_cast<size_t>(depth_));
+  dispatch::detail::g_slow_reasons.fetch_sub(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
+}
 
 }  // namespace lg::guard

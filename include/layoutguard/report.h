@@ -1,0 +1,58 @@
+// What the guard collected in warn and record mode: distinct violations with repeat counts,
+// layout conversions (bytes moved between formats), and per-op call counts. The same data
+// feeds the exit summary (summary=1) and the JSON report (report=FILE).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <layoutguard/violation.h>
+
+namespace lg::guard {
+
+// One distinct violation: (op, module, input formats, output formats), first occurrence kept.
+struct ViolationRecord {
+  ViolationInfo first;  // backtrace of the first occurrence when backtrace=1
+  int64_t count = 0;
+};
+
+// Copies that changed the dim order (e.g. NHWC -> NCHW), grouped by the user-level op that
+// caused them (the depth-0 op: `to`, `contiguous`, or a custom op's layout fallback).
+struct ConversionRecord {
+  std::string op;
+  std::string module_path;
+  std::string from, to;  // format names
+  int64_t count = 0;
+  int64_t bytes = 0;     // bytes written
+};
+
+struct OpStats {
+  std::string op;
+  int64_t calls = 0;       // checked calls (all depths)
+  int64_t violations = 0;
+  int64_t conversions = 0;  // as the depth-0 op of a ConversionRecord
+  int64_t conversion_bytes = 0;
+};
+
+struct Report {
+  std::vector<ViolationRecord> violations;  // in order of first occurrence
+  std::vector<ConversionRecord> conversions;  // most bytes first
+  std::vector<OpStats> ops;                 // most conversion bytes first, then most calls
+  int64_t checked_calls = 0;
+  int64_t violation_count() const;   // with repeats
+  int64_t conversion_bytes() const;
+};
+
+// A copy of what was collected so far (all threads).
+Report report();
+// Forgets everything collected (tests; between phases of a program).
+void clear_report();
+// The JSON report text (what report=FILE writes at exit).
+std::string report_json(const Report& r);
+// The human summary table (what summary=1 prints to stderr at exit).
+std::string summary_text(const Report& r);
+// Writes report_json(report()) to path; lg::Error naming the path if it cannot be written.
+void write_report(const std::string& path);
+
+}  // namespace lg::guard

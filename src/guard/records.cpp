@@ -1,0 +1,169 @@
+// The store behind warn/record mode and lg::guard::report(); the exit handler.
+#include "guard/records.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include "guard/runtime.h"
+
+namespace lg::guard {
+namespace detail {
+namespace {
+
+using ConversionKey = std::tuple<std::string, std::string, std::string, std::string>;
+
+struct Store {
+  std::mutex mutex;
+  int64_t checked_calls = 0;
+  std::vector<OpStats> ops;  // indexed by dense op index; unnamed slots are unused
+  std::vector<ViolationRecord> violations;
+  std::unordered_map<std::string, size_t> violation_index;  // dedup key -> violations[i]
+  std::map<ConversionKey, ConversionRecord> conversions;
+};
+
+Store& store() {
+  static Store s;
+  return s;
+}
+
+OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
+  if (s.ops.size() <= op_index) s.ops.resize(op_index + 1);
+  OpStats& st = s.ops[op_index];
+  if (st.op.empty()) st.op = op;
+  return st;
+}
+
+void at_exit() {
+  // The settings in force at exit decide; a broken environment has already been reported.
+  Options o;
+  try {
+    o = guard::options();
+  } catch (const Error&) {
+    return;
+  }
+  const Report r = report();
+  if (!o.report_path.empty()) {
+    try {
+      write_report(o.report_path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
+  if (o.summary && (r.checked_calls > 0 || !r.violations.empty()))
+    std::fputs(summary_text(r).c_str(), stderr);
+}
+
+}  // namespace
+
+void ensure_exit_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Construct what the handler reads before registering it: handlers run before the
+    // destructors of statics constructed earlier, never after.
+    (void)store();
+    (void)guard::options();
+    std::atexit(at_exit);
+  });
+}
+
+void record_call(uint32_t op_index, std::string_view op) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  ++s.checked_calls;
+  ++stats_locked(s, op_index, op).calls;
+}
+
+void record_conversion(std::string_view op, std::string_view module_path, std::string from,
+                       std::string to, int64_t bytes) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  ConversionKey key{std::string(op), std::string(module_path), from, to};
+  ConversionRecord& c = s.conversions[key];
+  if (c.count == 0) {
+    c.op = op;
+    c.module_path = module_path;
+    c.from = std::move(from);
+    c.to = std::move(to);
+  }
+  ++c.count;
+  c.bytes += bytes;
+}
+
+int64_t record_violation(const std::string& key, uint32_t op_index,
+                         const std::function<ViolationInfo()>& describe) {
+  Store& s = store();
+  {
+    std::lock_guard lock(s.mutex);
+    if (auto it = s.violation_index.find(key); it != s.violation_index.end()) {
+      ++s.violations[it->second].count;
+      ++stats_locked(s, op_index, s.violations[it->second].first.op).violations;
+      return 0;
+    }
+  }
+  // Describing (with a symbolised stack trace) takes milliseconds: do it outside the lock.
+  ViolationInfo info = describe();
+  std::lock_guard lock(s.mutex);
+  auto [it, fresh] = s.violation_index.emplace(key, s.violations.size());
+  if (fresh) s.violations.push_back({std::move(info), 0});
+  ++s.violations[it->second].count;
+  ++stats_locked(s, op_index, s.violations[it->second].first.op).violations;
+  return fresh ? static_cast<int64_t>(s.violations.size()) : 0;
+}
+
+}  // namespace detail
+
+int64_t Report::violation_count() const {
+  int64_t n = 0;
+  for (const ViolationRecord& v : violations) n += v.count;
+  return n;
+}
+
+int64_t Report::conversion_bytes() const {
+  int64_t n = 0;
+  for (const ConversionRecord& c : conversions) n += c.bytes;
+  return n;
+}
+
+Report report() {
+  detail::Store& s = detail::store();
+  Report r;
+  {
+    std::lock_guard lock(s.mutex);
+    r.checked_calls = s.checked_calls;
+    r.violations = s.violations;
+    for (const OpStats& st : s.ops)
+      if (!st.op.empty()) r.ops.push_back(st);
+    // Conversions are charged to their depth-0 op here: that op's own call is counted only
+    // after the copies inside it were reported.
+    for (const auto& [key, c] : s.conversions) {
+      r.conversions.push_back(c);
+      auto st = std::find_if(r.ops.begin(), r.ops.end(), [&](const OpStats& o) { return o.op == c.op; });
+      if (st == r.ops.end()) st = r.ops.insert(r.ops.end(), OpStats{c.op});
+      st->conversions += c.count;
+      st->conversion_bytes += c.bytes;
+    }
+  }
+  std::stable_sort(r.conversions.begin(), r.conversions.end(),
+                   [](const ConversionRecord& a, const ConversionRecord& b) { return a.bytes > b.bytes; });
+  std::stable_sort(r.ops.begin(), r.ops.end(), [](const OpStats& a, const OpStats& b) {
+    return std::tie(b.conversion_bytes, b.calls) < std::tie(a.conversion_bytes, a.calls);
+  });
+  return r;
+}
+
+void clear_report() {
+  detail::Store& s = detail::store();
+  std::lock_guard lock(s.mutex);
+  s.checked_calls = 0;
+  s.ops.clear();
+  s.violations.clear();
+  s.violation_index.clear();
+  s.conversions.clear();
+}
+
+}  // namespace lg::guard

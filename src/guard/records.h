@@ -1,0 +1,30 @@
+// The guard's collected events (warn and record mode), shared by all threads behind one mutex.
+// Internal to src/guard.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <layoutguard/report.h>
+
+namespace lg::guard::detail {
+
+// Counts one checked call of op `op_index` (dense index, see dispatch::OpInfo).
+void record_call(uint32_t op_index, std::string_view op);
+
+// Adds `bytes` converted from one format to another on behalf of depth-0 op `op`.
+void record_conversion(std::string_view op, std::string_view module_path, std::string from,
+                       std::string to, int64_t bytes);
+
+// Counts a violation under its dedup key; `describe` builds the facts, called only for the
+// first occurrence of the key. Returns the number of distinct violations seen so far when this
+// one is new, 0 when it repeats an earlier one.
+int64_t record_violation(const std::string& key, uint32_t op_index,
+                         const std::function<ViolationInfo()>& describe);
+
+// Makes sure the exit handler (summary=1 table, report=FILE) is registered.
+void ensure_exit_handler();
+
+}  // namespace lg::guard::detail

@@ -1,0 +1,117 @@
+// The two renderings of a Report: JSON (report=FILE) and the exit summary table (summary=1).
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include <layoutguard/config.h>
+#include <layoutguard/guard.h>
+#include <layoutguard/report.h>
+
+namespace lg::guard {
+namespace {
+
+nlohmann::json operand_json(const OperandLayout& o) {
+  nlohmann::json j{{"role", o.role}, {"index", o.index}, {"defined", o.defined}};
+  if (!o.defined) return j;
+  j["dtype"] = dtype_name(o.dtype);
+  j["device"] = o.device.str();
+  j["sizes"] = o.sizes;
+  j["strides"] = o.strides;
+  j["storage_offset"] = o.storage_offset;
+  j["dim_order"] = o.dim_order;
+  j["format"] = o.format;
+  return j;
+}
+
+std::string human_bytes(int64_t bytes) {
+  char buf[32];
+  if (bytes >= (int64_t{1} << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
+}
+
+std::string formats(const std::vector<OperandLayout>& list) {
+  std::string out;
+  for (const OperandLayout& o : list) out += (out.empty() ? "" : ",") + (o.defined ? o.format : "undefined");
+  return out;
+}
+
+}  // namespace
+
+std::string report_json(const Report& r) {
+  nlohmann::json j;
+  j["layoutguard_version"] = LG_VERSION;
+  j["checked_calls"] = r.checked_calls;
+  j["violation_count"] = r.violation_count();
+  j["conversion_bytes"] = r.conversion_bytes();
+  j["violations"] = nlohmann::json::array();
+  for (const ViolationRecord& v : r.violations) {
+    const ViolationInfo& f = v.first;
+    nlohmann::json ins = nlohmann::json::array(), outs = nlohmann::json::array();
+    for (const OperandLayout& o : f.inputs) ins.push_back(operand_json(o));
+    for (const OperandLayout& o : f.outputs) outs.push_back(operand_json(o));
+    j["violations"].push_back({{"op", f.op},
+                               {"module", f.module_path},
+                               {"policy", layout_policy_name(f.policy)},
+                               {"lost", memory_format_name(f.lost)},
+                               {"rule", f.rule},
+                               {"kernel", f.kernel},
+                               {"depth", f.depth},
+                               {"count", v.count},
+                               {"formats_in", formats(f.inputs)},
+                               {"formats_out", formats(f.outputs)},
+                               {"inputs", ins},
+                               {"outputs", outs},
+                               {"first_backtrace", f.backtrace}});
+  }
+  j["conversions"] = nlohmann::json::array();
+  for (const ConversionRecord& c : r.conversions)
+    j["conversions"].push_back({{"op", c.op}, {"module", c.module_path}, {"from", c.from},
+                                {"to", c.to}, {"count", c.count}, {"bytes", c.bytes}});
+  j["ops"] = nlohmann::json::array();
+  for (const OpStats& o : r.ops)
+    j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
+                        {"conversions", o.conversions}, {"conversion_bytes", o.conversion_bytes}});
+  return j.dump(2) + "\n";
+}
+
+std::string summary_text(const Report& r) {
+  std::string out = "[layoutguard] summary: " + std::to_string(r.checked_calls) + " checked calls, " +
+                    std::to_string(r.violation_count()) + " violations (" +
+                    std::to_string(r.violations.size()) + " distinct), " +
+                    human_bytes(r.conversion_bytes()) + " converted between layouts\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-28s %10s %10s %11s %12s\n", "op", "calls", "violations",
+                "conversions", "converted");
+  out += line;
+  for (const OpStats& o : r.ops) {
+    std::snprintf(line, sizeof line, "  %-28s %10lld %10lld %11lld %12s\n", o.op.c_str(),
+                  static_cast<long long>(o.calls), static_cast<long long>(o.violations),
+                  static_cast<long long>(o.conversions), human_bytes(o.conversion_bytes).c_str());
+    out += line;
+  }
+  for (const ViolationRecord& v : r.violations)
+    out += "  violation: " + v.first.op + " @ " +
+           (v.first.module_path.empty() ? std::string("(no module)") : v.first.module_path) + ": " +
+           formats(v.first.inputs) + " -> " + formats(v.first.outputs) + " (x" +
+           std::to_string(v.count) + ")\n";
+  return out;
+}
+
+void write_report(const std::string& path) {
+  LG_CHECK(!path.empty(), "[guard::write_report] received an empty path; required a file name");
+  const std::string text = report_json(report());
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out)
+    throw Error("[guard::write_report] cannot write the JSON report to '" + path +
+                "'; required a writable file path (LAYOUTGUARD_OPTIONS report=)");
+}
+
+}  // namespace lg::guard

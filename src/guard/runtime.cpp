@@ -1,0 +1,124 @@
+// The guard on every dispatched call: conversions, the contract check, throw/warn/record.
+#include "guard/runtime.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include <boost/stacktrace.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
+
+#include "core/log.h"
+#include "guard/records.h"
+#include "guard/shadow.h"
+
+namespace lg::guard::detail {
+namespace {
+
+// Frames of the guard and dispatcher itself, left out of violation stack traces.
+constexpr size_t kGuardFrames = 2;
+
+std::string capture_backtrace() {
+  return boost::stacktrace::to_string(boost::stacktrace::stacktrace(kGuardFrames + 1, 64));
+}
+
+ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace) {
+  ViolationInfo v;
+  v.op = f.op;
+  v.policy = f.policy;
+  v.lost = f.lost;
+  v.output_index = f.output_index;
+  v.input_index = f.input_index;
+  v.rule = f.rule;
+  for (size_t i = 0; i < call.inputs.size(); ++i) v.inputs.push_back(OperandLayout::of("input", i, call.inputs[i]));
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    v.outputs.push_back(OperandLayout::of("output", i, call.outputs[i]));
+  v.kernel = call.kernel;
+  v.module_path = call.module_path;
+  v.depth = call.depth;
+  if (with_backtrace) v.backtrace = capture_backtrace();
+  return v;
+}
+
+std::string formats_key(std::span<const Tensor> tensors) {
+  std::string key;
+  for (const Tensor& t : tensors)
+    key += (t.defined() ? layout::format_name(t.sizes(), t.strides()) : std::string("undefined")) + ",";
+  return key;
+}
+
+// copy_ moving data between dim orders (NCHW <-> NHWC and the like) is a layout conversion,
+// charged to the depth-0 op that caused it. Broadcasting copies and one-element copies are not.
+void maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index) {
+  if (op_index != static_cast<uint32_t>(dispatch::OpId::copy_) || call.inputs.size() != 2) return;
+  const Tensor& dst = call.inputs[0];
+  const Tensor& src = call.inputs[1];
+  if (!dst.defined() || !src.defined() || dst.numel() < 2 || dst.sizes() != src.sizes()) return;
+  if (dst.dim_order() == src.dim_order()) return;
+  record_conversion(call.root_op, call.module_path, layout::format_name(src.sizes(), src.strides()),
+                    layout::format_name(dst.sizes(), dst.strides()), static_cast<int64_t>(dst.nbytes()));
+}
+
+// The warn-mode logger: the library's logger, or a file logger for log_path.
+spdlog::logger& warn_logger(const std::string& log_path) {
+  if (log_path.empty()) return log::logger();
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<spdlog::logger>> by_path;
+  std::lock_guard lock(mutex);
+  auto& logger = by_path[log_path];
+  if (!logger) {
+    try {
+      logger = std::make_shared<spdlog::logger>(
+          "layoutguard", std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path));
+    } catch (const spdlog::spdlog_ex& e) {
+      by_path.erase(log_path);
+      throw ConfigError("LAYOUTGUARD_OPTIONS: key 'log_path' got '" + log_path +
+                        "', which cannot be opened (" + e.what() + "); allowed values: a writable file path");
+    }
+    logger->flush_on(spdlog::level::warn);
+  }
+  return *logger;
+}
+
+void warn(const Options& o, const ViolationRecord& first, int64_t distinct) {
+  spdlog::logger& logger = warn_logger(o.log_path);
+  if (distinct <= o.max_reports) {
+    logger.warn("{}", format_violation(first.first));
+  } else if (distinct == o.max_reports + 1) {
+    logger.warn("[layoutguard] max_reports={} distinct violations logged; further ones are counted "
+                "(see the exit summary or report=) but not logged",
+                o.max_reports);
+  }
+}
+
+}  // namespace
+
+void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index,
+              const dispatch::detail::BodyRef* rerun) {
+  const Options& o = current_options();
+  const bool collect = mode == Mode::Warn || mode == Mode::Record;
+  if (collect) {
+    ensure_exit_handler();
+    record_call(op_index, call.op);
+    maybe_record_conversion(call, op_index);
+  }
+  if (o.shadow && rerun && call.depth == 0 &&
+      (call.policy == LayoutPolicy::Preserve || call.policy == LayoutPolicy::ConvLike))
+    shadow_compare(call, *rerun);
+
+  const std::optional<Finding> finding =
+      check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path);
+  if (!finding) return;
+  if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));
+
+  const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" +
+                          formats_key(call.inputs) + "|" + formats_key(call.outputs);
+  ViolationRecord first;
+  const int64_t distinct = record_violation(key, op_index, [&] {
+    first.first = describe(call, *finding, o.backtrace);
+    return first.first;
+  });
+  if (mode == Mode::Warn && distinct > 0) warn(o, first, distinct);
+}
+
+}  // namespace lg::guard::detail

@@ -1,0 +1,63 @@
+// LayoutViolation and ShadowMismatch: the facts of a broken contract and their fixed text.
+#include <layoutguard/violation.h>
+
+namespace lg {
+
+OperandLayout OperandLayout::of(std::string role, size_t index, const Tensor& t) {
+  OperandLayout o;
+  o.role = std::move(role);
+  o.index = index;
+  o.defined = t.defined();
+  if (!t.defined()) return o;
+  o.dtype = t.dtype();
+  o.device = t.device();
+  o.sizes = t.sizes().vec();
+  o.strides = t.strides().vec();
+  o.storage_offset = t.storage_offset();
+  o.dim_order = t.dim_order();
+  o.format = layout::format_name(t.sizes(), t.strides());
+  return o;
+}
+
+std::string OperandLayout::describe() const {
+  // Pads "input 0:" and "output 0:" to the same width so the layouts line up.
+  std::string head = role + " " + std::to_string(index) + ":";
+  head.resize(std::max<size_t>(head.size() + 1, 10), ' ');
+  if (!defined) return head + "undefined";
+  std::string line = head + std::string(dtype_name(dtype)) + " " + device.str() + " " +
+                     to_string(sizes) + ":" + to_string(strides);
+  if (storage_offset != 0) line += " offset=" + std::to_string(storage_offset);
+  return line + " order=" + dim_order + " " + format;
+}
+
+std::string format_violation(const ViolationInfo& v) {
+  const std::string lost(memory_format_name(v.lost));
+  const auto format_of = [](const std::vector<OperandLayout>& list, size_t i) {
+    return i < list.size() ? list[i].format : std::string("?");
+  };
+  std::string text = "[layoutguard] " + v.op + " lost " + lost + ": output " +
+                     std::to_string(v.output_index) + " is " + format_of(v.outputs, v.output_index) +
+                     " but input " + std::to_string(v.input_index) + " is " +
+                     format_of(v.inputs, v.input_index) + "\n";
+  for (const OperandLayout& o : v.inputs) text += "  " + o.describe() + "\n";
+  for (const OperandLayout& o : v.outputs) text += "  " + o.describe() + "\n";
+  text += "  " + v.rule + "; kernel: " + v.kernel + "\n";
+  text += "  module: " + (v.module_path.empty() ? std::string("(none: not inside a guard::ModuleScope)")
+                                                 : v.module_path);
+  if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
+  text += "\n";
+  if (v.backtrace.empty())
+    text += "  stack trace: not captured (LAYOUTGUARD_OPTIONS backtrace=0)\n";
+  else
+    text += "  stack trace (most recent call first):\n" + v.backtrace;
+  return text;
+}
+
+LayoutViolation::LayoutViolation(ViolationInfo info)
+    : Error(format_violation(info)), info_(std::move(info)) {}
+
+ShadowMismatch::ShadowMismatch(std::string op, size_t output_index, double max_abs_diff,
+                               std::string message)
+    : Error(message), op_(std::move(op)), output_index_(output_index), max_abs_diff_(max_abs_diff) {}
+
+}  // namespace lg

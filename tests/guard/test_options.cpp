@@ -11,10 +11,14 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "support/guard_testing.h"
+
 namespace {
 
 using lg::guard::Mode;
 using lg::guard::parse_options;
+using lg::testing::contains;
+using lg::testing::EnvVar;
 
 std::string config_error(std::string_view mode, std::string_view opts) {
   try {
@@ -24,23 +28,6 @@ std::string config_error(std::string_view mode, std::string_view opts) {
   }
   return "no error";
 }
-
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
-
-// Sets (or unsets, for nullptr) an environment variable for the lifetime of the object.
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) saved_ = old, had_ = true;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~EnvVar() { had_ ? setenv(name_, saved_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool had_ = false;
-};
 
 }  // namespace
 

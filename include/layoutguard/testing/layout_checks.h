@@ -1,0 +1,76 @@
+// The checks behind the doctest and gtest assertion headers: framework-free predicates that
+// return an explanation ("" when the check holds). Header-only, public API only.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <layoutguard/layoutguard.h>
+
+namespace lg::testing {
+
+// The channels-last format for t's rank: ChannelsLast for 4-D, ChannelsLast3d for 5-D.
+inline MemoryFormat channels_last_for(const Tensor& t) {
+  return t.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+}
+
+// "" when t is laid out in fmt (is_contiguous(fmt), PyTorch's test), else why not.
+inline std::string explain_memory_format(const Tensor& t, MemoryFormat fmt) {
+  if (!t.defined()) return "expected a " + std::string(memory_format_name(fmt)) + " tensor, got an undefined tensor";
+  if (fmt == MemoryFormat::Preserve) return "memory format 'preserve' is not a layout to check against";
+  if ((fmt == MemoryFormat::ChannelsLast && t.dim() != 4) || (fmt == MemoryFormat::ChannelsLast3d && t.dim() != 5))
+    return "expected " + std::string(memory_format_name(fmt)) + ", which needs rank " +
+           (fmt == MemoryFormat::ChannelsLast ? "4" : "5") + ", got " + describe_layout(t);
+  if (t.is_contiguous(fmt)) return "";
+  return "expected " + std::string(memory_format_name(fmt)) + ", got " + describe_layout(t);
+}
+
+inline std::string explain_channels_last(const Tensor& t) {
+  if (t.defined() && t.dim() != 4 && t.dim() != 5)
+    return "expected a channels_last 4-D or channels_last_3d 5-D tensor, got " + describe_layout(t);
+  return explain_memory_format(t, t.defined() ? channels_last_for(t) : MemoryFormat::ChannelsLast);
+}
+
+inline std::string explain_strides(const Tensor& t, const std::vector<int64_t>& strides) {
+  if (!t.defined()) return "expected strides " + to_string(strides) + ", got an undefined tensor";
+  if (t.strides().vec() == strides) return "";
+  return "expected strides " + to_string(strides) + ", got " + describe_layout(t);
+}
+
+// Largest |a - b| over all elements after converting both to float64; "" when every element
+// is within atol + rtol * |b| (NaN equals NaN), else where the largest difference is.
+inline std::string explain_values_differ(const Tensor& a, const Tensor& b, double atol = 1e-5,
+                                         double rtol = 1e-4) {
+  if (a.sizes() != b.sizes()) return "sizes differ: " + to_string(a.sizes()) + " vs " + to_string(b.sizes());
+  const Tensor x = a.to(kFloat64).contiguous(), y = b.to(kFloat64).contiguous();
+  const double* px = x.data_ptr<double>();
+  const double* py = y.data_ptr<double>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (std::isnan(px[i]) && std::isnan(py[i])) continue;
+    if (!(std::fabs(px[i] - py[i]) <= atol + rtol * std::fabs(py[i])))
+      return "values differ at flat index " + std::to_string(i) + ": " + std::to_string(px[i]) +
+             " vs " + std::to_string(py[i]);
+  }
+  return "";
+}
+
+// Runs fn on contiguous and channels-last versions of input: "" when each output keeps its
+// input's format and both give the same values, else what went wrong.
+template <typename Fn>
+std::string explain_preserves_layout(Fn&& fn, const Tensor& input) {
+  if (!input.defined() || (input.dim() != 4 && input.dim() != 5))
+    return "LG_CHECK_PRESERVES_LAYOUT needs a 4-D or 5-D input, got " + describe_layout(input);
+  const MemoryFormat cl = channels_last_for(input);
+  const Tensor out_cf = fn(input.contiguous());
+  const Tensor out_cl = fn(input.contiguous(cl));
+  if (std::string why = explain_memory_format(out_cl, cl); !why.empty())
+    return "on channels-last input the output lost the format: " + why;
+  if (std::string why = explain_memory_format(out_cf, MemoryFormat::Contiguous); !why.empty())
+    return "on contiguous input the output is not contiguous: " + why;
+  if (std::string why = explain_values_differ(out_cl, out_cf); !why.empty())
+    return "channels-last and contiguous inputs give different values: " + why;
+  return "";
+}
+
+}  // namespace lg::testing

@@ -1,0 +1,392 @@
+// The guard on live ops: throw, warn, record and off; what a violation says; allow and
+// suppressions; multi-output, in-place/out=, ConvLike, ambiguous, 5-D; the conversion ledger;
+// shadow; the report; threads; custom-op errors; the fast path coming back.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include <layoutguard/testing/doctest.h>
+
+#include "dispatch/dispatcher.h"
+#include "support/guard_testing.h"
+#include "support/tensor_testing.h"
+#include "support/test_ops.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using lg::guard::Mode;
+using namespace lg::testing;
+
+constexpr auto CL = MemoryFormat::ChannelsLast;
+constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
+
+Tensor cl4() { return lg::arange(2 * 8 * 4 * 4).to(lg::kFloat32).reshape({2, 8, 4, 4}).contiguous(CL); }
+
+std::string golden(const std::string& name) { return read_text(std::string(LG_TESTS_DIR) + "/guard/golden/" + name); }
+
+// The violation `fn` raises under throw mode (fails the test if none).
+template <typename Fn>
+lg::LayoutViolation expect_violation(Fn&& fn) {
+  lg::guard::Scope scope(Mode::Throw);
+  try {
+    fn();
+  } catch (const lg::LayoutViolation& e) {
+    return e;
+  }
+  FAIL("no LayoutViolation was raised");
+  throw;  // unreachable
+}
+
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("throw mode raises LayoutViolation with the facts as data") {
+  CleanGuard clean;
+  lg::guard::set_mode(Mode::Throw);
+  const Tensor x = cl4();
+  lg::LayoutViolation v = [&] {
+    lg::guard::ModuleScope layer("layer1");
+    lg::guard::ModuleScope block("0");
+    try {
+      drop_layout()({x});
+    } catch (const lg::LayoutViolation& e) {
+      return e;
+    }
+    FAIL("no violation");
+    throw;
+  }();
+  const lg::ViolationInfo& info = v.info();
+  CHECK(info.op == "test.drop_layout");
+  CHECK(info.lost == CL);
+  CHECK(info.policy == lg::LayoutPolicy::Preserve);
+  CHECK(info.output_index == 0);
+  CHECK(info.input_index == 0);
+  REQUIRE(info.inputs.size() == 1);
+  REQUIRE(info.outputs.size() == 1);
+  CHECK(info.inputs[0].format == "channels_last");
+  CHECK(info.inputs[0].strides == std::vector<int64_t>{128, 1, 32, 8});
+  CHECK(info.outputs[0].format == "contiguous");
+  CHECK(info.outputs[0].dim_order == "abcd");
+  CHECK(info.kernel == "test.drop_layout:cpu");
+  CHECK(info.module_path == "layer1.0");
+  CHECK(v.module_path() == "layer1.0");
+  CHECK(info.depth == 0);
+  // backtrace=1 is the default: the trace is in what() and reaches this test file.
+  CHECK(contains(v.what(), "stack trace (most recent call first):"));
+  CHECK(contains(info.backtrace, "test_guard_runtime.cpp"));
+  CHECK(dynamic_cast<const lg::Error*>(&v) != nullptr);
+}
+
+TEST_CASE("a Scope switches the guard on for its thread only, and the fast path comes back") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  CHECK_NOTHROW(drop_layout()({x}));  // off by default
+  {
+    lg::guard::Scope scope(Mode::Throw);
+    CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+    std::thread([&] { CHECK_NOTHROW(drop_layout()({x})); }).join();
+  }
+  CHECK_NOTHROW(drop_layout()({x}));
+  CHECK(lg::dispatch::detail::g_slow_reasons.load() == 0);
+}
+
+TEST_CASE("the violation text matches the golden files (4-D in a module, 5-D at top level)") {
+  CleanGuard clean;
+  lg::guard::set_options(options_with(Mode::Throw, "backtrace=0"));
+  {
+    lg::guard::ModuleScope m("layer1.0.conv2");
+    const lg::LayoutViolation v = expect_violation([] { drop_layout()({cl4()}); });
+    CHECK(std::string(v.what()) == golden("violation_4d.txt"));
+    CHECK(v.info().backtrace.empty());
+  }
+  const Tensor x5 = lg::zeros({2, 3, 2, 2, 2}).contiguous(CL3);
+  const lg::LayoutViolation v5 = expect_violation([&] { drop_layout()({x5}); });
+  CHECK(v5.info().lost == CL3);
+  CHECK(std::string(v5.what()) == golden("violation_5d.txt"));
+}
+
+TEST_CASE("layouts the contract allows raise nothing") {
+  CleanGuard clean;
+  lg::guard::set_mode(Mode::Throw);
+  const Tensor x = cl4();
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(keep_layout()({x}));
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(drop_layout()({x.contiguous()}));  // contiguous in, contiguous out
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.contiguous());              // Explicit
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.permute({0, 2, 3, 1}));     // Explicit
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.flatten(1));                // RankChanging
+  LG_CHECK_LAYOUT_VIOLATION(drop_layout()({x}), "test.drop_layout");
+}
+
+TEST_CASE("allow= and suppressions silence an op, suppressions per module glob") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Throw, "allow=test.keep_layout,test.drop_layout"));
+  CHECK_NOTHROW(drop_layout()({x}));
+  TempPath file("lg-suppressions");
+  std::ofstream(file.str()) << "# known: the decoder's upsample\ntest.drop_layout:decoder.*\n";
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  {
+    lg::guard::ModuleScope m("decoder");
+    lg::guard::ModuleScope up("up1");
+    CHECK_NOTHROW(drop_layout()({x}));
+  }
+  lg::guard::ModuleScope m("encoder");
+  CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+}
+
+TEST_CASE("warn logs each distinct violation once, counts repeats, and stops at max_reports") {
+  CleanGuard clean;
+  TempPath log("lg-warn-log");
+  lg::guard::set_options(options_with(Mode::Warn, "backtrace=0:max_reports=2:log_path=" + log.str()));
+  const Tensor x = cl4();
+  for (int i = 0; i < 3; ++i) CHECK_NOTHROW(drop_layout()({x}));
+  std::string text = read_text(log.str());
+  CHECK(count_of(text, "[layoutguard] test.drop_layout lost channels_last") == 1);
+  {
+    lg::guard::ModuleScope m("block2");  // another module: a distinct violation
+    drop_layout()({x});
+  }
+  text = read_text(log.str());
+  CHECK(count_of(text, "[layoutguard] test.drop_layout lost channels_last") == 2);
+  CHECK(contains(text, "module: block2"));
+  {
+    lg::guard::ModuleScope m("block3");  // third distinct: over max_reports=2
+    drop_layout()({x});
+    lg::guard::ModuleScope m4("deeper");  // fourth: counted, not logged
+    drop_layout()({x});
+  }
+  text = read_text(log.str());
+  CHECK(count_of(text, "[layoutguard] test.drop_layout lost channels_last") == 2);
+  CHECK(count_of(text, "max_reports=2 distinct violations logged") == 1);
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 4);
+  CHECK(r.violations[0].count == 3);
+  CHECK(r.violation_count() == 6);
+}
+
+TEST_CASE("record is silent and fills the report; report_json and write_report agree") {
+  CleanGuard clean;
+  TempPath log("lg-record-log");
+  lg::guard::set_options(options_with(Mode::Record, "log_path=" + log.str()));
+  const Tensor x = cl4();
+  for (int i = 0; i < 4; ++i) drop_layout()({x});
+  keep_layout()({x});
+  CHECK(read_text(log.str()).empty());
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].count == 4);
+  CHECK(contains(r.violations[0].first.backtrace, "test_guard_runtime.cpp"));
+  const auto op = std::find_if(r.ops.begin(), r.ops.end(), [](auto& o) { return o.op == "test.drop_layout"; });
+  REQUIRE(op != r.ops.end());
+  CHECK(op->calls == 4);
+  CHECK(op->violations == 4);
+
+  TempPath json("lg-report-json");
+  lg::guard::write_report(json.str());
+  const nlohmann::json j = nlohmann::json::parse(read_text(json.str()));
+  CHECK(j["violation_count"] == 4);
+  REQUIRE(j["violations"].size() == 1);
+  const auto& v = j["violations"][0];
+  CHECK(v["op"] == "test.drop_layout");
+  CHECK(v["count"] == 4);
+  CHECK(v["formats_in"] == "channels_last");
+  CHECK(v["formats_out"] == "contiguous");
+  CHECK(v["inputs"][0]["strides"] == std::vector<int64_t>{128, 1, 32, 8});
+  CHECK(v["outputs"][0]["sizes"] == std::vector<int64_t>{2, 8, 4, 4});
+  CHECK(v["lost"] == "channels_last");
+  CHECK(!v["first_backtrace"].get<std::string>().empty());
+  CHECK(contains(lg::guard::summary_text(r), "violation: test.drop_layout @ (no module): channels_last -> contiguous (x4)"));
+  CHECK_THROWS_AS(lg::guard::write_report("/nonexistent-dir/report.json"), lg::Error);
+  CHECK_THROWS_AS(lg::guard::write_report(""), lg::ValueError);
+}
+
+TEST_CASE("off and exempt calls leave the report empty") {
+  CleanGuard clean;
+  drop_layout()({cl4()});
+  CHECK(lg::guard::report().checked_calls == 0);
+  CHECK(lg::guard::report().violations.empty());
+}
+
+TEST_CASE("the layout fallback converts channels-last inputs, is flagged, and is in the ledger") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_mode(Mode::Record);
+  const Tensor out = contiguous_only()({x})[0];
+  CHECK(out.is_contiguous());
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].first.kernel == "test.contiguous_only:cpu (contiguous only)");
+  REQUIRE(r.conversions.size() == 1);
+  CHECK(r.conversions[0].op == "test.contiguous_only");
+  CHECK(r.conversions[0].from == "channels_last");
+  CHECK(r.conversions[0].to == "contiguous");
+  CHECK(r.conversions[0].bytes == static_cast<int64_t>(x.nbytes()));
+  CHECK(r.ops.front().op == "test.contiguous_only");  // sorted by conversion bytes
+  CHECK(r.ops.front().conversions == 1);
+  CHECK(values(out) == values(x));
+  // A user's explicit conversion is in the ledger under its own op.
+  lg::guard::clear_report();
+  (void)x.contiguous();
+  const lg::guard::Report r2 = lg::guard::report();
+  REQUIRE(r2.conversions.size() == 1);
+  CHECK(r2.conversions[0].op == "contiguous");
+  CHECK(r2.violations.empty());
+}
+
+TEST_CASE("multi-output ops: each output is checked") {
+  CleanGuard clean;
+  const lg::LayoutViolation v = expect_violation([] { split_two()({cl4()}); });
+  CHECK(v.info().output_index == 1);
+  CHECK(v.info().outputs.size() == 2);
+  CHECK(v.info().outputs[0].format == "channels_last");
+}
+
+TEST_CASE("in-place and out= tensors are checked as outputs") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  Tensor out_cf = lg::empty({2, 8, 4, 4});
+  const lg::LayoutViolation v = expect_violation([&] { copy_into()({x, out_cf}); });
+  CHECK(v.info().outputs[0].format == "contiguous");
+  CHECK(values(out_cf) == values(x));  // the op ran before the check
+  Tensor out_cl = lg::empty({2, 8, 4, 4}, {}, CL);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(copy_into()({x, out_cl}));
+}
+
+TEST_CASE("ConvLike: a channels-last input or weight expects a channels-last output") {
+  CleanGuard clean;
+  const Tensor x_cl = lg::zeros({1, 3, 5, 5}).contiguous(CL), x_cf = lg::zeros({1, 3, 5, 5});
+  const Tensor w_cl = lg::zeros({4, 3, 3, 3}).contiguous(CL), w_cf = lg::zeros({4, 3, 3, 3});
+  CHECK(expect_violation([&] { fake_conv()({x_cl, w_cf}); }).info().input_index == 0);
+  CHECK(expect_violation([&] { fake_conv()({x_cf, w_cl}); }).info().input_index == 1);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(fake_conv()({x_cf, w_cf}));
+  // A third input (a bias, say) never sets the expectation.
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(fake_conv()({x_cf, w_cf, lg::zeros({1, 4, 5, 5}).contiguous(CL)}));
+}
+
+TEST_CASE("ambiguous inputs: skipped by default, judged by their suggestion with ambiguous=check") {
+  CleanGuard clean;
+  const Tensor nc11 = lg::empty({2, 3, 1, 1}, {}, CL).fill_(0);  // NC11 with channels-last strides
+  lg::guard::set_options(options_with(Mode::Throw));
+  CHECK_NOTHROW(drop_layout()({nc11}));
+  lg::guard::set_options(options_with(Mode::Throw, "ambiguous=check"));
+  CHECK_THROWS_AS(drop_layout()({nc11}), lg::LayoutViolation);
+}
+
+TEST_CASE("min_bytes exempts small outputs") {
+  CleanGuard clean;
+  lg::guard::set_options(options_with(Mode::Throw, "min_bytes=100000"));
+  CHECK_NOTHROW(drop_layout()({cl4()}));
+  lg::guard::set_options(options_with(Mode::Throw, "min_bytes=1024"));
+  CHECK_THROWS_AS(drop_layout()({cl4()}), lg::LayoutViolation);  // 1 KiB of float32
+}
+
+TEST_CASE("shadow=1 catches wrong values of a channels-last kernel") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  CHECK_NOTHROW(wrong_nhwc()({x}));  // shadow off: the wrong value goes unnoticed
+  lg::guard::set_options(options_with(Mode::Record, "shadow=1"));
+  try {
+    wrong_nhwc()({x});
+    FAIL("no ShadowMismatch");
+  } catch (const lg::ShadowMismatch& e) {
+    CHECK(e.op() == "test.wrong_nhwc");
+    CHECK(e.output_index() == 0);
+    CHECK(e.max_abs_diff() == doctest::Approx(1000.0 - 16.0));  // memory element 1 is x[0,1,0,0] = 16
+    CHECK(contains(e.what(), "flat index 16"));
+  }
+  CHECK_NOTHROW(wrong_nhwc()({x.contiguous()}));
+  CHECK_NOTHROW(keep_layout()({x}));
+  CHECK_NOTHROW(copy_into()({x, lg::empty({2, 8, 4, 4}, {}, CL)}));  // in place: copies, not callers' tensors
+}
+
+TEST_CASE("record from 8 threads gives exact counts") {
+  CleanGuard clean;
+  lg::guard::set_mode(Mode::Record);
+  constexpr int kThreads = 8, kCalls = 200;
+  const Tensor x = cl4();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      lg::guard::ModuleScope m(t % 2 ? "odd" : "even");
+      for (int i = 0; i < kCalls; ++i) {
+        drop_layout()({x});
+        keep_layout()({x});
+      }
+    });
+  for (auto& th : threads) th.join();
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 2);  // one per module
+  CHECK(r.violation_count() == kThreads * kCalls);
+  for (const auto& v : r.violations) CHECK(v.count == kThreads / 2 * kCalls);
+  int64_t drop_calls = 0, keep_calls = 0;
+  for (const auto& o : r.ops) {
+    if (o.op == "test.drop_layout") drop_calls = o.calls;
+    if (o.op == "test.keep_layout") keep_calls = o.calls;
+  }
+  CHECK(drop_calls == kThreads * kCalls);
+  CHECK(keep_calls == kThreads * kCalls);
+}
+
+TEST_CASE("an invalid LAYOUTGUARD makes every op raise ConfigError until fixed") {
+  CleanGuard clean;
+  {
+    EnvVar mode("LAYOUTGUARD", "loud");
+    lg::guard::reset_to_environment();
+    for (int i = 0; i < 2; ++i) {
+      try {
+        (void)lg::zeros({2, 2}).clone();
+        FAIL("no ConfigError");
+      } catch (const lg::ConfigError& e) {
+        CHECK(contains(e.what(), "LAYOUTGUARD"));
+        CHECK(contains(e.what(), "loud"));
+      }
+    }
+  }
+  lg::guard::reset_to_environment();
+  CHECK_NOTHROW((void)lg::zeros({2, 2}).clone());
+}
+
+TEST_CASE("hooks see custom ops with their name, policy and kernel") {
+  CleanGuard clean;
+  std::vector<std::string> seen;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.depth == 0) seen.push_back(std::string(c.op) + "/" + std::string(c.kernel) + "/" +
+                                     std::string(lg::layout_policy_name(c.policy)));
+  });
+  keep_layout()({cl4()});
+  REQUIRE(seen.size() >= 1);
+  CHECK(seen.back() == "test.keep_layout/test.keep_layout:cpu/Preserve");
+}
+
+TEST_CASE("custom op registration and calls validate their input") {
+  using lg::register_op;
+  auto id = [](const Tensors& in) { return in; };
+  CHECK_THROWS_WITH_AS(register_op("", lg::LayoutPolicy::Preserve, id), doctest::Contains("non-empty name"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(register_op("bad name", lg::LayoutPolicy::Preserve, id), doctest::Contains("'bad name'"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(register_op("clone", lg::LayoutPolicy::Preserve, id), doctest::Contains("built-in op"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(register_op("test.no_kernel", lg::LayoutPolicy::Preserve, nullptr),
+                       doctest::Contains("empty cpu_kernel"), lg::ValueError);
+  (void)drop_layout();
+  CHECK_THROWS_WITH_AS(register_op("test.drop_layout", lg::LayoutPolicy::Preserve, id),
+                       doctest::Contains("already registered"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::CustomOp()({}), doctest::Contains("empty CustomOp"), lg::ValueError);
+  static const lg::CustomOp undefined_out = register_op("test.undefined_out", lg::LayoutPolicy::Preserve,
+                                                        [](const Tensors&) { return Tensors{Tensor()}; });
+  CHECK_THROWS_WITH_AS(undefined_out({lg::zeros({2})}), doctest::Contains("undefined tensor as output 0"), lg::ValueError);
+  // An error inside the kernel reaches the caller unchanged, and the guard stays usable.
+  static const lg::CustomOp failing = register_op("test.failing", lg::LayoutPolicy::Preserve, [](const Tensors& in) {
+    return Tensors{in.at(3)};
+  });
+  CHECK_THROWS_AS(failing({lg::zeros({2})}), std::out_of_range);
+  CHECK(drop_layout().name() == "test.drop_layout");
+  CHECK(drop_layout().policy() == lg::LayoutPolicy::Preserve);
+}
+
+}  // TEST_SUITE

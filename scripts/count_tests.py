@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Adds up test results from meson's testlog.json files and prints 'N passed, N failed'.
 
-A doctest executable counts its test cases (from doctest's own summary line); any other meson
-test counts as one. A test that failed without a doctest summary (a crash, a timeout, a
+A doctest executable counts its test cases (from doctest's own summary line), a GoogleTest
+executable its tests (from its [  PASSED  ] / [  FAILED  ] lines); any other meson test counts
+as one. A test that failed without a doctest summary (a crash, a timeout, a
 sanitizer report) counts as one failure. doctest's own "skipped" figure is not used: with
 --test-suite it counts the test cases of the other suites, which did not run here.
 """
@@ -11,6 +12,19 @@ import re
 import sys
 
 SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed\s*\|\s*(\d+) skipped")
+GTEST_PASSED = re.compile(r"^\[  PASSED  \] (\d+) tests?\.", re.M)
+GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\d+) tests?, listed below", re.M)
+
+
+def framework_counts(stdout):
+    """(passed, failed) from a doctest or GoogleTest summary, or None."""
+    match = SUMMARY.search(stdout)
+    if match:
+        return int(match.group(2)), int(match.group(3))
+    passed, failed = GTEST_PASSED.search(stdout), GTEST_FAILED.search(stdout)
+    if passed or failed:
+        return (int(passed.group(1)) if passed else 0), (int(failed.group(1)) if failed else 0)
+    return None
 
 
 def count(path):
@@ -19,11 +33,11 @@ def count(path):
         for line in log:
             entry = json.loads(line)
             result = entry.get("result", "")
-            match = SUMMARY.search(entry.get("stdout", "") or "")
-            if match:
-                p, f = int(match.group(2)), int(match.group(3))
+            counts = framework_counts(entry.get("stdout", "") or "")
+            if counts:
+                p, f = counts
                 if result not in ("OK", "EXPECTEDFAIL") and f == 0:
-                    f = 1  # doctest said fine but the process still failed (e.g. sanitizer)
+                    f = 1  # the framework said fine but the process still failed (e.g. sanitizer)
                 passed, failed = passed + p, failed + f
             elif result in ("OK", "EXPECTEDFAIL"):
                 passed += 1
@@ -36,10 +50,14 @@ def count(path):
     return passed, failed, skipped
 
 
-def main(paths):
+def main(args):
+    """args: testlog.json paths, and NAME=PASS|FAIL for checks run outside meson (one each)."""
     total = [0, 0, 0]
-    for path in paths:
-        for i, n in enumerate(count(path)):
+    for arg in args:
+        if arg.endswith(("=PASS", "=FAIL")):
+            total[0 if arg.endswith("=PASS") else 1] += 1
+            continue
+        for i, n in enumerate(count(arg)):
             total[i] += n
     line = f"{total[0]} passed, {total[1]} failed"
     if total[2]:

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -65,7 +66,21 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// Suppressions files are short lists; a bigger one is a wrong path (a log, /dev/zero, a FIFO).
+constexpr uintmax_t kMaxSuppressionsBytes = 1 << 20;
+
 std::vector<Suppression> read_suppressions(const std::string& path) {
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (regular && !ec && size > kMaxSuppressionsBytes)
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
+                                  " bytes; allowed values: a file of op[:module-glob] lines of at most ",
+                                  kMaxSuppressionsBytes, " bytes"));
+  if (!regular && std::filesystem::exists(path, ec))
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+                                  "', which is not a regular file; allowed values: a readable file of "
+                                  "op[:module-glob] lines"));
   std::ifstream in(path);
   if (!in)
     throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,

@@ -82,6 +82,12 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "report="), "key 'report' got '' (empty)"));
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
   CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"), "cannot be read"));
+  // Not a list of suppressions: a device, a directory, a file too big to be one.
+  CHECK(contains(config_error("", "suppressions=/dev/zero"), "not a regular file"));
+  CHECK(contains(config_error("", "suppressions=/tmp"), "not a regular file"));
+  lg::testing::TempPath big("lg-big-suppressions");
+  std::ofstream(big.str()) << std::string((1 << 20) + 1, '#');
+  CHECK(contains(config_error("", "suppressions=" + big.str()), "bytes; allowed values"));
 }
 
 TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {

@@ -1,0 +1,28 @@
+// A program configured only through the real LAYOUTGUARD / LAYOUTGUARD_OPTIONS environment: it
+// calls a custom op that loses channels_last three times and prints one line per call.
+// Driven by tests/guard/test_guard_env.cpp.
+#include <cstdio>
+#include <string>
+
+#include <layoutguard/layoutguard.h>
+
+int main() {
+  const lg::CustomOp drop = lg::register_op(
+      "probe.drop_layout", lg::LayoutPolicy::Preserve,
+      [](const std::vector<lg::Tensor>& in) { return std::vector<lg::Tensor>{in.at(0).clone(lg::MemoryFormat::Contiguous)}; });
+  // empty() is not an op, so making the input cannot raise the environment's ConfigError.
+  const lg::Tensor x = lg::empty({2, 8, 4, 4}, {}, lg::MemoryFormat::ChannelsLast);
+  for (int i = 0; i < 3; ++i) {
+    try {
+      drop({x});
+      std::printf("call: ok\n");
+    } catch (const lg::LayoutViolation& e) {
+      const std::string text = e.what();
+      std::printf("call: LayoutViolation: %s\n", text.substr(0, text.find('\n')).c_str());
+    } catch (const lg::ConfigError& e) {
+      std::printf("call: ConfigError: %s\n", e.what());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,109 @@
+// The guard switched on by the real environment, in a child process (tests/guard/env_probe.cpp):
+// each mode, 1/0, allow, report=, summary, help=1 and an invalid value.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/guard_testing.h"
+
+namespace {
+
+using lg::testing::contains;
+using lg::testing::count_of;
+
+// Runs the probe with exactly these guard variables (the others unset); stdout + stderr.
+std::string run_probe(const std::string& env) {
+  const std::string cmd = "env -u LAYOUTGUARD -u LAYOUTGUARD_OPTIONS " + env + " " LG_ENV_PROBE " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  CHECK(pclose(pipe) == 0);
+  return out;
+}
+
+constexpr const char* kViolationLine =
+    "call: LayoutViolation: [layoutguard] probe.drop_layout lost channels_last: output 0 is contiguous "
+    "but input 0 is channels_last";
+
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("LAYOUTGUARD=throw (and 1) raises on every call") {
+  for (const char* value : {"throw", "1"}) {
+    CAPTURE(value);
+    const std::string out = run_probe(std::string("LAYOUTGUARD=") + value);
+    CHECK(count_of(out, kViolationLine) == 3);
+  }
+}
+
+TEST_CASE("unset, off and 0 are silent") {
+  for (const char* env : {"", "LAYOUTGUARD=off", "LAYOUTGUARD=0"}) {
+    CAPTURE(env);
+    const std::string out = run_probe(env);
+    CHECK(count_of(out, "call: ok") == 3);
+    CHECK_FALSE(contains(out, "[layoutguard]"));
+  }
+}
+
+TEST_CASE("warn logs once and the exit summary counts all three") {
+  const std::string out = run_probe("LAYOUTGUARD=warn");
+  CHECK(count_of(out, "call: ok") == 3);
+  CHECK(count_of(out, "[layoutguard] probe.drop_layout lost channels_last") == 1);
+  CHECK(contains(out, "stack trace (most recent call first):"));
+  // Checked calls include the ops inside the kernel (clone, copy_, ...), so only the violations
+  // are exact here.
+  CHECK(contains(out, "checked calls, 3 violations (1 distinct)"));
+  CHECK(contains(out, "violation: probe.drop_layout @ (no module): channels_last -> contiguous (x3)"));
+}
+
+TEST_CASE("record writes the JSON report at exit, silently with summary=0") {
+  lg::testing::TempPath report("lg-env-report");
+  const std::string out = run_probe("LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0:report=" + report.str());
+  CHECK(count_of(out, "call: ok") == 3);
+  CHECK_FALSE(contains(out, "[layoutguard]"));
+  const nlohmann::json j = nlohmann::json::parse(lg::testing::read_text(report.str()));
+  REQUIRE(j["violations"].size() == 1);
+  CHECK(j["violations"][0]["op"] == "probe.drop_layout");
+  CHECK(j["violations"][0]["count"] == 3);
+  const auto& ops = j["ops"];
+  const auto probe = std::find_if(ops.begin(), ops.end(), [](const auto& o) { return o["op"] == "probe.drop_layout"; });
+  REQUIRE(probe != ops.end());
+  CHECK((*probe)["calls"] == 3);
+  CHECK((*probe)["violations"] == 3);
+}
+
+TEST_CASE("allow= and a suppressions file silence the op under throw") {
+  CHECK(count_of(run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=allow=probe.drop_layout"), "call: ok") == 3);
+  lg::testing::TempPath file("lg-env-suppressions");
+  std::FILE* f = std::fopen(file.str().c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("probe.drop_layout  # known\n", f);
+  std::fclose(f);
+  CHECK(count_of(run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=suppressions=" + file.str()), "call: ok") == 3);
+}
+
+TEST_CASE("an invalid value raises ConfigError on every op call") {
+  const std::string out = run_probe("LAYOUTGUARD=loud");
+  CHECK(count_of(out, "call: ConfigError: LAYOUTGUARD") == 3);
+  CHECK(contains(out, "'loud'"));
+  const std::string out2 = run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=colour=1");
+  CHECK(count_of(out2, "call: ConfigError: LAYOUTGUARD_OPTIONS") == 3);
+}
+
+TEST_CASE("help=1 prints every option once at first use") {
+  const std::string out = run_probe("LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=help=1:summary=0");
+  CHECK(count_of(out, "max_reports") == 1);
+  CHECK(contains(out, "allow"));
+  CHECK(contains(out, "suppressions"));
+  CHECK(count_of(out, "call: ok") == 3);
+}
+
+}  // TEST_SUITE

@@ -18,11 +18,15 @@ class IntArrayRef {
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
 // The list's array lives until the end of the full expression that holds the brace list, which
 // is as long as an argument needs it; g++ warns because it cannot know the use.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr IntArrayRef(std::initializer_list<int64_t> list)  // NOLINT
       : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
 
   constexpr const int64_t* data() const { return data_; }

@@ -15,10 +15,6 @@ Tensor make_tensor(Storage storage, DType dtype, std::vector<int64_t> sizes,
 Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                  int64_t storage_offset);
 
-// empty_like(t, options, fmt) with errors tagged by `op` (to, clone, contiguous, ...).
-Tensor empty_like_for(const Tensor& t, const TensorOptions& options, MemoryFormat fmt,
-                      std::string_view op);
-
 // Throws unless `device` can hold tensors in this build: NotCompiledError for CUDA in a CPU-only
 // build, NotImplementedError while the CUDA backend cannot allocate yet.
 void check_device_supported(Device device, std::string_view op);

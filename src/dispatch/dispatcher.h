@@ -72,7 +72,7 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
 // Runs body() (which returns the op's output) as op `id` with the given tensor inputs. The
 // fast path is one relaxed load and a branch; the inputs are only gathered for listeners.
 template <typename Body, typename... Inputs>
-inline Tensor run(OpId id, Body&& body, const Inputs&... inputs) {
+inline Tensor run([[maybe_unused]] OpId id, Body&& body, [[maybe_unused]] const Inputs&... inputs) {
 #if LG_ENABLE_HOOKS
   if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     const std::array<Tensor, sizeof...(Inputs)> gathered{inputs...};
@@ -86,7 +86,8 @@ inline Tensor run(OpId id, Body&& body, const Inputs&... inputs) {
 // Runs a body that computes outputs from its inputs argument (custom ops): the same checks as
 // run(), and shadow mode may re-run it on contiguous copies.
 template <typename Body>
-inline std::vector<Tensor> run_rerunnable(const OpInfo& op, std::span<const Tensor> inputs, Body&& body) {
+inline std::vector<Tensor> run_rerunnable([[maybe_unused]] const OpInfo& op, std::span<const Tensor> inputs,
+                                          Body&& body) {
 #if LG_ENABLE_HOOKS
   if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]]
     return detail::run_slow(op, inputs, detail::BodyRef(body), true);

@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "core/tensor_internal.h"
+#include "ops/ops_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel_table.h"
 

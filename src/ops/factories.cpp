@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/tensor_internal.h"
+#include "ops/ops_internal.h"
 
 namespace lg {
 namespace {

@@ -1,0 +1,77 @@
+// The doctest assertions of <layoutguard/testing/doctest.h>: each macro on passing input, and
+// the explanations behind them on failing input (the text a failed assertion prints).
+#include <layoutguard/testing/doctest.h>
+
+#include "support/guard_testing.h"
+#include "support/tensor_testing.h"
+#include "support/test_ops.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using namespace lg::testing;
+
+Tensor relu_like(const Tensor& x) { return keep_layout()({x})[0]; }
+Tensor drops_layout(const Tensor& x) { return drop_layout()({x})[0]; }
+Tensor wrong_values(const Tensor& x) { return wrong_nhwc()({x})[0]; }
+
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("layout assertions pass on the layouts they name") {
+  CleanGuard clean;
+  const Tensor cl = lg::arange(2 * 3 * 4 * 5).to(lg::kFloat32).reshape({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
+  LG_REQUIRE_CHANNELS_LAST(cl);
+  LG_CHECK_CHANNELS_LAST(lg::empty({1, 2, 3, 4, 5}, {}, MemoryFormat::ChannelsLast3d));
+  LG_CHECK_MEMORY_FORMAT(cl, MemoryFormat::ChannelsLast);
+  LG_CHECK_MEMORY_FORMAT(cl.contiguous(), MemoryFormat::Contiguous);
+  LG_CHECK_STRIDES(cl, {60, 1, 15, 3});
+  LG_CHECK_PRESERVES_LAYOUT(relu_like, cl);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(relu_like(cl));
+  LG_CHECK_LAYOUT_VIOLATION(drops_layout(cl), "test.drop_layout");
+  CHECK(doctest::StringMaker<Tensor>::convert(cl) == doctest::String("float32 cpu (2,3,4,5):(60,1,15,3) order=acdb channels_last"));
+}
+
+TEST_CASE("the explanations say what was expected and what layout was found") {
+  const Tensor cf = lg::zeros({2, 3, 4, 5});
+  CHECK(explain_channels_last(cf) == "expected channels_last, got float32 cpu (2,3,4,5):(60,20,5,1) order=abcd contiguous");
+  CHECK(explain_channels_last(lg::zeros({2, 3})) ==
+        "expected a channels_last 4-D or channels_last_3d 5-D tensor, got float32 cpu (2,3):(3,1) order=ab contiguous");
+  CHECK(contains(explain_channels_last(Tensor()), "undefined tensor"));
+  CHECK(contains(explain_memory_format(cf, MemoryFormat::ChannelsLast3d), "needs rank 5"));
+  CHECK(contains(explain_memory_format(cf, MemoryFormat::Preserve), "not a layout"));
+  CHECK(explain_strides(cf, {60, 1, 15, 3}) == "expected strides (60,1,15,3), got float32 cpu (2,3,4,5):(60,20,5,1) order=abcd contiguous");
+  CHECK(contains(explain_values_differ(lg::zeros({2}), lg::ones({2})), "flat index 0"));
+  CHECK(contains(explain_values_differ(lg::zeros({2}), lg::zeros({3})), "sizes differ"));
+}
+
+TEST_CASE("LG_CHECK_PRESERVES_LAYOUT's check fails on a lost layout and on wrong values") {
+  CleanGuard clean;
+  const Tensor x = lg::arange(2 * 8 * 4 * 4).to(lg::kFloat32).reshape({2, 8, 4, 4});
+  CHECK(contains(explain_preserves_layout(drops_layout, x), "on channels-last input the output lost the format"));
+  CHECK(contains(explain_preserves_layout(wrong_values, x), "give different values: values differ at flat index 16"));
+  CHECK(contains(explain_preserves_layout(relu_like, lg::zeros({2, 3})), "needs a 4-D or 5-D input"));
+  CHECK(explain_preserves_layout(relu_like, x).empty());
+}
+
+TEST_CASE("the violation checks report a missing violation and an unexpected one") {
+  CleanGuard clean;
+  const Tensor cl = lg::zeros({2, 8, 4, 4}).contiguous(MemoryFormat::ChannelsLast);
+  CHECK(explain_violation_raised([&] { relu_like(cl); }).empty());
+  CHECK(contains(explain_violation_raised([&] { drops_layout(cl); }), "[layoutguard] test.drop_layout lost channels_last"));
+}
+
+TEST_CASE("an in-place op that keeps its tensor's layout raises nothing") {
+  CleanGuard clean;
+  static const lg::CustomOp scale_ = lg::register_op("test.scale_", lg::LayoutPolicy::Preserve, [](const Tensors& in) {
+    in.at(0).fill_(2.0);
+    return Tensors{in.at(0)};
+  });
+  const Tensor cl = lg::zeros({2, 8, 4, 4}).contiguous(MemoryFormat::ChannelsLast);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS(scale_({cl}));
+  CHECK(values(cl) == std::vector<double>(static_cast<size_t>(cl.numel()), 2.0));
+}
+
+}  // TEST_SUITE

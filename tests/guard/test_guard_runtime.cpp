@@ -270,6 +270,20 @@ TEST_CASE("ConvLike: a channels-last input or weight expects a channels-last out
   LG_CHECK_NO_LAYOUT_VIOLATIONS(fake_conv()({x_cf, w_cf, lg::zeros({1, 4, 5, 5}).contiguous(CL)}));
 }
 
+TEST_CASE("View policy on built-in views: an expand over the batch loses the format, slices keep it") {
+  CleanGuard clean;
+  const Tensor one = lg::empty({1, 3, 4, 5}, {}, CL);
+  const lg::LayoutViolation v = expect_violation([&] { (void)one.expand({2, 3, 4, 5}); });
+  CHECK(v.info().op == "expand");
+  CHECK(v.info().kernel == "view (metadata only)");
+  CHECK(v.info().outputs[0].strides == std::vector<int64_t>{0, 1, 15, 3});
+  const Tensor x = lg::empty({2, 3, 4, 5}, {}, CL);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.narrow(2, 0, 1));
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.view({2, 3, 4, 5}));
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.reshape({2, 3, 20, 1}));
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.transpose(1, 3));  // Explicit: the caller asked
+}
+
 TEST_CASE("ambiguous inputs: skipped by default, judged by their suggestion with ambiguous=check") {
   CleanGuard clean;
   const Tensor nc11 = lg::empty({2, 3, 1, 1}, {}, CL).fill_(0);  // NC11 with channels-last strides

@@ -14,9 +14,11 @@
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
 #include <layoutguard/log.h>
+#include <layoutguard/pointwise.h>
 #include <layoutguard/report.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/storage.h>
 #include <layoutguard/tensor.h>
 #include <layoutguard/tensor_options.h>
+#include <layoutguard/type_promotion.h>
 #include <layoutguard/violation.h>

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-namespace lg::log {
+namespace lg::logging {
 
 enum class Level { Trace, Debug, Info, Warn, Error, Critical, Off };
 
@@ -24,4 +24,4 @@ void reload_level_from_env();
 // Emits one message at `level` through the logger (no-op below the current level).
 void write(Level level, std::string_view message);
 
-}  // namespace lg::log
+}  // namespace lg::logging

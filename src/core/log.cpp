@@ -11,7 +11,7 @@
 #include <layoutguard/error.h>
 #include <layoutguard/log.h>
 
-namespace lg::log {
+namespace lg::logging {
 namespace {
 
 constexpr const char* kEnvVar = "LAYOUTGUARD_LOG_LEVEL";
@@ -68,4 +68,4 @@ void write(Level level, std::string_view message) {
   logger().log(to_spdlog(level), "{}", message);
 }
 
-}  // namespace lg::log
+}  // namespace lg::logging

@@ -3,9 +3,9 @@
 
 #include <spdlog/logger.h>
 
-namespace lg::log {
+namespace lg::logging {
 
 // The logger, created on first use with the level from LAYOUTGUARD_LOG_LEVEL.
 spdlog::logger& logger();
 
-}  // namespace lg::log
+}  // namespace lg::logging

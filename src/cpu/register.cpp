@@ -5,6 +5,9 @@
 
 namespace lg {
 
-void register_cpu_kernels(dispatch::KernelTable& table) { register_copy_kernels(table); }
+void register_cpu_kernels(dispatch::KernelTable& table) {
+  register_copy_kernels(table);
+  register_pointwise_kernels(table);
+}
 
 }  // namespace lg

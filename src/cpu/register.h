@@ -6,4 +6,5 @@ namespace dispatch {
 class KernelTable;
 }
 void register_copy_kernels(dispatch::KernelTable& table);  // copy_, fill_ (src/cpu/copy.cpp)
+void register_pointwise_kernels(dispatch::KernelTable& table);  // src/cpu/pointwise.cpp
 }  // namespace lg

@@ -52,7 +52,8 @@ std::string_view default_kernel_name(const OpInfo& op) {
   switch (op_family(static_cast<OpId>(op.index))) {
     case OpFamily::View: return "view (metadata only)";
     case OpFamily::Conversion: return "composite";
-    case OpFamily::Copy: break;
+    case OpFamily::Copy:
+    case OpFamily::Pointwise: break;
   }
   return "unknown";
 }
@@ -104,6 +105,15 @@ typename KernelSignature<id>::type kernel_for(Device device) {
 }
 template KernelSignature<OpId::copy_>::type kernel_for<OpId::copy_>(Device);
 template KernelSignature<OpId::fill_>::type kernel_for<OpId::fill_>(Device);
+
+PointwiseKernel pointwise_kernel_for(OpId id, Device device) {
+  LG_ASSERT(op_family(id) == OpFamily::Pointwise, op_name(id), " is not a pointwise op");
+  const KernelSlot& slot = kernel_table().slot(id, device.type());
+  LG_CHECK_NOT_IMPLEMENTED(slot.fn != nullptr, "[", op_name(id), "] has no kernel for device ",
+                           device, " in this build");
+  note_kernel(slot.name);
+  return reinterpret_cast<PointwiseKernel>(slot.fn);
+}
 
 namespace detail {
 

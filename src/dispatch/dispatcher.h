@@ -83,14 +83,15 @@ inline Tensor run([[maybe_unused]] OpId id, Body&& body, [[maybe_unused]] const 
   return body();
 }
 
-// Runs a body that computes outputs from its inputs argument (custom ops): the same checks as
-// run(), and shadow mode may re-run it on contiguous copies.
+// Runs a body that computes outputs from its inputs argument (custom ops, pointwise ops): the
+// same checks as run(). When `rerunnable` (the body reads nothing but its argument and captured
+// non-tensor values), shadow mode may call it again on contiguous copies.
 template <typename Body>
-inline std::vector<Tensor> run_rerunnable([[maybe_unused]] const OpInfo& op, std::span<const Tensor> inputs,
-                                          Body&& body) {
+inline std::vector<Tensor> run_op(const OpInfo& op, std::span<const Tensor> inputs, Body&& body,
+                                  [[maybe_unused]] bool rerunnable) {
 #if LG_ENABLE_HOOKS
   if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]]
-    return detail::run_slow(op, inputs, detail::BodyRef(body), true);
+    return detail::run_slow(op, inputs, detail::BodyRef(body), rerunnable);
 #endif
   return body(inputs);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <string_view>
 
 #include <layoutguard/device.h>
@@ -27,6 +28,23 @@ template <> struct KernelSignature<OpId::fill_> {
   using type = void (*)(const Tensor& dst, const Scalar& value);
 };
 
+// Scalar arguments of a pointwise kernel; which fields an op reads is listed with its functor in
+// src/cpu/pointwise_*.cpp.
+struct PointwiseParams {
+  double alpha = 1.0;   // add/sub alpha, leaky_relu slope, elu alpha
+  double beta = 1.0;    // elu scale
+  double gamma = 1.0;   // elu input_scale
+  double lo = 0.0, hi = 0.0;  // clamp bounds
+  bool has_lo = false, has_hi = false;
+  bool flag = false;    // gelu: tanh approximation
+};
+
+// Every Pointwise-family op: out[i] = f(inputs[0][i], ...). The inputs are already broadcast to
+// out's sizes (stride 0 where broadcast) and share one dtype (the compute dtype); out has that
+// dtype too, except for comparisons (bool) and where (inputs[0] is the bool condition).
+using PointwiseKernel = void (*)(const Tensor& out, std::span<const Tensor> inputs,
+                                 const PointwiseParams& params);
+
 struct KernelSlot {
   void (*fn)() = nullptr;  // the typed kernel, stored type-erased; see get<id>()
   std::string_view name;
@@ -36,6 +54,9 @@ class KernelTable {
  public:
   template <OpId id>
   void set(DeviceType device, typename KernelSignature<id>::type fn, std::string_view name) {
+    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = {reinterpret_cast<void (*)()>(fn), name};
+  }
+  void set_pointwise(OpId id, DeviceType device, PointwiseKernel fn, std::string_view name) {
     slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = {reinterpret_cast<void (*)()>(fn), name};
   }
   template <OpId id>
@@ -57,6 +78,8 @@ const KernelTable& kernel_table();
 // NotImplementedError (naming op and device) when there is none.
 template <OpId id>
 typename KernelSignature<id>::type kernel_for(Device device);
+// The same for a Pointwise-family op.
+PointwiseKernel pointwise_kernel_for(OpId id, Device device);
 
 }  // namespace lg::dispatch
 

@@ -61,7 +61,7 @@ void maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index) {
 
 // The warn-mode logger: the library's logger, or a file logger for log_path.
 spdlog::logger& warn_logger(const std::string& log_path) {
-  if (log_path.empty()) return log::logger();
+  if (log_path.empty()) return logging::logger();
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<spdlog::logger>> by_path;
   std::lock_guard lock(mutex);

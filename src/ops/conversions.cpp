@@ -50,8 +50,8 @@ Tensor Tensor::to_impl(TensorOptions options, bool copy, MemoryFormat fmt) const
     return *this;
   const TensorOptions out_options = TensorOptions().dtype(dt).device(dev);
   Tensor out = detail::empty_like_for(*this, out_options, fmt, "to");
-  if (log::logger().should_log(spdlog::level::debug))
-    log::logger().debug("[to] copying {} into {}", describe_layout(*this), describe_layout(out));
+  if (logging::logger().should_log(spdlog::level::debug))
+    logging::logger().debug("[to] copying {} into {}", describe_layout(*this), describe_layout(out));
   out.copy_(*this);
   return out;
 }

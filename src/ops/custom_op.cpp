@@ -121,7 +121,7 @@ std::vector<Tensor> CustomOp::operator()(const std::vector<Tensor>& inputs) cons
                " returned an undefined tensor as output ", i, "; required defined outputs");
     return outputs;
   };
-  return dispatch::run_rerunnable(dispatch::OpInfo{op.name, op.policy, op.index}, inputs, body);
+  return dispatch::run_op(dispatch::OpInfo{op.name, op.policy, op.index}, inputs, body, true);
 }
 
 }  // namespace lg

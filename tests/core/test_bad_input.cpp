@@ -242,15 +242,15 @@ TEST_CASE("LAYOUTGUARD_LOG_LEVEL accepts spdlog's levels and rejects anything el
   const char* saved = std::getenv("LAYOUTGUARD_LOG_LEVEL");
   const std::string restore = saved ? saved : "";
   setenv("LAYOUTGUARD_LOG_LEVEL", "debug", 1);
-  lg::log::reload_level_from_env();
-  CHECK(lg::log::level() == lg::log::Level::Debug);
+  lg::logging::reload_level_from_env();
+  CHECK(lg::logging::level() == lg::logging::Level::Debug);
   setenv("LAYOUTGUARD_LOG_LEVEL", "verbose", 1);
-  expect_error<lg::ConfigError>([] { lg::log::reload_level_from_env(); },
+  expect_error<lg::ConfigError>([] { lg::logging::reload_level_from_env(); },
                                 {"LAYOUTGUARD_LOG_LEVEL='verbose'", "trace, debug, info, warn, error, critical, off"});
-  CHECK(lg::log::parse_level("off", "x") == lg::log::Level::Off);
+  CHECK(lg::logging::parse_level("off", "x") == lg::logging::Level::Off);
   if (saved) setenv("LAYOUTGUARD_LOG_LEVEL", restore.c_str(), 1);
   else unsetenv("LAYOUTGUARD_LOG_LEVEL");
-  lg::log::reload_level_from_env();
+  lg::logging::reload_level_from_env();
 }
 
 }  // TEST_SUITE

@@ -1,0 +1,268 @@
+// CPU kernels of the Pointwise family: one functor per op, applied by the elementwise loop to
+// every dtype the op's infer step lets through. Rows with unit strides (dense NHWC and NCHW
+// alike, after dim merging) take a branch-free loop the compiler vectorises.
+#include <cmath>
+#include <functional>
+#include <type_traits>
+
+#include "cpu/elementwise.h"
+#include "cpu/register.h"
+#include "dispatch/kernel_table.h"
+
+namespace lg {
+namespace {
+
+using cpu::ComputeType;
+using cpu::kIsFloating;
+using dispatch::OpId;
+using dispatch::PointwiseParams;
+
+// Calls fn(std::type_identity<S>{}) for the storage types a family of ops supports; the infer
+// step has already rejected the others, so reaching one is a bug.
+template <typename Fn>
+void visit_floating(DType d, Fn&& fn) {
+  visit_dtype(d, [&]<typename S>(std::type_identity<S> t) {
+    if constexpr (kIsFloating<S>) fn(t);
+    else LG_ASSERT(false, "floating-point kernel reached with ", d);
+  });
+}
+template <typename Fn>
+void visit_numeric(DType d, Fn&& fn) {
+  visit_dtype(d, [&]<typename S>(std::type_identity<S> t) {
+    if constexpr (!std::is_same_v<S, bool>) fn(t);
+    else LG_ASSERT(false, "numeric kernel reached with bool");
+  });
+}
+
+// out = f(x), both of storage type S.
+template <typename S, typename F>
+void unary(const Tensor& out, const Tensor& x, F f) {
+  using C = ComputeType<S>;
+  cpu::for_each_row<1>(out, {&x}, [&](const cpu::Row<1>& r) {
+    S* o = reinterpret_cast<S*>(r.ptr[0]);
+    const S* a = reinterpret_cast<const S*>(r.ptr[1]);
+    const int64_t so = r.stride[0], sa = r.stride[1];
+    if (so == 1 && sa == 1) {
+      for (int64_t i = 0; i < r.n; ++i) o[i] = static_cast<S>(f(static_cast<C>(a[i])));
+    } else {
+      for (int64_t i = 0; i < r.n; ++i) o[i * so] = static_cast<S>(f(static_cast<C>(a[i * sa])));
+    }
+  });
+}
+
+// out = f(a, b): inputs of storage type S, out of type O (S, or bool for comparisons).
+template <typename S, typename O, typename F>
+void binary(const Tensor& out, const Tensor& x, const Tensor& y, F f) {
+  using C = ComputeType<S>;
+  cpu::for_each_row<2>(out, {&x, &y}, [&](const cpu::Row<2>& r) {
+    O* o = reinterpret_cast<O*>(r.ptr[0]);
+    const S* a = reinterpret_cast<const S*>(r.ptr[1]);
+    const S* b = reinterpret_cast<const S*>(r.ptr[2]);
+    const int64_t so = r.stride[0], sa = r.stride[1], sb = r.stride[2];
+    if (so == 1 && sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < r.n; ++i) o[i] = static_cast<O>(f(static_cast<C>(a[i]), static_cast<C>(b[i])));
+    } else if (so == 1 && sa == 1 && sb == 0) {  // tensor op scalar/broadcast: the bias-add case
+      const C bv = static_cast<C>(b[0]);
+      for (int64_t i = 0; i < r.n; ++i) o[i] = static_cast<O>(f(static_cast<C>(a[i]), bv));
+    } else {
+      for (int64_t i = 0; i < r.n; ++i)
+        o[i * so] = static_cast<O>(f(static_cast<C>(a[i * sa]), static_cast<C>(b[i * sb])));
+    }
+  });
+}
+
+template <typename C>
+inline bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  else return false;
+}
+
+// Integer add/mul wrap in two's complement like PyTorch's, without signed-overflow UB.
+template <typename C>
+inline C int_add(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename C>
+inline C int_mul(C a, C b) {
+  using U = std::make_unsigned_t<C>;
+  return static_cast<C>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+}
+
+template <typename C>
+inline C negate(C x) {
+  if constexpr (std::is_floating_point_v<C>) return -x;
+  else return int_mul<C>(static_cast<C>(-1), x);
+}
+
+// ---- Unary kernels ----
+
+#define LG_FLOAT_UNARY(fn_name, expr)                                                            \
+  void fn_name(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {       \
+    (void)p;                                                                                      \
+    visit_floating(out.dtype(), [&]<typename S>(std::type_identity<S>) {                         \
+      using C = ComputeType<S>;                                                                   \
+      unary<S>(out, in[0], [&](C x) -> C { return expr; });                                      \
+    });                                                                                           \
+  }
+#define LG_NUMERIC_UNARY(fn_name, expr)                                                          \
+  void fn_name(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {       \
+    (void)p;                                                                                      \
+    visit_numeric(out.dtype(), [&]<typename S>(std::type_identity<S>) {                          \
+      using C = ComputeType<S>;                                                                   \
+      unary<S>(out, in[0], [&](C x) -> C { return expr; });                                      \
+    });                                                                                           \
+  }
+
+// NaN passes through every clamp-like op, as in PyTorch.
+template <typename C>
+inline C clamp_value(C x, bool has_lo, C lo, bool has_hi, C hi) {
+  if (is_nan(x)) return x;
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+LG_NUMERIC_UNARY(neg_cpu, negate<C>(x))
+LG_NUMERIC_UNARY(abs_cpu, x < C(0) ? negate<C>(x) : x)
+LG_NUMERIC_UNARY(relu_cpu, clamp_value<C>(x, true, C(0), false, C(0)))
+LG_NUMERIC_UNARY(relu6_cpu, clamp_value<C>(x, true, C(0), true, C(6)))
+LG_NUMERIC_UNARY(clamp_cpu, clamp_value<C>(x, p.has_lo, static_cast<C>(p.lo), p.has_hi, static_cast<C>(p.hi)))
+LG_FLOAT_UNARY(leaky_relu_cpu, x > C(0) ? x : static_cast<C>(x * static_cast<C>(p.alpha)))
+LG_FLOAT_UNARY(elu_cpu, x > C(0) ? static_cast<C>(p.beta * x)
+                                 : static_cast<C>(p.beta * p.alpha * std::expm1(static_cast<C>(x * p.gamma))))
+LG_FLOAT_UNARY(sigmoid_cpu, C(1) / (C(1) + std::exp(-x)))
+LG_FLOAT_UNARY(tanh_cpu, std::tanh(x))
+LG_FLOAT_UNARY(gelu_cpu,
+               p.flag ? C(0.5) * x * (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))
+                      : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
+LG_FLOAT_UNARY(silu_cpu, x / (C(1) + std::exp(-x)))
+LG_FLOAT_UNARY(hardswish_cpu, x * clamp_value<C>(x + C(3), true, C(0), true, C(6)) / C(6))
+LG_FLOAT_UNARY(hardsigmoid_cpu, clamp_value<C>(x + C(3), true, C(0), true, C(6)) / C(6))
+LG_FLOAT_UNARY(exp_cpu, std::exp(x))
+LG_FLOAT_UNARY(log_cpu, std::log(x))
+LG_FLOAT_UNARY(sqrt_cpu, std::sqrt(x))
+LG_FLOAT_UNARY(rsqrt_cpu, C(1) / std::sqrt(x))
+
+#undef LG_FLOAT_UNARY
+#undef LG_NUMERIC_UNARY
+
+// ---- Binary kernels ----
+
+// Integer power by squaring; negative exponents give 0 except for bases 1 and -1 (PyTorch's
+// integer pow on tensor exponents).
+template <typename C>
+C int_pow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) return base == 1 ? C(1) : base == -1 ? (exp % 2 == 0 ? C(1) : C(-1)) : C(0);
+  }
+  // Unsigned multiplication wraps as in PyTorch and has no undefined behaviour.
+  using U = std::make_unsigned_t<C>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<C>(result);
+}
+
+template <typename C>
+inline C add_value(C a, C b, double alpha, bool subtract) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return a || b;  // bool add is logical or (bool sub is rejected by infer)
+  } else if constexpr (std::is_floating_point_v<C>) {
+    const C scaled = static_cast<C>(alpha) * b;
+    return subtract ? a - scaled : a + scaled;
+  } else {
+    const C scaled = int_mul<C>(static_cast<C>(static_cast<int64_t>(alpha)), b);
+    return int_add<C>(a, subtract ? negate<C>(scaled) : scaled);
+  }
+}
+
+template <typename F>
+void arithmetic(const Tensor& out, std::span<const Tensor> in, F f) {
+  visit_dtype(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+    using C = ComputeType<S>;
+    binary<S, S>(out, in[0], in[1], [&](C a, C b) -> C { return f(a, b); });
+  });
+}
+
+void add_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {
+  arithmetic(out, in, [&](auto a, auto b) { return add_value(a, b, p.alpha, false); });
+}
+void sub_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {
+  arithmetic(out, in, [&](auto a, auto b) { return add_value(a, b, p.alpha, true); });
+}
+void mul_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  arithmetic(out, in, [](auto a, auto b) {
+    using C = decltype(a);
+    if constexpr (std::is_same_v<C, bool>) return static_cast<bool>(a && b);
+    else if constexpr (std::is_floating_point_v<C>) return a * b;
+    else return int_mul<C>(a, b);
+  });
+}
+void div_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  visit_floating(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+    using C = ComputeType<S>;
+    binary<S, S>(out, in[0], in[1], [](C a, C b) -> C { return a / b; });
+  });
+}
+void maximum_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  arithmetic(out, in, [](auto a, auto b) { return is_nan(a) ? a : is_nan(b) ? b : (a < b ? b : a); });
+}
+void minimum_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  arithmetic(out, in, [](auto a, auto b) { return is_nan(a) ? a : is_nan(b) ? b : (b < a ? b : a); });
+}
+void pow_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  visit_numeric(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+    using C = ComputeType<S>;
+    binary<S, S>(out, in[0], in[1], [](C a, C b) -> C {
+      if constexpr (std::is_floating_point_v<C>) return std::pow(a, b);
+      else return int_pow<C>(a, b);
+    });
+  });
+}
+
+template <typename Cmp>
+void compare(const Tensor& out, std::span<const Tensor> in, Cmp cmp) {
+  visit_dtype(in[0].dtype(), [&]<typename S>(std::type_identity<S>) {
+    using C = ComputeType<S>;
+    binary<S, bool>(out, in[0], in[1], [&](C a, C b) -> bool { return cmp(a, b); });
+  });
+}
+void eq_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::equal_to<>()); }
+void ne_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::not_equal_to<>()); }
+void lt_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::less<>()); }
+void le_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::less_equal<>()); }
+void gt_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::greater<>()); }
+void ge_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::greater_equal<>()); }
+
+// out = cond ? a : b; in = {cond (bool), a, b}.
+void where_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+  visit_dtype(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+    cpu::for_each_row<3>(out, {&in[0], &in[1], &in[2]}, [&](const cpu::Row<3>& r) {
+      S* o = reinterpret_cast<S*>(r.ptr[0]);
+      const bool* c = reinterpret_cast<const bool*>(r.ptr[1]);
+      const S* a = reinterpret_cast<const S*>(r.ptr[2]);
+      const S* b = reinterpret_cast<const S*>(r.ptr[3]);
+      for (int64_t i = 0; i < r.n; ++i)
+        o[i * r.stride[0]] = c[i * r.stride[1]] ? a[i * r.stride[2]] : b[i * r.stride[3]];
+    });
+  });
+}
+
+}  // namespace
+
+void register_pointwise_kernels(dispatch::KernelTable& table) {
+#define LG_REGISTER(op) table.set_pointwise(OpId::op, DeviceType::CPU, op##_cpu, #op "_cpu");
+  LG_REGISTER(neg) LG_REGISTER(abs) LG_REGISTER(relu) LG_REGISTER(relu6) LG_REGISTER(leaky_relu)
+  LG_REGISTER(elu) LG_REGISTER(sigmoid) LG_REGISTER(tanh) LG_REGISTER(gelu) LG_REGISTER(silu)
+  LG_REGISTER(hardswish) LG_REGISTER(hardsigmoid) LG_REGISTER(exp) LG_REGISTER(log)
+  LG_REGISTER(sqrt) LG_REGISTER(rsqrt) LG_REGISTER(clamp) LG_REGISTER(add) LG_REGISTER(sub)
+  LG_REGISTER(mul) LG_REGISTER(div) LG_REGISTER(maximum) LG_REGISTER(minimum) LG_REGISTER(pow)
+  LG_REGISTER(eq) LG_REGISTER(ne) LG_REGISTER(lt) LG_REGISTER(le) LG_REGISTER(gt) LG_REGISTER(ge)
+  LG_REGISTER(where)
+#undef LG_REGISTER
+}
+
+}  // namespace lg

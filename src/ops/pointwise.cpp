@@ -36,6 +36,8 @@ struct Arg {
 enum class Target { Fresh, InPlace, Out };
 
 struct Call {
+  Call(OpId op, DTypeRule r, std::vector<Arg> a, PointwiseParams p = {})
+      : id(op), rule(r), args(std::move(a)), params(p) {}
   OpId id;
   DTypeRule rule;
   std::vector<Arg> args;
@@ -342,7 +344,7 @@ Tensor pow(const Tensor& a, const Scalar& b) {
   return run(binary_call(OpId::pow, DTypeRule::Numeric, a, b));
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
-  return run(Call{OpId::pow, DTypeRule::Numeric, {Arg{Tensor(), a}, Arg{b, std::nullopt}}, {}});
+  return run(Call{OpId::pow, DTypeRule::Numeric, {Arg{Tensor(), a}, Arg{b, std::nullopt}}});
 }
 
 const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -424,13 +426,13 @@ LG_COMPARE(ge)
 #undef LG_COMPARE
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{b, std::nullopt}}, {}});
+  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{b, std::nullopt}}});
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{Tensor(), b}}, {}});
+  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{Tensor(), b}}});
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{Tensor(), a}, Arg{b, std::nullopt}}, {}});
+  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{Tensor(), a}, Arg{b, std::nullopt}}});
 }
 
 }  // namespace lg

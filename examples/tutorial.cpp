@@ -78,6 +78,14 @@ int main() {
   y = lg::empty_like(x);
   std::cout << "torch.empty_like(x).stride()                " << py(y.strides()) << "\n";
 
+  std::cout << "\n# Pointwise operations keep channels_last\n";
+  const lg::Tensor a = lg::randn({N, C, H, W}).to(MemoryFormat::ChannelsLast);
+  const lg::Tensor b = lg::randn({N, C, H, W}).to(MemoryFormat::ChannelsLast);
+  const lg::Tensor z = a + b;
+  std::cout << "z = x + y; z.is_contiguous(channels_last)    " << py(z.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
+  std::cout << "z.stride()                                  " << py(z.strides()) << "\n";
+  std::cout << "relu(z).stride()                            " << py(lg::relu(z).strides()) << "\n";
+
   std::cout << "\n# layoutguard's own description of a layout\n";
   std::cout << lg::describe_layout(x) << "\n";
   std::cout << lg::describe_layout(special_x) << "\n";

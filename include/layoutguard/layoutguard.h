@@ -2,6 +2,7 @@
 #pragma once
 
 #include <layoutguard/config.h>
+#include <layoutguard/conv.h>
 #include <layoutguard/cuda.h>
 #include <layoutguard/custom_op.h>
 #include <layoutguard/device.h>

@@ -4,7 +4,9 @@
 // allocator or from_blob supplied) when the last of them goes away.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -44,6 +46,17 @@ class Storage {
   // How many tensors (and other Storage handles) share this block.
   long use_count() const { return impl_.use_count(); }
   bool is_alias_of(const Storage& other) const { return impl_ && impl_ == other.impl_; }
+  // Observes the block without keeping it alive (caches drop entries of freed storage).
+  std::weak_ptr<const void> watch() const { return impl_; }
+  // A process-unique number for this block (never reused, unlike its address): caches key on it.
+  uint64_t id() const { return impl_ ? impl_->id : 0; }
+  // Bumped by every op that writes into existing memory (copy_, fill_, in-place and out= forms),
+  // so caches of derived data (packed convolution weights) know when they are stale. Writes
+  // through data_ptr() are invisible to it: call bump_version() after them.
+  uint64_t version() const { return impl_ ? impl_->version.load(std::memory_order_acquire) : 0; }
+  void bump_version() const {
+    if (impl_) impl_->version.fetch_add(1, std::memory_order_acq_rel);
+  }
 
  private:
   struct Impl {
@@ -51,7 +64,10 @@ class Storage {
     size_t nbytes = 0;
     Device device = kCPU;
     Deleter deleter;
+    uint64_t id = next_id();
+    std::atomic<uint64_t> version{0};
     ~Impl();
+    static uint64_t next_id();
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -81,6 +81,10 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
   bool is_floating_point() const { return lg::is_floating_point(dtype()); }
   const Storage& storage() const { return impl().storage(); }
+  // The storage's write counter (Storage::version): in-place ops bump it; after writing through
+  // data_ptr(), call bump_version() so cached derived data (packed conv weights) is rebuilt.
+  uint64_t version() const { return storage().version(); }
+  void bump_version() const { storage().bump_version(); }
   // Same handle state (the object identity PyTorch's `is` tests).
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   // Shares memory with other (views of each other, or one the same tensor).

@@ -51,6 +51,11 @@ Storage::Storage(void* data, size_t nbytes, Device device, Deleter deleter)
   impl_->deleter = std::move(deleter);
 }
 
+uint64_t Storage::Impl::next_id() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 Storage::Impl::~Impl() {
   if (deleter && data) deleter(data);
 }

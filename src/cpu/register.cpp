@@ -8,6 +8,8 @@ namespace lg {
 void register_cpu_kernels(dispatch::KernelTable& table) {
   register_copy_kernels(table);
   register_pointwise_kernels(table);
+  register_conv_kernels(table);
+  register_conv_transpose_kernels(table);
 }
 
 }  // namespace lg

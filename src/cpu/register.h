@@ -7,4 +7,6 @@ class KernelTable;
 }
 void register_copy_kernels(dispatch::KernelTable& table);  // copy_, fill_ (src/cpu/copy.cpp)
 void register_pointwise_kernels(dispatch::KernelTable& table);  // src/cpu/pointwise.cpp
+void register_conv_kernels(dispatch::KernelTable& table);       // src/cpu/conv.cpp
+void register_conv_transpose_kernels(dispatch::KernelTable& table);  // src/cpu/conv_transpose.cpp
 }  // namespace lg

@@ -53,7 +53,8 @@ std::string_view default_kernel_name(const OpInfo& op) {
     case OpFamily::View: return "view (metadata only)";
     case OpFamily::Conversion: return "composite";
     case OpFamily::Copy:
-    case OpFamily::Pointwise: break;
+    case OpFamily::Pointwise:
+    case OpFamily::Conv: break;
   }
   return "unknown";
 }
@@ -95,16 +96,10 @@ const KernelTable& kernel_table() {
 
 void note_kernel(std::string_view name) { tls.kernel = name; }
 
-template <OpId id>
-typename KernelSignature<id>::type kernel_for(Device device) {
-  const KernelSlot& slot = kernel_table().slot(id, device.type());
-  LG_CHECK_NOT_IMPLEMENTED(slot.fn != nullptr, "[", op_name(id), "] has no kernel for device ",
-                           device, " in this build");
-  note_kernel(slot.name);
-  return kernel_table().get<id>(device.type());
+void throw_no_kernel(OpId id, Device device) {
+  lg::detail::throw_not_implemented(
+      lg::detail::str("[", op_name(id), "] has no kernel for device ", device, " in this build"));
 }
-template KernelSignature<OpId::copy_>::type kernel_for<OpId::copy_>(Device);
-template KernelSignature<OpId::fill_>::type kernel_for<OpId::fill_>(Device);
 
 PointwiseKernel pointwise_kernel_for(OpId id, Device device) {
   LG_ASSERT(op_family(id) == OpFamily::Pointwise, op_name(id), " is not a pointwise op");

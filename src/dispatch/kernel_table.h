@@ -11,6 +11,7 @@
 #include <layoutguard/scalar.h>
 #include <layoutguard/tensor.h>
 
+#include "dispatch/kernel_signatures.h"
 #include "dispatch/op_id.h"
 
 namespace lg::dispatch {
@@ -18,7 +19,8 @@ namespace lg::dispatch {
 inline constexpr size_t kNumDeviceTypes = 2;
 
 // The C++ type of each computing op's kernel. Ops without a specialisation (views, composite
-// conversions) have no kernel: their work is metadata or other ops.
+// conversions) have no kernel: their work is metadata or other ops. The parameter structs and
+// the specialisations of the other families live in dispatch/kernel_signatures.h.
 template <OpId id> struct KernelSignature;
 template <> struct KernelSignature<OpId::copy_> {
   // dst[i] = src[i] (src already broadcast to dst's sizes, no overlap, dst writable)
@@ -74,10 +76,20 @@ class KernelTable {
 // The table, filled on first use by the backends' register functions.
 const KernelTable& kernel_table();
 
+void note_kernel(std::string_view name);  // dispatch/dispatcher.h
+// NotImplementedError naming op and device.
+[[noreturn]] void throw_no_kernel(OpId id, Device device);
+
 // Looks up op's kernel for device, records its name for the current call's hooks, and throws
 // NotImplementedError (naming op and device) when there is none.
 template <OpId id>
-typename KernelSignature<id>::type kernel_for(Device device);
+typename KernelSignature<id>::type kernel_for(Device device) {
+  const KernelSlot& slot = kernel_table().slot(id, device.type());
+  if (slot.fn == nullptr) [[unlikely]]
+    throw_no_kernel(id, device);
+  note_kernel(slot.name);
+  return reinterpret_cast<typename KernelSignature<id>::type>(slot.fn);
+}
 // The same for a Pointwise-family op.
 PointwiseKernel pointwise_kernel_for(OpId id, Device device);
 

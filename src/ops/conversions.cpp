@@ -91,6 +91,7 @@ Tensor Tensor::copy_impl(const Tensor& src) const {
   // Reading and writing the same bytes in one pass could read already-written values.
   if (detail::ranges_overlap(*this, source)) source = src.clone().expand(sizes());
   dispatch::kernel_for<OpId::copy_>(device())(*this, source);
+  bump_version();
   return *this;
 }
 
@@ -99,7 +100,10 @@ const Tensor& Tensor::fill_(const Scalar& value) const {
     detail::check_defined(*this, "fill_", "self");
     detail::check_device_supported(device(), "fill_");
     detail::check_no_internal_overlap(*this, "fill_");
-    if (numel() > 0) dispatch::kernel_for<OpId::fill_>(device())(*this, value);
+    if (numel() > 0) {
+      dispatch::kernel_for<OpId::fill_>(device())(*this, value);
+      bump_version();
+    }
     return *this;
   };
   dispatch::run(OpId::fill_, body, *this);

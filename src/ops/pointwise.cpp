@@ -163,6 +163,7 @@ std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
       kernel(tmp, operands, call.params);
       result.copy_(tmp);
     }
+    if (call.target != Target::Fresh) result.bump_version();
   }
   return {result};
 }

@@ -11,7 +11,7 @@
 
 #include "ops/pointwise_reference.h"
 #include "support/guard_testing.h"
-#include "support/tensor_testing.h"
+#include "support/op_testing.h"
 
 namespace {
 
@@ -22,21 +22,6 @@ using namespace lg::testing;
 
 constexpr auto CL = MemoryFormat::ChannelsLast;
 constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-
-// Values -2.95, -2.90, ... (or 0.1, 0.15, ... when positive) in row-major order, as dtype dt.
-Tensor ramp(lg::IntArrayRef sizes, DType dt, bool positive = false) {
-  const int64_t n = lg::layout::checked_numel(sizes, "test");
-  Tensor v = lg::mul(lg::arange(n, lg::kFloat64), 0.05);
-  v = positive ? lg::add(v, 0.1) : lg::sub(v, 2.95);
-  return v.reshape(sizes).to(dt);
-}
-
-// A tensor of `sizes` laid out in `fmt` holding ramp values.
-Tensor ramp_in(lg::IntArrayRef sizes, MemoryFormat fmt, DType dt, bool positive = false) {
-  Tensor t = lg::empty(sizes, lg::TensorOptions().dtype(dt), fmt);
-  t.copy_(ramp(sizes, dt, positive));
-  return t;
-}
 
 struct Variant {
   std::string name;
@@ -67,43 +52,6 @@ std::vector<int64_t> expected_unary_strides(const Tensor& x) {
   if (x.dim() == 5 && x.is_contiguous(CL3)) return lg::layout::channels_last_3d_strides(sizes);
   if (x.is_non_overlapping_and_dense()) return x.strides().vec();
   return lg::layout::infer_dense_strides(sizes, x.strides());
-}
-
-struct Tol {
-  double atol, rtol;
-};
-Tol tol_for(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {1e-12, 1e-12};
-    case DType::Float32: return {1e-6, 1e-5};
-    case DType::Float16: return {2e-3, 2e-3};
-    case DType::BFloat16: return {1e-2, 1e-2};
-    default: return {0, 0};
-  }
-}
-
-void check_close(const std::vector<double>& got, const std::vector<double>& want, DType dt) {
-  REQUIRE(got.size() == want.size());
-  const Tol t = tol_for(dt);
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i])) {
-      CHECK(std::isnan(got[i]));
-      continue;
-    }
-    if (got[i] != want[i] && !(std::fabs(got[i] - want[i]) <= t.atol + t.rtol * std::fabs(want[i]))) {
-      FAIL_CHECK("element " << i << ": got " << got[i] << ", want " << want[i]);
-      return;
-    }
-  }
-}
-
-// Rounds reference values to dtype dt (the kernel's output is stored in dt).
-std::vector<double> rounded(const std::vector<double>& v, DType dt) {
-  if (v.empty()) return v;
-  Tensor t = lg::empty({static_cast<int64_t>(v.size())}, lg::kFloat64);
-  double* p = t.data_ptr<double>();
-  for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];
-  return values(t.to(dt));
 }
 
 const std::map<std::string, std::function<Tensor(const Tensor&)>>& unary_ops() {

@@ -1,0 +1,280 @@
+// CPU convolution kernels (2-D given as 3-D with depth 1), native in both layouts:
+//   NHWC: out is the [N*D*H*W, C_out] matrix; an im2col row per output pixel (taps x channels,
+//         channels innermost, copied in runs) times the channels_last-packed weight. A 1x1
+//         stride-1 convolution of dense NHWC input is one GEMM on the input itself.
+//   NCHW: per image, out is [C_out, D*H*W] = weight [C_out, C*taps] x im2col [C*taps, D*H*W].
+//   Depthwise (one channel per group) skips the GEMM: NHWC vectorises across channels, NCHW
+//         along output rows.
+// Threads: either the kernel's own loop runs on OpenMP with single-threaded BLAS inside, or the
+// loop runs serially and BLAS threads itself (cpu/parallel.h) -- never both.
+#include <algorithm>
+#include <vector>
+
+#include "cpu/conv_geometry.h"
+#include "cpu/gemm.h"
+#include "cpu/packed_weights.h"
+#include "cpu/parallel.h"
+#include "cpu/register.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/kernel_table.h"
+
+namespace lg {
+namespace {
+
+using cpu::ConvGeometry;
+using dispatch::ConvParams;
+
+// Memory orders (outermost first) of the 5-D weight (O, I, kD, kH, kW) each path reads.
+constexpr std::array<int, 5> kOrderOTapsI{0, 2, 3, 4, 1};  // [o][tap][i]: NHWC GEMM rows
+constexpr std::array<int, 5> kOrderOITaps{0, 1, 2, 3, 4};  // [o][i][tap]: NCHW GEMM rows
+constexpr std::array<int, 5> kOrderTapsO{2, 3, 4, 0, 1};   // [tap][o]: NHWC depthwise
+
+// The range of output positions o (of n) whose input position o * s - p + off lies in [0, in).
+inline void valid_range(int64_t n, int64_t in, int64_t s, int64_t p, int64_t off, int64_t* lo, int64_t* hi) {
+  const int64_t shift = p - off;  // in-position = o * s - shift
+  *lo = shift > 0 ? (shift + s - 1) / s : 0;
+  *hi = in - 1 + shift >= 0 ? std::min(n, (in - 1 + shift) / s + 1) : 0;
+  if (*lo > *hi) *lo = *hi;
+}
+
+// Fills `rows` rows of width c (row stride ld) with the bias, or zeros.
+template <typename T>
+void fill_bias_rows(T* out, int64_t rows, int64_t c, int64_t ld, const T* bias, int64_t bias_stride) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < c; ++j) out[r * ld + j] = bias ? bias[j * bias_stride] : T(0);
+}
+
+// ---- NHWC, GEMM ----
+
+// col[r][tap][c] for output rows r0 .. r0 + rows of group gi.
+template <typename T>
+void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int64_t rows, T* col) {
+  const int64_t P = g.out_plane(), ohw = g.out[1] * g.out[2], cg = g.cg_in;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = (r0 + r) / P, p = (r0 + r) % P;
+    const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
+    T* dst = col + r * g.taps() * cg;
+    for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+      const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+      for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+        const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, dst += cg) {
+          const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) {
+            std::fill(dst, dst + cg, T(0));
+            continue;
+          }
+          const T* src = x + g.x_offset(n, gi * cg, id, ih, iw);
+          if (g.x_stride[1] == 1) std::copy(src, src + cg, dst);
+          else for (int64_t c = 0; c < cg; ++c) dst[c] = src[c * g.x_stride[1]];
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias, int64_t bias_stride, T* out) {
+  const int64_t M = g.batch * g.out_plane(), kg = g.taps() * g.cg_in, cout = g.c_out;
+  const T beta = bias ? T(1) : T(0);
+  int64_t ld = 0;
+  if (g.pointwise_kernel() && g.input_rows_uniform(&ld)) {
+    dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
+    if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
+    for (int64_t gi = 0; gi < g.groups; ++gi)
+      cpu::gemm(false, true, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out * kg, kg, beta,
+                out + gi * g.cg_out, cout);
+    return;
+  }
+  dispatch::note_kernel("conv_nhwc_im2col_gemm_cpu");
+  // Tiles of output rows whose im2col block stays around 1 MiB (cache-sized, per thread).
+  const int64_t tile = std::clamp<int64_t>((int64_t{1} << 18) / std::max<int64_t>(kg, 1), 16, 4096);
+  const int64_t tiles = (M + tile - 1) / tile;
+  auto run_tiles = [&](int64_t t0, int64_t t1) {
+    std::vector<T> col(static_cast<size_t>(std::min(tile, M) * kg));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r0 = t * tile, rows = std::min(tile, M - r0);
+      if (bias) fill_bias_rows(out + r0 * cout, rows, cout, cout, bias, bias_stride);
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        im2col_rows(g, x, gi, r0, rows, col.data());
+        cpu::gemm(false, true, rows, g.cg_out, kg, T(1), col.data(), kg, w + gi * g.cg_out * kg, kg, beta,
+                  out + r0 * cout + gi * g.cg_out, cout);
+      }
+    }
+  };
+  if (cpu::would_parallelise(tiles, 1)) cpu::parallel_for(tiles, 1, run_tiles);
+  else run_tiles(0, tiles);
+}
+
+// ---- NCHW, GEMM ----
+
+// col[(c, tap)][p] for the output plane of image n, group gi.
+template <typename T>
+void im2col_planes(const ConvGeometry& g, const T* x, int64_t n, int64_t gi, T* col) {
+  const int64_t P = g.out_plane(), OW = g.out[2];
+  T* dst = col;
+  for (int64_t c = 0; c < g.cg_in; ++c)
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, dst += P) {
+          int64_t lo, hi;
+          valid_range(OW, g.in[2], g.stride[2], g.pad[2], kw * g.dil[2], &lo, &hi);
+          for (int64_t od = 0; od < g.out[0]; ++od) {
+            const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+            for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+              T* row = dst + (od * g.out[1] + oh) * OW;
+              const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+                std::fill(row, row + OW, T(0));
+                continue;
+              }
+              const T* src = x + g.x_offset(n, gi * g.cg_in + c, id, ih, 0);
+              const int64_t sw = g.stride[2] * g.x_stride[4];
+              const T* s0 = src + (kw * g.dil[2] - g.pad[2]) * g.x_stride[4];
+              std::fill(row, row + lo, T(0));
+              for (int64_t ow = lo; ow < hi; ++ow) row[ow] = s0[ow * sw];
+              std::fill(row + hi, row + OW, T(0));
+            }
+          }
+        }
+}
+
+template <typename T>
+void conv_nchw_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias, int64_t bias_stride, T* out) {
+  const int64_t P = g.out_plane(), kg = g.taps() * g.cg_in;
+  const T beta = bias ? T(1) : T(0);
+  int64_t ld = 0;
+  const bool direct = g.pointwise_kernel() && g.input_planes_uniform(&ld);
+  dispatch::note_kernel(direct ? "conv_nchw_1x1_gemm_cpu" : "conv_nchw_im2col_gemm_cpu");
+  auto run_images = [&](int64_t n0, int64_t n1) {
+    std::vector<T> col(direct ? 0 : static_cast<size_t>(kg * P));
+    for (int64_t n = n0; n < n1; ++n) {
+      T* out_n = out + n * g.c_out * P;
+      if (bias)
+        for (int64_t co = 0; co < g.c_out; ++co) std::fill(out_n + co * P, out_n + (co + 1) * P, bias[co * bias_stride]);
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        const T* b = nullptr;
+        int64_t ldb = P;
+        if (direct) {
+          b = x + n * g.x_stride[0] + gi * g.cg_in * g.x_stride[1];
+          ldb = ld;
+        } else {
+          im2col_planes(g, x, n, gi, col.data());
+          b = col.data();
+        }
+        cpu::gemm(false, false, g.cg_out, P, kg, T(1), w + gi * g.cg_out * kg, kg, b, ldb, beta,
+                  out_n + gi * g.cg_out * P, P);
+      }
+    }
+  };
+  if (cpu::would_parallelise(g.batch, 1)) cpu::parallel_for(g.batch, 1, run_images);
+  else run_images(0, g.batch);
+}
+
+// ---- Depthwise (groups == C_in == C_out) ----
+
+template <typename T>
+void conv_nhwc_depthwise(const ConvGeometry& g, const T* x, const T* w, const T* bias, int64_t bias_stride, T* out) {
+  dispatch::note_kernel("conv_nhwc_depthwise_cpu");
+  const int64_t C = g.c_out, P = g.out_plane(), ohw = g.out[1] * g.out[2];
+  const int64_t sc = g.x_stride[1];
+  cpu::parallel_for(g.batch * P, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * g.taps(), 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / P, p = r % P;
+      const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
+      T* o = out + r * C;
+      for (int64_t c = 0; c < C; ++c) o[c] = bias ? bias[c * bias_stride] : T(0);
+      const T* wt = w;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw, wt += C) {
+            const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+            if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+            const T* xi = x + g.x_offset(n, 0, id, ih, iw);
+            if (sc == 1) {
+              for (int64_t c = 0; c < C; ++c) o[c] += xi[c] * wt[c];
+            } else {
+              for (int64_t c = 0; c < C; ++c) o[c] += xi[c * sc] * wt[c];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void conv_nchw_depthwise(const ConvGeometry& g, const T* x, const T* w, const T* bias, int64_t bias_stride, T* out) {
+  dispatch::note_kernel("conv_nchw_depthwise_cpu");
+  const int64_t C = g.c_out, P = g.out_plane(), OW = g.out[2], taps = g.taps();
+  cpu::parallel_for(g.batch * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(P * taps, 1)), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n = q / C, c = q % C;
+      T* o = out + q * P;
+      std::fill(o, o + P, bias ? bias[c * bias_stride] : T(0));
+      for (int64_t kd = 0; kd < g.k[0]; ++kd)
+        for (int64_t kh = 0; kh < g.k[1]; ++kh)
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            const T wv = w[c * taps + (kd * g.k[1] + kh) * g.k[2] + kw];
+            int64_t lo, hi;
+            valid_range(OW, g.in[2], g.stride[2], g.pad[2], kw * g.dil[2], &lo, &hi);
+            const int64_t sw = g.stride[2] * g.x_stride[4];
+            for (int64_t od = 0; od < g.out[0]; ++od) {
+              const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+              if (id < 0 || id >= g.in[0]) continue;
+              for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+                const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+                if (ih < 0 || ih >= g.in[1]) continue;
+                T* orow = o + (od * g.out[1] + oh) * OW;
+                const T* s0 = x + g.x_offset(n, c, id, ih, 0) + (kw * g.dil[2] - g.pad[2]) * g.x_stride[4];
+                if (sw == 1) {
+                  for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += wv * s0[ow];
+                } else {
+                  for (int64_t ow = lo; ow < hi; ++ow) orow[ow] += wv * s0[ow * sw];
+                }
+              }
+            }
+          }
+    }
+  });
+}
+
+template <typename T>
+void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
+  const ConvGeometry g = cpu::conv_geometry(out, input, weight, p, false);
+  const DType dt = input.dtype();
+  const T* x = input.data_ptr<T>();
+  T* o = out.data_ptr<T>();
+  const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
+  const int64_t bs = bias.defined() ? bias.stride(0) : 0;
+  const bool depthwise = g.groups > 1 && g.cg_in == 1 && g.cg_out == 1;
+  if (p.channels_last) {
+    if (depthwise) {
+      conv_nhwc_depthwise(g, x, cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>(), b, bs, o);
+    } else {
+      const Tensor w = cpu::packed_weight(weight, dt, kOrderOTapsI);
+      conv_nhwc_gemm(g, x, w.data_ptr<T>(), b, bs, o);
+    }
+  } else {
+    const Tensor w = cpu::packed_weight(weight, dt, kOrderOITaps);
+    if (depthwise) conv_nchw_depthwise(g, x, w.data_ptr<T>(), b, bs, o);
+    else conv_nchw_gemm(g, x, w.data_ptr<T>(), b, bs, o);
+  }
+}
+
+void conv_cpu(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
+  if (out.numel() == 0) return;
+  if (input.dtype() == kFloat64) conv_typed<double>(out, input, weight, bias, p);
+  else conv_typed<float>(out, input, weight, bias, p);
+}
+
+}  // namespace
+
+void register_conv_kernels(dispatch::KernelTable& table) {
+  table.set<dispatch::OpId::conv2d>(DeviceType::CPU, conv_cpu, "conv_cpu");
+  table.set<dispatch::OpId::conv3d>(DeviceType::CPU, conv_cpu, "conv_cpu");
+}
+
+}  // namespace lg

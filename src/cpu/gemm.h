@@ -1,0 +1,16 @@
+// Row-major GEMM on OpenBLAS (Debian's OpenMP build: inside an OpenMP parallel region it runs
+// on the calling thread, outside it uses the OpenMP pool -- so nesting never oversubscribes).
+#pragma once
+
+#include <cstdint>
+
+namespace lg::cpu {
+
+// C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C, all row-major; op transposes when
+// the flag is set (then A is stored k x m, B n x k). Leading dims are in elements.
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+}  // namespace lg::cpu

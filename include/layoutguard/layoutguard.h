@@ -15,7 +15,9 @@
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
 #include <layoutguard/log.h>
+#include <layoutguard/normalization.h>
 #include <layoutguard/pointwise.h>
+#include <layoutguard/pooling.h>
 #include <layoutguard/report.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/storage.h>

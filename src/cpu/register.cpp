@@ -10,6 +10,9 @@ void register_cpu_kernels(dispatch::KernelTable& table) {
   register_pointwise_kernels(table);
   register_conv_kernels(table);
   register_conv_transpose_kernels(table);
+  register_channel_norm_kernels(table);
+  register_layer_norm_kernels(table);
+  register_pooling_kernels(table);
 }
 
 }  // namespace lg

@@ -9,4 +9,7 @@ void register_copy_kernels(dispatch::KernelTable& table);  // copy_, fill_ (src/
 void register_pointwise_kernels(dispatch::KernelTable& table);  // src/cpu/pointwise.cpp
 void register_conv_kernels(dispatch::KernelTable& table);       // src/cpu/conv.cpp
 void register_conv_transpose_kernels(dispatch::KernelTable& table);  // src/cpu/conv_transpose.cpp
+void register_channel_norm_kernels(dispatch::KernelTable& table);   // src/cpu/channel_norm.cpp
+void register_layer_norm_kernels(dispatch::KernelTable& table);     // src/cpu/layer_norm.cpp
+void register_pooling_kernels(dispatch::KernelTable& table);        // src/cpu/pooling.cpp
 }  // namespace lg

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include <layoutguard/tensor.h>
 
@@ -37,5 +38,60 @@ template <> struct KernelSignature<OpId::conv3d> { using type = ConvKernel; };
 // output_padding, which needs no other handling.
 template <> struct KernelSignature<OpId::conv_transpose2d> { using type = ConvKernel; };
 template <> struct KernelSignature<OpId::conv_transpose3d> { using type = ConvKernel; };
+
+// batch_norm, group_norm, instance_norm: statistics per (sample, channel group), or per
+// channel over the whole batch, then y = (x - mean) * rstd * weight + bias. input and out are
+// 5-D (N, C, D, H, W) views (lower ranks padded with size-1 dims) of one floating dtype; out is
+// dense, in channels-last order when `channels_last`. weight, bias and the running stats are
+// undefined or 1-D (C) of any floating dtype.
+struct ChannelNormParams {
+  int64_t groups = 1;          // statistics groups per sample (group_norm G; instance_norm C)
+  bool across_batch = false;   // batch_norm: one statistic per channel over N and space
+  bool use_input_stats = true;  // false: normalise with the running stats
+  double eps = 1e-5, momentum = 0.1;
+  bool channels_last = false;
+  Tensor weight, bias, running_mean, running_var;  // running stats are updated in place when
+                                                   // defined and use_input_stats
+};
+using ChannelNormKernel = void (*)(const Tensor& out, const Tensor& input, const ChannelNormParams& params);
+template <> struct KernelSignature<OpId::batch_norm> { using type = ChannelNormKernel; };
+template <> struct KernelSignature<OpId::group_norm> { using type = ChannelNormKernel; };
+template <> struct KernelSignature<OpId::instance_norm> { using type = ChannelNormKernel; };
+
+// layer_norm over the last `normalized_dims` dims; weight and bias (undefined or of those
+// sizes, the input's dtype) apply elementwise over them. out is dense in any order.
+struct LayerNormParams {
+  int64_t normalized_dims = 1;
+  double eps = 1e-5;
+  Tensor weight, bias;
+};
+using LayerNormKernel = void (*)(const Tensor& out, const Tensor& input, const LayerNormParams& params);
+template <> struct KernelSignature<OpId::layer_norm> { using type = LayerNormKernel; };
+
+// Pooling over 2 or 3 spatial dims, as 5-D (N, C, D, H, W) views (2-D with depth 1). Each
+// output position's window per dim is given explicitly, so fixed-size, ceil-mode and adaptive
+// pooling share one kernel: window o of dim i covers input positions
+// begin[i][o], begin[i][o] + dilation[i], ... below end[i][o] (already clamped to the input).
+struct PoolWindows {
+  std::array<std::vector<int64_t>, 3> begin, end;
+  std::array<int64_t, 3> dilation{1, 1, 1};
+  // avg: the divisor of output position (d, h, w) is the product of these per-dim counts
+  // (count_include_pad: the window clipped to the padded input; else the valid positions),
+  // unless divisor_override > 0.
+  std::array<std::vector<int64_t>, 3> count;
+  int64_t divisor_override = 0;
+  bool channels_last = false;  // out (and indices) are dense channels_last_3d
+};
+// max: out = window maximum (NaN wins), indices (int64, may be undefined) = the flat position
+// d * H * W + h * W + w of the maximum within the input plane.
+using MaxPoolKernel = void (*)(const Tensor& out, const Tensor& indices, const Tensor& input, const PoolWindows& w);
+using AvgPoolKernel = void (*)(const Tensor& out, const Tensor& input, const PoolWindows& w);
+template <> struct KernelSignature<OpId::max_pool2d> { using type = MaxPoolKernel; };
+template <> struct KernelSignature<OpId::max_pool3d> { using type = MaxPoolKernel; };
+template <> struct KernelSignature<OpId::adaptive_max_pool2d> { using type = MaxPoolKernel; };
+template <> struct KernelSignature<OpId::avg_pool2d> { using type = AvgPoolKernel; };
+template <> struct KernelSignature<OpId::avg_pool3d> { using type = AvgPoolKernel; };
+template <> struct KernelSignature<OpId::adaptive_avg_pool2d> { using type = AvgPoolKernel; };
+template <> struct KernelSignature<OpId::adaptive_avg_pool3d> { using type = AvgPoolKernel; };
 
 }  // namespace lg::dispatch

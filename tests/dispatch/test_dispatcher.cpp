@@ -107,6 +107,17 @@ const std::array<std::function<void()>, lg::dispatch::kNumOps> kSamples{{
     [] { (void)lg::conv3d(in().x5, in().w5); },
     [] { (void)lg::conv_transpose2d(in().x4, in().w4); },
     [] { (void)lg::conv_transpose3d(in().x5, in().w5); },
+    [] { (void)lg::batch_norm(in().x4, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true); },
+    [] { (void)lg::group_norm(in().x4, 2); },
+    [] { (void)lg::layer_norm(in().x4, {4}); },
+    [] { (void)lg::instance_norm(in().x4); },
+    [] { (void)lg::max_pool2d(in().x4, {2}); },
+    [] { (void)lg::max_pool3d(in().x5, {2}); },
+    [] { (void)lg::avg_pool2d(in().x4, {2}); },
+    [] { (void)lg::avg_pool3d(in().x5, {2}); },
+    [] { (void)lg::adaptive_avg_pool2d(in().x4, {1, 1}); },
+    [] { (void)lg::adaptive_avg_pool3d(in().x5, {1, 1, 1}); },
+    [] { (void)lg::adaptive_max_pool2d(in().x4, {1, 1}); },
 }};
 
 }  // namespace

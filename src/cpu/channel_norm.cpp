@@ -1,0 +1,204 @@
+// batch_norm, group_norm and instance_norm on CPU: one kernel, three groupings of statistics.
+// Both passes walk the input in its own memory order -- channels innermost for NHWC data
+// (per-channel accumulators, vectorised over C), planes for NCHW data -- and the final
+// y = x * a[n, c] + b[n, c] walks the output in its order, so neither layout is converted.
+// Statistics are in double: a first pass gives the means, a second the squared deviations.
+#include <cmath>
+#include <vector>
+
+#include "cpu/elementwise.h"
+#include "cpu/parallel.h"
+#include "cpu/register.h"
+#include "cpu/tensor_values.h"
+#include "dispatch/kernel_table.h"
+
+namespace lg {
+namespace {
+
+using dispatch::ChannelNormParams;
+
+struct View5 {
+  std::array<int64_t, 5> size{}, stride{};
+  explicit View5(const Tensor& t) {
+    for (int i = 0; i < 5; ++i) {
+      size[i] = t.size(i);
+      stride[i] = t.stride(i);
+    }
+  }
+  int64_t plane() const { return size[2] * size[3] * size[4]; }
+  // The channel stride is the smallest that varies: iterate channels innermost.
+  bool channels_inner() const {
+    for (int d = 2; d < 5; ++d)
+      if (size[d] > 1 && stride[d] < stride[1]) return false;
+    return size[1] > 1;
+  }
+};
+
+// sums[n * C + c] += sum over space of (x - shift[n * C + c])^power, power 1 or 2.
+template <typename S>
+void plane_moments(const View5& v, const S* x, const std::vector<double>& shift, int power, std::vector<double>& sums) {
+  const int64_t N = v.size[0], C = v.size[1];
+  if (v.channels_inner()) {
+    cpu::parallel_for(N, 1, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        double* acc = sums.data() + n * C;
+        const double* sh = shift.data() + n * C;
+        for (int64_t d = 0; d < v.size[2]; ++d)
+          for (int64_t h = 0; h < v.size[3]; ++h)
+            for (int64_t w = 0; w < v.size[4]; ++w) {
+              const S* row = x + n * v.stride[0] + d * v.stride[2] + h * v.stride[3] + w * v.stride[4];
+              for (int64_t c = 0; c < C; ++c) {
+                const double e = static_cast<double>(static_cast<cpu::ComputeType<S>>(row[c * v.stride[1]])) - sh[c];
+                acc[c] += power == 1 ? e : e * e;
+              }
+            }
+      }
+    });
+    return;
+  }
+  cpu::parallel_for(N * C, 4, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n = q / C, c = q % C;
+      double acc = 0;
+      for (int64_t d = 0; d < v.size[2]; ++d)
+        for (int64_t h = 0; h < v.size[3]; ++h) {
+          const S* row = x + n * v.stride[0] + c * v.stride[1] + d * v.stride[2] + h * v.stride[3];
+          for (int64_t w = 0; w < v.size[4]; ++w) {
+            const double e = static_cast<double>(static_cast<cpu::ComputeType<S>>(row[w * v.stride[4]])) - shift[q];
+            acc += power == 1 ? e : e * e;
+          }
+        }
+      sums[q] += acc;
+    }
+  });
+}
+
+// y = x * a[n, c] + b[n, c], walking y (dense) in its memory order.
+template <typename S>
+void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, const std::vector<double>& a,
+                  const std::vector<double>& b) {
+  using C_t = cpu::ComputeType<S>;
+  const View5 vx(input), vy(out);
+  const S* x = input.data_ptr<S>();
+  S* y = out.data_ptr<S>();
+  const int64_t N = vx.size[0], C = vx.size[1];
+  std::vector<C_t> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  if (channels_last) {
+    cpu::parallel_for(N * vx.plane(), std::max<int64_t>(1, 8192 / std::max<int64_t>(C, 1)), [&](int64_t r0, int64_t r1) {
+      const int64_t P = vx.plane(), HW = vx.size[3] * vx.size[4];
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / P, p = r % P, d = p / HW, h = p / vx.size[4] % vx.size[3], w = p % vx.size[4];
+        const S* xi = x + n * vx.stride[0] + d * vx.stride[2] + h * vx.stride[3] + w * vx.stride[4];
+        S* yo = y + n * vy.stride[0] + d * vy.stride[2] + h * vy.stride[3] + w * vy.stride[4];
+        const C_t* ar = af.data() + n * C;
+        const C_t* br = bf.data() + n * C;
+        if (vx.stride[1] == 1 && vy.stride[1] == 1) {
+          for (int64_t c = 0; c < C; ++c) yo[c] = static_cast<S>(static_cast<C_t>(xi[c]) * ar[c] + br[c]);
+        } else {
+          for (int64_t c = 0; c < C; ++c)
+            yo[c * vy.stride[1]] = static_cast<S>(static_cast<C_t>(xi[c * vx.stride[1]]) * ar[c] + br[c]);
+        }
+      }
+    });
+    return;
+  }
+  cpu::parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(vx.plane(), 1)), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n = q / C, c = q % C;
+      const C_t av = af[q], bv = bf[q];
+      for (int64_t d = 0; d < vx.size[2]; ++d)
+        for (int64_t h = 0; h < vx.size[3]; ++h) {
+          const S* xi = x + n * vx.stride[0] + c * vx.stride[1] + d * vx.stride[2] + h * vx.stride[3];
+          S* yo = y + n * vy.stride[0] + c * vy.stride[1] + d * vy.stride[2] + h * vy.stride[3];
+          if (vx.stride[4] == 1 && vy.stride[4] == 1) {
+            for (int64_t w = 0; w < vx.size[4]; ++w) yo[w] = static_cast<S>(static_cast<C_t>(xi[w]) * av + bv);
+          } else {
+            for (int64_t w = 0; w < vx.size[4]; ++w)
+              yo[w * vy.stride[4]] = static_cast<S>(static_cast<C_t>(xi[w * vx.stride[4]]) * av + bv);
+          }
+        }
+    }
+  });
+}
+
+template <typename S>
+void channel_norm_typed(const Tensor& out, const Tensor& input, const ChannelNormParams& p) {
+  const View5 v(input);
+  const int64_t N = v.size[0], C = v.size[1];
+  const S* x = input.data_ptr<S>();
+  // Statistic k of element (n, c): per channel over the batch, or per (n, group).
+  const int64_t per_group = p.across_batch ? 1 : C / p.groups;
+  const int64_t stats = p.across_batch ? C : N * p.groups;
+  auto stat_of = [&](int64_t n, int64_t c) { return p.across_batch ? c : n * p.groups + c / per_group; };
+  const double count = static_cast<double>(p.across_batch ? N * v.plane() : per_group * v.plane());
+
+  std::vector<double> mean(static_cast<size_t>(stats), 0.0), var(static_cast<size_t>(stats), 0.0);
+  if (p.use_input_stats) {
+    std::vector<double> zero(static_cast<size_t>(N * C), 0.0), sums(static_cast<size_t>(N * C), 0.0);
+    plane_moments(v, x, zero, 1, sums);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) mean[stat_of(n, c)] += sums[n * C + c];
+    for (double& m : mean) m /= count;
+    std::vector<double> shift(static_cast<size_t>(N * C)), sq(static_cast<size_t>(N * C), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) shift[n * C + c] = mean[stat_of(n, c)];
+    plane_moments(v, x, shift, 2, sq);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) var[stat_of(n, c)] += sq[n * C + c];
+    for (double& s : var) s /= count;  // biased: what normalises
+    if (p.running_mean.defined()) {
+      // Running stats per channel: batch_norm's are the channel stats; instance_norm's are the
+      // batch mean of the per-sample stats. The variance is unbiased (count / (count - 1)).
+      std::vector<double> rm = cpu::read_values(p.running_mean), rv = cpu::read_values(p.running_var);
+      const double unbias = count > 1 ? count / (count - 1) : 1.0;
+      for (int64_t c = 0; c < C; ++c) {
+        double m = 0, s = 0;
+        if (p.across_batch) {
+          m = mean[c];
+          s = var[c];
+        } else {
+          for (int64_t n = 0; n < N; ++n) {
+            m += mean[stat_of(n, c)] / N;
+            s += var[stat_of(n, c)] / N;
+          }
+        }
+        rm[c] = (1 - p.momentum) * rm[c] + p.momentum * m;
+        rv[c] = (1 - p.momentum) * rv[c] + p.momentum * s * unbias;
+      }
+      cpu::write_values(p.running_mean, rm);
+      cpu::write_values(p.running_var, rv);
+    }
+  } else {
+    mean = cpu::read_values(p.running_mean);
+    var = cpu::read_values(p.running_var);
+  }
+
+  const std::vector<double> w = p.weight.defined() ? cpu::read_values(p.weight) : std::vector<double>(C, 1.0);
+  const std::vector<double> b = p.bias.defined() ? cpu::read_values(p.bias) : std::vector<double>(C, 0.0);
+  std::vector<double> a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t k = p.use_input_stats ? stat_of(n, c) : c;
+      const double rstd = 1.0 / std::sqrt(var[k] + p.eps);
+      a[n * C + c] = rstd * w[c];
+      sh[n * C + c] = b[c] - mean[k] * rstd * w[c];
+    }
+  apply_affine<S>(out, input, p.channels_last, a, sh);
+}
+
+void channel_norm_cpu(const Tensor& out, const Tensor& input, const ChannelNormParams& p) {
+  visit_dtype(input.dtype(), [&]<typename S>(std::type_identity<S>) {
+    if constexpr (cpu::kIsFloating<S>) channel_norm_typed<S>(out, input, p);
+    else LG_ASSERT(false, "normalisation kernel reached with ", input.dtype());
+  });
+}
+
+}  // namespace
+
+void register_channel_norm_kernels(dispatch::KernelTable& table) {
+  table.set<dispatch::OpId::batch_norm>(DeviceType::CPU, channel_norm_cpu, "channel_norm_cpu");
+  table.set<dispatch::OpId::group_norm>(DeviceType::CPU, channel_norm_cpu, "channel_norm_cpu");
+  table.set<dispatch::OpId::instance_norm>(DeviceType::CPU, channel_norm_cpu, "channel_norm_cpu");
+}
+
+}  // namespace lg

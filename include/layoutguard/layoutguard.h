@@ -12,6 +12,7 @@
 #include <layoutguard/guard.h>
 #include <layoutguard/hooks.h>
 #include <layoutguard/int_array_ref.h>
+#include <layoutguard/joining.h>
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
 #include <layoutguard/log.h>

@@ -13,6 +13,7 @@ void register_cpu_kernels(dispatch::KernelTable& table) {
   register_channel_norm_kernels(table);
   register_layer_norm_kernels(table);
   register_pooling_kernels(table);
+  register_cat_kernels(table);
 }
 
 }  // namespace lg

@@ -12,4 +12,5 @@ void register_conv_transpose_kernels(dispatch::KernelTable& table);  // src/cpu/
 void register_channel_norm_kernels(dispatch::KernelTable& table);   // src/cpu/channel_norm.cpp
 void register_layer_norm_kernels(dispatch::KernelTable& table);     // src/cpu/layer_norm.cpp
 void register_pooling_kernels(dispatch::KernelTable& table);        // src/cpu/pooling.cpp
+void register_cat_kernels(dispatch::KernelTable& table);            // src/cpu/cat.cpp
 }  // namespace lg

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <layoutguard/tensor.h>
@@ -93,5 +94,10 @@ template <> struct KernelSignature<OpId::avg_pool2d> { using type = AvgPoolKerne
 template <> struct KernelSignature<OpId::avg_pool3d> { using type = AvgPoolKernel; };
 template <> struct KernelSignature<OpId::adaptive_avg_pool2d> { using type = AvgPoolKernel; };
 template <> struct KernelSignature<OpId::adaptive_avg_pool3d> { using type = AvgPoolKernel; };
+
+// cat: out's slices along dim receive the inputs in order (legacy empty 1-D inputs already
+// removed); inputs have out's dtype.
+using CatKernel = void (*)(const Tensor& out, std::span<const Tensor> inputs, int64_t dim);
+template <> struct KernelSignature<OpId::cat> { using type = CatKernel; };
 
 }  // namespace lg::dispatch

@@ -9,7 +9,7 @@
 
 namespace lg::dispatch {
 
-enum class OpFamily { Copy, Conversion, View, Pointwise, Conv, Norm, Pool };
+enum class OpFamily { Copy, Conversion, View, Pointwise, Conv, Norm, Pool, Join };
 
 enum class OpId : int {
 #define LG_OP(name, family, policy) name,

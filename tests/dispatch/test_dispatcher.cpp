@@ -118,6 +118,10 @@ const std::array<std::function<void()>, lg::dispatch::kNumOps> kSamples{{
     [] { (void)lg::adaptive_avg_pool2d(in().x4, {1, 1}); },
     [] { (void)lg::adaptive_avg_pool3d(in().x5, {1, 1, 1}); },
     [] { (void)lg::adaptive_max_pool2d(in().x4, {1, 1}); },
+    [] { (void)lg::cat({in().z, in().o}); },
+    [] { (void)lg::stack({in().z, in().o}); },
+    [] { (void)lg::split(in().z, 1); },
+    [] { (void)lg::chunk(in().z, 2); },
 }};
 
 }  // namespace

@@ -1,0 +1,182 @@
+// CPU operator speed against peers in the same run: the 12 ResNet-50 convolution shapes
+// (performance_anchors.md section 4) at batch 1 and 16 -- ours in NHWC and NCHW, and oneDNN's
+// direct API (NHWC activations, pre-packed weights) when it is installed -- plus pointwise and
+// NCHW<->NHWC conversion bandwidth against memcpy of the same bytes. A benchmark, not a test:
+// it prints medians (min, max) and ratios, never pass/fail.
+//
+//   build/bench/cpu_ops [--quick]     (threads: OMP_NUM_THREADS, default all cores)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include <layoutguard/layoutguard.h>
+
+#if LG_BENCH_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace {
+
+struct Timing {
+  double median_ms, min_ms, max_ms;
+};
+
+// One warm-up call, then the median of at least `runs` timed calls (more while under 0.3 s).
+Timing time_it(const std::function<void()>& fn, int runs) {
+  fn();
+  std::vector<double> ms;
+  double total = 0;
+  while (static_cast<int>(ms.size()) < runs || (total < 300 && ms.size() < 200)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    total += ms.back();
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+struct ConvShape {
+  int64_t cin, cout, k, stride, h;
+};
+
+// ResNet-50's distinct convolution shapes (stem, then one per stage and kind).
+const std::vector<ConvShape> kResNet50{
+    {3, 64, 7, 2, 224},    {64, 64, 1, 1, 56},    {64, 64, 3, 1, 56},   {64, 256, 1, 1, 56},
+    {256, 64, 1, 1, 56},   {128, 128, 3, 1, 28},  {512, 128, 1, 1, 28}, {256, 256, 3, 1, 14},
+    {1024, 256, 1, 1, 14}, {512, 512, 3, 1, 7},   {2048, 512, 1, 1, 7}, {512, 2048, 1, 1, 7},
+};
+
+double conv_flops(const ConvShape& s, int64_t batch) {
+  const int64_t pad = s.k / 2, out = (s.h + 2 * pad - s.k) / s.stride + 1;
+  return 2.0 * static_cast<double>(batch * s.cout * out * out) * static_cast<double>(s.cin * s.k * s.k);
+}
+
+#if LG_BENCH_HAVE_DNNL
+// oneDNN forward inference with NHWC activations and weights reordered once into its preferred
+// (blocked) format: the strongest configuration oneDNN offers for this layer.
+struct DnnlConv {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  dnnl::convolution_forward prim;
+  dnnl::memory src, wei, dst;
+
+  DnnlConv(const ConvShape& s, int64_t batch, const lg::Tensor& x_nhwc, const lg::Tensor& w_oihw, const lg::Tensor& y_nhwc) {
+    using dnnl::memory;
+    const int64_t pad = s.k / 2, out = (s.h + 2 * pad - s.k) / s.stride + 1;
+    const memory::dims src_dims{batch, s.cin, s.h, s.h}, wei_dims{s.cout, s.cin, s.k, s.k}, dst_dims{batch, s.cout, out, out};
+    const memory::desc src_md(src_dims, memory::data_type::f32, memory::format_tag::nhwc);
+    const memory::desc dst_md(dst_dims, memory::data_type::f32, memory::format_tag::nhwc);
+    const memory::desc wei_any(wei_dims, memory::data_type::f32, memory::format_tag::any);
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src_md, wei_any, dst_md, {s.stride, s.stride}, {pad, pad}, {pad, pad});
+    const dnnl::convolution_forward::primitive_desc pd(desc, eng);
+    src = memory(src_md, eng, x_nhwc.data_ptr());
+    dst = memory(dst_md, eng, y_nhwc.data_ptr());
+    memory wei_user({wei_dims, memory::data_type::f32, memory::format_tag::oihw}, eng, w_oihw.data_ptr());
+    wei = memory(pd.weights_desc(), eng);
+    dnnl::reorder(wei_user, wei).execute(strm, wei_user, wei);
+    prim = dnnl::convolution_forward(pd);
+    strm.wait();
+  }
+  void run() {
+    prim.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    strm.wait();
+  }
+};
+#endif
+
+void conv_table(bool quick, int runs) {
+  std::printf("\nconv2d fp32, %d threads: GFLOPS as median (min-max time ms)\n", omp_get_max_threads());
+  std::printf("%-22s %5s %20s %20s %20s %8s %8s\n", "layer", "batch", "ours NHWC", "ours NCHW", "oneDNN NHWC",
+              "NHWC/NCHW", "NHWC/oneDNN");
+  std::vector<double> ratio_dnnl;
+  int nhwc_wins = 0, layers = 0;
+  for (int64_t batch : {int64_t{1}, int64_t{16}}) {
+    for (const ConvShape& s : kResNet50) {
+      if (quick && batch == 16) continue;
+      const int64_t pad = s.k / 2;
+      const lg::Tensor x_cl = lg::randn({batch, s.cin, s.h, s.h}).contiguous(lg::MemoryFormat::ChannelsLast);
+      const lg::Tensor x_cf = x_cl.contiguous();
+      const lg::Tensor w_cf = lg::randn({s.cout, s.cin, s.k, s.k});
+      const lg::Tensor w_cl = w_cf.contiguous(lg::MemoryFormat::ChannelsLast);
+      const double gf = conv_flops(s, batch) / 1e9;
+      const Timing nhwc = time_it([&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}); }, runs);
+      const Timing nchw = time_it([&] { (void)lg::conv2d(x_cf, w_cf, std::nullopt, {s.stride}, {pad}); }, runs);
+      char name[64];
+      std::snprintf(name, sizeof name, "%ld->%ld %ldx%ld s%ld %ld", static_cast<long>(s.cin), static_cast<long>(s.cout),
+                    static_cast<long>(s.k), static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.h));
+      auto cell = [&](const Timing& t) {
+        static char buf[4][48];
+        static int slot = 0;
+        char* b = buf[slot++ % 4];
+        std::snprintf(b, 48, "%6.1f (%.2f-%.2f)", gf / (t.median_ms * 1e-3), t.min_ms, t.max_ms);
+        return b;
+      };
+      std::string dnnl_cell = "n/a";
+      double dnnl_ratio = NAN;
+#if LG_BENCH_HAVE_DNNL
+      const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad});
+      DnnlConv peer(s, batch, x_cl, w_cf, y);
+      const Timing dn = time_it([&] { peer.run(); }, runs);
+      dnnl_cell = cell(dn);
+      dnnl_ratio = dn.median_ms / nhwc.median_ms;
+      ratio_dnnl.push_back(dnnl_ratio);
+#endif
+      const double vs_nchw = nchw.median_ms / nhwc.median_ms;
+      nhwc_wins += vs_nchw >= 1.0 ? 1 : 0;
+      ++layers;
+      std::printf("%-22s %5ld %20s %20s %20s %8.2fx %8.2fx\n", name, static_cast<long>(batch), cell(nhwc), cell(nchw),
+                  dnnl_cell.c_str(), vs_nchw, dnnl_ratio);
+    }
+  }
+  double log_sum = 0;
+  for (double r : ratio_dnnl) log_sum += std::log(r);
+  std::printf("NHWC >= our NCHW on %d of %d layers; NHWC / oneDNN geomean: %s\n", nhwc_wins, layers,
+              ratio_dnnl.empty() ? "n/a (oneDNN not built in)"
+                                 : (std::to_string(std::exp(log_sum / static_cast<double>(ratio_dnnl.size()))) + "x").c_str());
+}
+
+void bandwidth_table(bool quick, int runs) {
+  const int64_t n = quick ? 8 : 32;
+  const std::vector<int64_t> shape{n, 64, 56, 56};
+  const lg::Tensor x = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast), y = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast);
+  const lg::Tensor x_cf = x.contiguous();
+  const size_t bytes = static_cast<size_t>(x.nbytes());
+  std::vector<char> a(bytes), b(bytes);
+  std::memset(a.data(), 1, bytes);
+  std::memset(b.data(), 2, bytes);
+  const Timing mc = time_it([&] { std::memcpy(b.data(), a.data(), bytes); }, runs);
+  std::printf("\nbandwidth, %s fp32 (%.0f MB per operand), %d threads: GB/s and %% of memcpy (read+write of the same bytes)\n",
+              lg::to_string(shape).c_str(), bytes / 1e6, omp_get_max_threads());
+  auto row = [&](const char* name, double traffic_factor, const Timing& t) {
+    // memcpy moves 2 x bytes (read + write); a binary op moves 3 x bytes.
+    const double gbs = traffic_factor * bytes / (t.median_ms * 1e-3) / 1e9;
+    const double memcpy_gbs = 2.0 * bytes / (mc.median_ms * 1e-3) / 1e9;
+    std::printf("%-40s %8.3f ms %8.1f GB/s %6.0f%%\n", name, t.median_ms, gbs, 100.0 * gbs / memcpy_gbs);
+  };
+  row("memcpy", 2.0, mc);
+  row("relu NHWC", 2.0, time_it([&] { (void)lg::relu(x); }, runs));
+  row("add NHWC + NHWC", 3.0, time_it([&] { (void)lg::add(x, y); }, runs));
+  row("NCHW -> NHWC (contiguous(channels_last))", 2.0, time_it([&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, runs));
+  row("NHWC -> NCHW (contiguous())", 2.0, time_it([&] { (void)x.contiguous(); }, runs));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const int runs = quick ? 3 : 10;
+  std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, quick ? "quick" : "full");
+  conv_table(quick, runs);
+  bandwidth_table(quick, runs);
+  return 0;
+}

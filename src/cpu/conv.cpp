@@ -1,6 +1,7 @@
 // CPU convolution kernels (2-D given as 3-D with depth 1), native in both layouts:
 //   NHWC: out is the [N*D*H*W, C_out] matrix; an im2col row per output pixel (taps x channels,
-//         channels innermost, copied in runs) times the channels_last-packed weight. A 1x1
+//         channels innermost, copied in runs) times the weight packed as [taps x C_in, C_out]
+//         (no transposed operand: OpenBLAS runs that form measurably faster). A 1x1
 //         stride-1 convolution of dense NHWC input is one GEMM on the input itself.
 //   NCHW: per image, out is [C_out, D*H*W] = weight [C_out, C*taps] x im2col [C*taps, D*H*W].
 //   Depthwise (one channel per group) skips the GEMM: NHWC vectorises across channels, NCHW
@@ -25,7 +26,7 @@ using cpu::ConvGeometry;
 using dispatch::ConvParams;
 
 // Memory orders (outermost first) of the 5-D weight (O, I, kD, kH, kW) each path reads.
-constexpr std::array<int, 5> kOrderOTapsI{0, 2, 3, 4, 1};  // [o][tap][i]: NHWC GEMM rows
+constexpr std::array<int, 5> kOrderTapsIO{2, 3, 4, 1, 0};  // [tap][i][o]: NHWC GEMM B (K x C_out)
 constexpr std::array<int, 5> kOrderOITaps{0, 1, 2, 3, 4};  // [o][i][tap]: NCHW GEMM rows
 constexpr std::array<int, 5> kOrderTapsO{2, 3, 4, 0, 1};   // [tap][o]: NHWC depthwise
 
@@ -82,7 +83,7 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias
     dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
     if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
     for (int64_t gi = 0; gi < g.groups; ++gi)
-      cpu::gemm(false, true, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out * kg, kg, beta,
+      cpu::gemm(false, false, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out, cout, beta,
                 out + gi * g.cg_out, cout);
     return;
   }
@@ -97,7 +98,7 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias
       if (bias) fill_bias_rows(out + r0 * cout, rows, cout, cout, bias, bias_stride);
       for (int64_t gi = 0; gi < g.groups; ++gi) {
         im2col_rows(g, x, gi, r0, rows, col.data());
-        cpu::gemm(false, true, rows, g.cg_out, kg, T(1), col.data(), kg, w + gi * g.cg_out * kg, kg, beta,
+        cpu::gemm(false, false, rows, g.cg_out, kg, T(1), col.data(), kg, w + gi * g.cg_out, cout, beta,
                   out + r0 * cout + gi * g.cg_out, cout);
       }
     }
@@ -254,7 +255,7 @@ void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, co
     if (depthwise) {
       conv_nhwc_depthwise(g, x, cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>(), b, bs, o);
     } else {
-      const Tensor w = cpu::packed_weight(weight, dt, kOrderOTapsI);
+      const Tensor w = cpu::packed_weight(weight, dt, kOrderTapsIO);
       conv_nhwc_gemm(g, x, w.data_ptr<T>(), b, bs, o);
     }
   } else {

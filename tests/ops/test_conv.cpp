@@ -302,9 +302,10 @@ TEST_CASE("packed weights are reused while the weight is unchanged and rebuilt a
   const Tensor y4 = lg::conv2d(x, w);
   check_close(values(y4), values(lg::conv2d(x.contiguous(), w.contiguous(CL))), conv_tol(lg::kFloat32));
 
-  // A weight already in the kernel's order and dtype is used as it is, without packing.
+  // A weight already in the kernel's order and dtype is used as it is, without packing: the
+  // NCHW path reads (O, I, kH, kW) contiguous weights directly.
   const int64_t misses = lg::cpu::pack_cache_stats().misses;
-  (void)lg::conv2d(x, w.contiguous(CL));
+  (void)lg::conv2d(x.contiguous(), w.contiguous());
   CHECK(lg::cpu::pack_cache_stats().misses == misses);
 }
 

@@ -1,7 +1,7 @@
 // batch_norm, group_norm and instance_norm on CPU: one kernel, three groupings of statistics.
 // Both passes walk the input in its own memory order -- channels innermost for NHWC data
 // (per-channel accumulators, vectorised over C), planes for NCHW data -- and the final
-// y = x * a[n, c] + b[n, c] walks the output in its order, so neither layout is converted.
+// y = (x - mean[n, c]) * a[n, c] + b[n, c] walks the output in its order, so neither layout is converted.
 // Statistics are in double: a first pass gives the means, a second the squared deviations.
 #include <cmath>
 #include <vector>
@@ -73,16 +73,17 @@ void plane_moments(const View5& v, const S* x, const std::vector<double>& shift,
   });
 }
 
-// y = x * a[n, c] + b[n, c], walking y (dense) in its memory order.
+// y = (x - m[n, c]) * a[n, c] + b[n, c], walking y (dense) in its memory order. Subtracting
+// the mean first keeps float32 exact where x equals it (x * a + (b - m * a) would cancel).
 template <typename S>
-void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, const std::vector<double>& a,
-                  const std::vector<double>& b) {
+void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, const std::vector<double>& m,
+                  const std::vector<double>& a, const std::vector<double>& b) {
   using C_t = cpu::ComputeType<S>;
   const View5 vx(input), vy(out);
   const S* x = input.data_ptr<S>();
   S* y = out.data_ptr<S>();
   const int64_t N = vx.size[0], C = vx.size[1];
-  std::vector<C_t> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  std::vector<C_t> mf(m.begin(), m.end()), af(a.begin(), a.end()), bf(b.begin(), b.end());
   if (channels_last) {
     cpu::parallel_for(N * vx.plane(), std::max<int64_t>(1, 8192 / std::max<int64_t>(C, 1)), [&](int64_t r0, int64_t r1) {
       const int64_t P = vx.plane(), HW = vx.size[3] * vx.size[4];
@@ -90,13 +91,14 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
         const int64_t n = r / P, p = r % P, d = p / HW, h = p / vx.size[4] % vx.size[3], w = p % vx.size[4];
         const S* xi = x + n * vx.stride[0] + d * vx.stride[2] + h * vx.stride[3] + w * vx.stride[4];
         S* yo = y + n * vy.stride[0] + d * vy.stride[2] + h * vy.stride[3] + w * vy.stride[4];
+        const C_t* mr = mf.data() + n * C;
         const C_t* ar = af.data() + n * C;
         const C_t* br = bf.data() + n * C;
         if (vx.stride[1] == 1 && vy.stride[1] == 1) {
-          for (int64_t c = 0; c < C; ++c) yo[c] = static_cast<S>(static_cast<C_t>(xi[c]) * ar[c] + br[c]);
+          for (int64_t c = 0; c < C; ++c) yo[c] = static_cast<S>((static_cast<C_t>(xi[c]) - mr[c]) * ar[c] + br[c]);
         } else {
           for (int64_t c = 0; c < C; ++c)
-            yo[c * vy.stride[1]] = static_cast<S>(static_cast<C_t>(xi[c * vx.stride[1]]) * ar[c] + br[c]);
+            yo[c * vy.stride[1]] = static_cast<S>((static_cast<C_t>(xi[c * vx.stride[1]]) - mr[c]) * ar[c] + br[c]);
         }
       }
     });
@@ -105,16 +107,16 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
   cpu::parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(vx.plane(), 1)), [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / C, c = q % C;
-      const C_t av = af[q], bv = bf[q];
+      const C_t mv = mf[q], av = af[q], bv = bf[q];
       for (int64_t d = 0; d < vx.size[2]; ++d)
         for (int64_t h = 0; h < vx.size[3]; ++h) {
           const S* xi = x + n * vx.stride[0] + c * vx.stride[1] + d * vx.stride[2] + h * vx.stride[3];
           S* yo = y + n * vy.stride[0] + c * vy.stride[1] + d * vy.stride[2] + h * vy.stride[3];
           if (vx.stride[4] == 1 && vy.stride[4] == 1) {
-            for (int64_t w = 0; w < vx.size[4]; ++w) yo[w] = static_cast<S>(static_cast<C_t>(xi[w]) * av + bv);
+            for (int64_t w = 0; w < vx.size[4]; ++w) yo[w] = static_cast<S>((static_cast<C_t>(xi[w]) - mv) * av + bv);
           } else {
             for (int64_t w = 0; w < vx.size[4]; ++w)
-              yo[w * vy.stride[4]] = static_cast<S>(static_cast<C_t>(xi[w * vx.stride[4]]) * av + bv);
+              yo[w * vy.stride[4]] = static_cast<S>((static_cast<C_t>(xi[w * vx.stride[4]]) - mv) * av + bv);
           }
         }
     }
@@ -175,15 +177,15 @@ void channel_norm_typed(const Tensor& out, const Tensor& input, const ChannelNor
 
   const std::vector<double> w = p.weight.defined() ? cpu::read_values(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? cpu::read_values(p.bias) : std::vector<double>(C, 0.0);
-  std::vector<double> a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
+  std::vector<double> m(static_cast<size_t>(N * C)), a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c) {
       const int64_t k = p.use_input_stats ? stat_of(n, c) : c;
-      const double rstd = 1.0 / std::sqrt(var[k] + p.eps);
-      a[n * C + c] = rstd * w[c];
-      sh[n * C + c] = b[c] - mean[k] * rstd * w[c];
+      m[n * C + c] = mean[k];
+      a[n * C + c] = w[c] / std::sqrt(var[k] + p.eps);
+      sh[n * C + c] = b[c];
     }
-  apply_affine<S>(out, input, p.channels_last, a, sh);
+  apply_affine<S>(out, input, p.channels_last, m, a, sh);
 }
 
 void channel_norm_cpu(const Tensor& out, const Tensor& input, const ChannelNormParams& p) {

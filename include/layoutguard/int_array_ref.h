@@ -37,6 +37,9 @@ class IntArrayRef {
   constexpr int64_t operator[](size_t i) const { return data_[i]; }
   constexpr int64_t front() const { return data_[0]; }
   constexpr int64_t back() const { return data_[size_ - 1]; }
+  // Elements [begin, end), like c10's slice; the caller keeps begin <= end <= size().
+  constexpr IntArrayRef slice(size_t begin, size_t end) const { return {data_ + begin, end - begin}; }
+  constexpr IntArrayRef slice(size_t begin) const { return slice(begin, size_); }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
 
   friend bool operator==(IntArrayRef a, IntArrayRef b) {

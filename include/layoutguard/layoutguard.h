@@ -15,11 +15,14 @@
 #include <layoutguard/joining.h>
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
+#include <layoutguard/linalg.h>
 #include <layoutguard/log.h>
 #include <layoutguard/normalization.h>
 #include <layoutguard/pointwise.h>
 #include <layoutguard/pooling.h>
+#include <layoutguard/reduction.h>
 #include <layoutguard/report.h>
+#include <layoutguard/resampling.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/storage.h>
 #include <layoutguard/tensor.h>

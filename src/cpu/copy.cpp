@@ -256,6 +256,11 @@ void fill_strided_cpu(const Tensor& dst, const Scalar& value) {
 void register_copy_kernels(dispatch::KernelTable& table) {
   table.set<dispatch::OpId::copy_>(DeviceType::CPU, copy_strided_cpu, "copy_strided_cpu");
   table.set<dispatch::OpId::fill_>(DeviceType::CPU, fill_strided_cpu, "fill_strided_cpu");
+  // The shuffles are a copy from a permuted view of the input, in out's memory order: the
+  // copy loop is already native for NHWC and NCHW outputs.
+  table.set<dispatch::OpId::pixel_shuffle>(DeviceType::CPU, copy_strided_cpu, "shuffle_strided_copy_cpu");
+  table.set<dispatch::OpId::pixel_unshuffle>(DeviceType::CPU, copy_strided_cpu, "shuffle_strided_copy_cpu");
+  table.set<dispatch::OpId::channel_shuffle>(DeviceType::CPU, copy_strided_cpu, "shuffle_strided_copy_cpu");
 }
 
 }  // namespace lg

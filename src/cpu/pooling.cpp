@@ -108,7 +108,7 @@ void avg_pool_typed(const Tensor& out, const Tensor& input, const PoolWindows& w
   S* o = out.data_ptr<S>();
   const int64_t N = g.in[0], Ch = g.in[1], P = g.out_plane(), HW = g.out[3] * g.out[4];
   auto divisor = [&](int64_t od, int64_t oh, int64_t ow) {
-    return w.divisor_override > 0 ? w.divisor_override : w.count[0][od] * w.count[1][oh] * w.count[2][ow];
+    return w.divisor_override != 0 ? w.divisor_override : w.count[0][od] * w.count[1][oh] * w.count[2][ow];
   };
   if (w.channels_last) {
     cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {

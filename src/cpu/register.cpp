@@ -14,6 +14,11 @@ void register_cpu_kernels(dispatch::KernelTable& table) {
   register_layer_norm_kernels(table);
   register_pooling_kernels(table);
   register_cat_kernels(table);
+  register_upsample_kernels(table);
+  register_pad_kernels(table);
+  register_matmul_kernels(table);
+  register_reduce_kernels(table);
+  register_softmax_kernels(table);
 }
 
 }  // namespace lg

@@ -52,7 +52,7 @@ std::string_view default_kernel_name(const OpInfo& op) {
   // Computing families name their kernel through kernel_for/note_kernel.
   const OpFamily family = op_family(static_cast<OpId>(op.index));
   if (family == OpFamily::View) return "view (metadata only)";
-  if (family == OpFamily::Conversion) return "composite";
+  if (family == OpFamily::Conversion || family == OpFamily::Composite) return "composite";
   return "unknown";
 }
 

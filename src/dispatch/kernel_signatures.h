@@ -78,7 +78,7 @@ struct PoolWindows {
   std::array<int64_t, 3> dilation{1, 1, 1};
   // avg: the divisor of output position (d, h, w) is the product of these per-dim counts
   // (count_include_pad: the window clipped to the padded input; else the valid positions),
-  // unless divisor_override > 0.
+  // unless divisor_override != 0 (either sign, as in ATen).
   std::array<std::vector<int64_t>, 3> count;
   int64_t divisor_override = 0;
   bool channels_last = false;  // out (and indices) are dense channels_last_3d
@@ -99,5 +99,75 @@ template <> struct KernelSignature<OpId::adaptive_avg_pool3d> { using type = Avg
 // removed); inputs have out's dtype.
 using CatKernel = void (*)(const Tensor& out, std::span<const Tensor> inputs, int64_t dim);
 template <> struct KernelSignature<OpId::cat> { using type = CatKernel; };
+
+// Upsampling over 2 or 3 spatial dims, as 5-D (N, C, D, H, W) views (2-D with depth 1). Each
+// output position o of spatial dim i reads `taps[i]` input positions index[i][o * taps[i] + t]
+// with weights weight[i][o * taps[i] + t] (already clamped to the input), so nearest (1 tap),
+// linear (2) and cubic (4) share one separable kernel. With one tap everywhere the kernel
+// copies values (every dtype); otherwise it blends in the compute dtype (floating only).
+struct InterpTaps {
+  std::array<int, 3> taps{1, 1, 1};
+  std::array<std::vector<int64_t>, 3> index;
+  std::array<std::vector<double>, 3> weight;
+  bool channels_last = false;  // out is dense channels_last_3d (else contiguous)
+};
+using InterpKernel = void (*)(const Tensor& out, const Tensor& input, const InterpTaps& taps);
+template <> struct KernelSignature<OpId::upsample_nearest2d> { using type = InterpKernel; };
+template <> struct KernelSignature<OpId::upsample_nearest3d> { using type = InterpKernel; };
+template <> struct KernelSignature<OpId::upsample_bilinear2d> { using type = InterpKernel; };
+template <> struct KernelSignature<OpId::upsample_trilinear3d> { using type = InterpKernel; };
+template <> struct KernelSignature<OpId::upsample_bicubic2d> { using type = InterpKernel; };
+
+// pad (every mode): out[i_0, ..., i_k] = input[source[0][i_0], ..., source[k][i_k]], or `value`
+// where any source index is -1. out has input's rank and dtype; any strides on both sides.
+struct PadMap {
+  std::vector<std::vector<int64_t>> source;  // per dim of out, per index along it
+  double value = 0.0;
+};
+using PadKernel = void (*)(const Tensor& out, const Tensor& input, const PadMap& map);
+template <> struct KernelSignature<OpId::pad> { using type = PadKernel; };
+
+// pixel_shuffle, pixel_unshuffle, channel_shuffle: the infer step expresses the shuffle as a
+// strided view of the input with out's sizes; the kernel writes it into out (dense, in out's
+// layout) walking out's memory order.
+using ShuffleKernel = void (*)(const Tensor& out, const Tensor& source_view);
+template <> struct KernelSignature<OpId::pixel_shuffle> { using type = ShuffleKernel; };
+template <> struct KernelSignature<OpId::pixel_unshuffle> { using type = ShuffleKernel; };
+template <> struct KernelSignature<OpId::channel_shuffle> { using type = ShuffleKernel; };
+
+// mm, bmm, addmm, linear: out (B, M, N) = alpha * a (B, M, K) @ b (B, K, N) + beta * c, where
+// c (undefined when beta == 0) is already broadcast to out's sizes. All operands share out's
+// dtype; a and b may have any strides (BLAS reads them in place when one dim is unit-stride);
+// out is contiguous.
+struct GemmParams {
+  double alpha = 1.0, beta = 0.0;
+  Tensor c;
+};
+using GemmKernel = void (*)(const Tensor& out, const Tensor& a, const Tensor& b, const GemmParams& params);
+template <> struct KernelSignature<OpId::mm> { using type = GemmKernel; };
+template <> struct KernelSignature<OpId::bmm> { using type = GemmKernel; };
+template <> struct KernelSignature<OpId::addmm> { using type = GemmKernel; };
+template <> struct KernelSignature<OpId::linear> { using type = GemmKernel; };
+
+// sum, mean, amax, amin: out has input's rank with size 1 in the reduced dims (the infer step
+// views it back to the requested shape) and input's dtype; input may have any strides.
+enum class ReduceKind { Sum, Mean, Max, Min };
+struct ReduceParams {
+  ReduceKind kind = ReduceKind::Sum;
+};
+using ReduceKernel = void (*)(const Tensor& out, const Tensor& input, const ReduceParams& params);
+template <> struct KernelSignature<OpId::sum> { using type = ReduceKernel; };
+template <> struct KernelSignature<OpId::mean> { using type = ReduceKernel; };
+template <> struct KernelSignature<OpId::amax> { using type = ReduceKernel; };
+template <> struct KernelSignature<OpId::amin> { using type = ReduceKernel; };
+
+// softmax / log_softmax along dim; out has input's sizes and floating dtype, any strides.
+struct SoftmaxParams {
+  int64_t dim = 0;
+  bool log = false;
+};
+using SoftmaxKernel = void (*)(const Tensor& out, const Tensor& input, const SoftmaxParams& params);
+template <> struct KernelSignature<OpId::softmax> { using type = SoftmaxKernel; };
+template <> struct KernelSignature<OpId::log_softmax> { using type = SoftmaxKernel; };
 
 }  // namespace lg::dispatch

@@ -90,6 +90,16 @@ typename KernelSignature<id>::type kernel_for(Device device) {
   note_kernel(slot.name);
   return reinterpret_cast<typename KernelSignature<id>::type>(slot.fn);
 }
+// The same for ops that share one kernel type Fn (the upsampling ops, the reductions), chosen
+// at run time; Fn must be KernelSignature<id>::type.
+template <typename Fn>
+Fn kernel_as(OpId id, Device device) {
+  const KernelSlot& slot = kernel_table().slot(id, device.type());
+  if (slot.fn == nullptr) [[unlikely]]
+    throw_no_kernel(id, device);
+  note_kernel(slot.name);
+  return reinterpret_cast<Fn>(slot.fn);
+}
 // The same for a Pointwise-family op.
 PointwiseKernel pointwise_kernel_for(OpId id, Device device);
 

@@ -9,7 +9,7 @@
 
 namespace lg::dispatch {
 
-enum class OpFamily { Copy, Conversion, View, Pointwise, Conv, Norm, Pool, Join };
+enum class OpFamily { Copy, Conversion, View, Pointwise, Conv, Norm, Pool, Join, Resample, Linalg, Reduce, Composite };
 
 enum class OpId : int {
 #define LG_OP(name, family, policy) name,

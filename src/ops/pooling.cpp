@@ -94,7 +94,10 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i), eff = d[i] * (k[i] - 1) + 1;
     const int64_t span = in + 2 * p[i] - eff;
-    int64_t o = (span >= 0 ? (ceil_mode ? (span + s[i] - 1) / s[i] : span / s[i]) : -1) + 1;
+    // ATen's div_rtn: the division rounds toward minus infinity (a kernel wider than the
+    // padded input still gives one window with ceil_mode).
+    const int64_t num = span + (ceil_mode ? s[i] - 1 : 0);
+    int64_t o = (num >= 0 ? num / s[i] : -((-num + s[i] - 1) / s[i])) + 1;
     // ceil_mode: the last window must start inside the input or the left padding.
     if (ceil_mode && o > 0 && (o - 1) * s[i] >= in + p[i]) --o;
     out[i] = o;

@@ -2,6 +2,7 @@
 //
 //   layoutguard explain SIZES STRIDES   what PyTorch's rules make of a layout, e.g.
 //                                       layoutguard explain 2,3,1,1 3,1,1,1
+//   layoutguard ops [--markdown]        the operator catalogue (--markdown: docs/operators.md)
 //   layoutguard version                 version, build options and the CUDA probe
 //
 // Exit status: 0 on success, 2 on bad usage or input (with the reason on stderr).
@@ -13,12 +14,15 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "ops_command.h"
+
 namespace {
 
 using lg::MemoryFormat;
 
 constexpr const char* kUsage =
     "usage: layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
+    "       layoutguard ops [--markdown]\n"
     "       layoutguard version\n";
 
 std::vector<int64_t> parse_list(std::string_view text, std::string_view what) {
@@ -98,6 +102,14 @@ int main(int argc, char** argv) {
     if (args.size() == 3 && args[0] == "explain")
       return explain(parse_list(args[1], "SIZES"), parse_list(args[2], "STRIDES"));
     if (args.size() == 1 && args[0] == "version") return version();
+    if (args.size() == 1 && args[0] == "ops") {
+      lg::tools::print_ops_table(std::cout);
+      return 0;
+    }
+    if (args.size() == 2 && args[0] == "ops" && args[1] == "--markdown") {
+      lg::tools::print_ops_markdown(std::cout);
+      return 0;
+    }
     std::cerr << kUsage;
     return 2;
   } catch (const lg::Error& e) {

@@ -18,6 +18,7 @@
 #include <layoutguard/linalg.h>
 #include <layoutguard/log.h>
 #include <layoutguard/normalization.h>
+#include <layoutguard/op_catalogue.h>
 #include <layoutguard/pointwise.h>
 #include <layoutguard/pooling.h>
 #include <layoutguard/reduction.h>

@@ -17,5 +17,12 @@ expect_failure "comma-separated integers" explain 2,x 1,1
 expect_failure "negative stride" explain 2,3 -1,1
 expect_failure "negative size" explain 2,-3 3,1
 expect_failure "usage:" frobnicate
+expect_failure "usage:" ops --html
+# docs/operators.md is the generated catalogue: regenerate it with
+#   build/tools/layoutguard ops --markdown > docs/operators.md
+diff -u "$dir/../../docs/operators.md" <("$tool" ops --markdown) \
+  || { echo "docs/operators.md is stale: regenerate it with layoutguard ops --markdown"; exit 1; }
+"$tool" ops | grep -q "^conv2d .*conv_cpu"
+
 "$tool" version | grep -q "^layoutguard "
 echo "cli ok"

@@ -86,6 +86,17 @@ int main() {
   std::cout << "z.stride()                                  " << py(z.strides()) << "\n";
   std::cout << "relu(z).stride()                            " << py(lg::relu(z).strides()) << "\n";
 
+  std::cout << "\n# Convolution with channels_last weight and input (Conv2d(8, 4, 3), float16)\n";
+  // The tutorial's model.to(memory_format=channels_last) on a Conv2d(8, 4, 3) in half precision:
+  // nn modules come with the modules issue, so the weight and bias are plain tensors here.
+  lg::manual_seed(0);
+  const lg::Tensor weight = lg::randn({4, 8, 3, 3}).to(lg::kFloat16).to(MemoryFormat::ChannelsLast);
+  const lg::Tensor bias = lg::randn({4}).to(lg::kFloat16);
+  const lg::Tensor input = lg::randint(1, 10, {2, 8, 4, 4}, lg::kFloat32).to(MemoryFormat::ChannelsLast).to(lg::kFloat16);
+  const lg::Tensor out = lg::conv2d(input, weight, bias);
+  std::cout << "out.is_contiguous(channels_last)             " << py(out.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
+  std::cout << "out.stride()                                " << py(out.strides()) << "\n";
+
   std::cout << "\n# layoutguard's own description of a layout\n";
   std::cout << lg::describe_layout(x) << "\n";
   std::cout << lg::describe_layout(special_x) << "\n";

@@ -29,7 +29,22 @@ class Allocator {
 };
 
 // The process-wide CPU allocator: 64-byte aligned (a cache line and an AVX-512 vector).
+// Freed blocks of 1 MiB and more are cached (up to 1 GiB) and handed out again for requests of
+// nearly their size, which spares large fresh tensors their page faults. Sanitizer builds do
+// not cache.
 Allocator& cpu_allocator();
+
+// What the CPU allocator's cache has done since the process started.
+struct CpuCacheStats {
+  size_t fresh = 0;         // large blocks taken from the system
+  size_t reuses = 0;        // large blocks served from the cache
+  size_t cached_bytes = 0;  // bytes held for reuse right now
+};
+CpuCacheStats cpu_cache_stats();
+// Whether this build caches (false under AddressSanitizer/ThreadSanitizer).
+bool cpu_cache_enabled();
+// Returns every cached block to the system (like torch.cuda.empty_cache, for the CPU).
+void release_cached_cpu_memory();
 
 class Storage {
  public:

@@ -1,4 +1,4 @@
-// Storage lifetime and the CPU allocator.
+// Storage lifetime (the CPU allocator is src/core/cpu_allocator.cpp).
 #include <layoutguard/storage.h>
 
 #include <cstdlib>
@@ -7,33 +7,6 @@
 #include <layoutguard/error.h>
 
 namespace lg {
-namespace {
-
-class CpuAllocator final : public Allocator {
- public:
-  void* allocate(size_t nbytes) override {
-    if (nbytes == 0) return nullptr;
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    const size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    LG_CHECK(rounded >= nbytes, "[cpu allocator] cannot allocate ", nbytes, " bytes");
-    void* p = std::aligned_alloc(kAlignment, rounded);
-    LG_CHECK(p != nullptr, "[cpu allocator] out of memory: tried to allocate ", nbytes, " bytes");
-    return p;
-  }
-  void deallocate(void* ptr) override { std::free(ptr); }
-  size_t alignment() const override { return kAlignment; }
-  Device device() const override { return kCPU; }
-
- private:
-  static constexpr size_t kAlignment = 64;
-};
-
-}  // namespace
-
-Allocator& cpu_allocator() {
-  static CpuAllocator allocator;
-  return allocator;
-}
 
 Storage::Storage(size_t nbytes, Allocator& allocator) : impl_(std::make_shared<Impl>()) {
   impl_->data = allocator.allocate(nbytes);

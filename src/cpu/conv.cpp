@@ -51,6 +51,8 @@ void fill_bias_rows(T* out, int64_t rows, int64_t c, int64_t ld, const T* bias, 
 template <typename T>
 void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int64_t rows, T* col) {
   const int64_t P = g.out_plane(), ohw = g.out[1] * g.out[2], cg = g.cg_in;
+  // Channel runs of neighbouring pixels touch (dense NHWC with one group, no W dilation).
+  const bool runs = (g.x_stride[1] == 1 || cg == 1) && g.x_stride[4] == cg && g.dil[2] == 1;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = (r0 + r) / P, p = (r0 + r) % P;
     const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
@@ -59,6 +61,23 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
       const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
       for (int64_t kh = 0; kh < g.k[1]; ++kh) {
         const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+        if (runs) {
+          // The kernel row's taps are adjacent pixels, and pixels are adjacent channel runs:
+          // one copy of (valid taps x cg) values, zeros for the taps in the padding.
+          const int64_t iw0 = ow * g.stride[2] - g.pad[2];
+          const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.k[2]), hi = std::clamp<int64_t>(g.in[2] - iw0, lo, g.k[2]);
+          const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+          if (!inside || lo == hi) {
+            std::fill(dst, dst + g.k[2] * cg, T(0));
+          } else {
+            std::fill(dst, dst + lo * cg, T(0));
+            const T* src = x + g.x_offset(n, gi * cg, id, ih, iw0 + lo);
+            std::copy(src, src + (hi - lo) * cg, dst + lo * cg);
+            std::fill(dst + hi * cg, dst + g.k[2] * cg, T(0));
+          }
+          dst += g.k[2] * cg;
+          continue;
+        }
         for (int64_t kw = 0; kw < g.k[2]; ++kw, dst += cg) {
           const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
           if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) {
@@ -83,8 +102,8 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias
     dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
     if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
     for (int64_t gi = 0; gi < g.groups; ++gi)
-      cpu::gemm(false, false, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out, cout, beta,
-                out + gi * g.cg_out, cout);
+      cpu::gemm_split_rows(false, false, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out, cout, beta,
+                           out + gi * g.cg_out, cout);
     return;
   }
   dispatch::note_kernel("conv_nhwc_im2col_gemm_cpu");

@@ -1,7 +1,11 @@
 // The OpenBLAS calls behind cpu::gemm, with the int range checks cblas needs.
 #include "cpu/gemm.h"
 
+#include "cpu/parallel.h"
+
 #include <limits>
+
+#include <algorithm>
 
 #include <cblas.h>
 
@@ -51,6 +55,33 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
   const BlasDims d(m, n, k, lda, ldb, ldc);
   cblas_dgemm(CblasRowMajor, trans(trans_a), trans(trans_b), d.m, d.n, d.k, alpha, a, d.lda, b, d.ldb,
               beta, c, d.ldc);
+}
+
+namespace {
+
+template <typename T>
+void split_rows(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr int64_t kMinRowsPerThread = 64, kBlock = 2048;
+  if (!would_parallelise(m, kMinRowsPerThread)) return gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  parallel_for(m, kMinRowsPerThread, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r += kBlock) {
+      const int64_t rows = std::min(kBlock, r1 - r);
+      // Row r of op(A) starts r rows down A, or r columns across A when A is transposed.
+      gemm(trans_a, trans_b, rows, n, k, alpha, a + (trans_a ? r : r * lda), lda, b, ldb, beta, c + r * ldc, ldc);
+    }
+  });
+}
+
+}  // namespace
+
+void gemm_split_rows(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  split_rows(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm_split_rows(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                     int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  split_rows(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace lg::cpu

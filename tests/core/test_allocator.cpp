@@ -1,0 +1,57 @@
+// The CPU allocator: alignment, and the cache that hands large freed blocks out again (off in
+// sanitizer builds, where the test says so and checks that nothing is cached).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include "support/tensor_testing.h"
+
+TEST_SUITE("tensor") {
+
+TEST_CASE("cpu allocator: 64-byte alignment for small and large tensors") {
+  for (int64_t n : {1, 17, 1000, 1 << 20, (1 << 22) + 3}) {
+    const lg::Tensor t = lg::empty({n});
+    CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64 == 0);
+  }
+}
+
+TEST_CASE("cpu allocator: a freed large block is reused for a request of nearly its size, not for a small one") {
+  lg::release_cached_cpu_memory();
+  CHECK(lg::cpu_cache_stats().cached_bytes == 0);
+  if (!lg::cpu_cache_enabled()) {
+    MESSAGE("skipping the reuse checks: this is a sanitizer build, where the CPU cache is off");
+    { const lg::Tensor t = lg::empty({1 << 20}); }
+    CHECK(lg::cpu_cache_stats().cached_bytes == 0);
+    return;
+  }
+  const lg::CpuCacheStats before = lg::cpu_cache_stats();
+  void* first = nullptr;
+  {
+    const lg::Tensor t = lg::empty({1 << 20});  // 4 MiB
+    first = t.data_ptr();
+  }
+  CHECK(lg::cpu_cache_stats().cached_bytes >= (size_t{4} << 20));
+  {
+    const lg::Tensor small = lg::empty({1 << 19});  // 2 MiB: below 7/8 of the block, gets its own
+    CHECK(small.data_ptr() != first);
+  }
+  {
+    const lg::Tensor again = lg::empty({(1 << 20) - 1000});  // nearly 4 MiB: the cached block
+    CHECK(again.data_ptr() == first);
+    CHECK(again.numel() == (1 << 20) - 1000);
+  }
+  const lg::CpuCacheStats after = lg::cpu_cache_stats();
+  CHECK(after.reuses >= before.reuses + 1);
+  CHECK(after.fresh >= before.fresh + 1);
+  lg::release_cached_cpu_memory();
+  CHECK(lg::cpu_cache_stats().cached_bytes == 0);
+}
+
+TEST_CASE("cpu allocator: values written through a reused block are the new tensor's own") {
+  { lg::Tensor t = lg::full({1 << 20}, 7.0); }
+  const lg::Tensor z = lg::zeros({1 << 20});
+  CHECK(lg::testing::value_at(z, {12345}) == 0.0);
+  CHECK(lg::testing::value_at(z, {(1 << 20) - 1}) == 0.0);
+}
+
+}

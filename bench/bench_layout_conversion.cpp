@@ -14,25 +14,12 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "timing.h"
+
 namespace {
 
-struct Timing {
-  double median_ms, min_ms, max_ms;
-};
-
-// Warm-up, then the median of `runs` timed calls.
-Timing time_it(const std::function<void()>& fn, int runs) {
-  fn();
-  std::vector<double> ms;
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
+using lg::bench::Timing;
+using lg::bench::time_it;
 
 void report(const char* name, const std::string& shape, double bytes_moved, Timing t, double memcpy_ms) {
   const double gbs = bytes_moved / (t.median_ms * 1e-3) / 1e9;

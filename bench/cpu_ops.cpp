@@ -18,31 +18,18 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "timing.h"
+
 #if LG_BENCH_HAVE_DNNL
 #include <dnnl.hpp>
 #endif
 
 namespace {
 
-struct Timing {
-  double median_ms, min_ms, max_ms;
-};
+using lg::bench::Timing;
 
-// One warm-up call, then the median of at least `runs` timed calls (more while under 0.3 s).
-Timing time_it(const std::function<void()>& fn, int runs) {
-  fn();
-  std::vector<double> ms;
-  double total = 0;
-  while (static_cast<int>(ms.size()) < runs || (total < 300 && ms.size() < 200)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    total += ms.back();
-  }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
+// At least `runs` timed calls, more while under 0.3 s.
+Timing time_it(const std::function<void()>& fn, int runs) { return lg::bench::time_it(fn, runs, 300); }
 
 struct ConvShape {
   int64_t cin, cout, k, stride, h;

@@ -115,8 +115,17 @@ int64_t spatial_numel(const Tensor& x) {
   return n;
 }
 
-void check_running_pair(std::string_view op, const Tensor& rm, const Tensor& rv) {
+// The per-channel operands of the channel norms: weight, bias and running stats each absent or
+// (C) (running stats both or neither), and eps >= 0.
+void check_channel_operands(std::string_view op, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm,
+                            const Tensor& rv, double eps) {
+  const int64_t C = x.size(1);
+  check_channel_param(op, w, "weight", x, C);
+  check_channel_param(op, b, "bias", x, C);
+  check_channel_param(op, rm, "running_mean", x, C);
+  check_channel_param(op, rv, "running_var", x, C);
   LG_CHECK(rm.defined() == rv.defined(), "[", op, "] received only one of running_mean and running_var; required both or neither");
+  LG_CHECK(eps >= 0, "[", op, "] received eps ", eps, "; required eps >= 0");
 }
 
 }  // namespace
@@ -129,14 +138,8 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
     const std::string_view op = "batch_norm";
     const Tensor x = args.get(in, 0), w = args.get(in, 1), b = args.get(in, 2), rm = args.get(in, 3), rv = args.get(in, 4);
     check_input(op, x, 2);
-    const int64_t C = x.size(1);
-    check_channel_param(op, w, "weight", x, C);
-    check_channel_param(op, b, "bias", x, C);
-    check_channel_param(op, rm, "running_mean", x, C);
-    check_channel_param(op, rv, "running_var", x, C);
-    check_running_pair(op, rm, rv);
+    check_channel_operands(op, x, w, b, rm, rv, eps);
     LG_CHECK(training || rm.defined(), "[batch_norm] running_mean and running_var must be defined in evaluation mode");
-    LG_CHECK(eps >= 0, "[batch_norm] received eps ", eps, "; required eps >= 0");
     if (training)
       LG_CHECK(x.numel() == 0 || x.size(0) * spatial_numel(x) > 1, "[batch_norm] expected more than 1 value per channel when training, got input of size ",
                x.sizes());
@@ -164,9 +167,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
     const int64_t C = x.size(1);
     LG_CHECK(num_groups > 0 && C % num_groups == 0, "[group_norm] expected number of channels in input to be divisible by num_groups, but got input of size ",
              x.sizes(), " and num_groups=", num_groups);
-    check_channel_param(op, w, "weight", x, C);
-    check_channel_param(op, b, "bias", x, C);
-    LG_CHECK(eps >= 0, "[group_norm] received eps ", eps, "; required eps >= 0");
+    check_channel_operands(op, x, w, b, Tensor(), Tensor(), eps);
     dispatch::ChannelNormParams p;
     p.groups = num_groups;
     p.eps = eps;
@@ -186,13 +187,8 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
     const Tensor x = args.get(in, 0), w = args.get(in, 1), b = args.get(in, 2), rm = args.get(in, 3), rv = args.get(in, 4);
     check_input(op, x, 3);
     const int64_t C = x.size(1);
-    check_channel_param(op, w, "weight", x, C);
-    check_channel_param(op, b, "bias", x, C);
-    check_channel_param(op, rm, "running_mean", x, C);
-    check_channel_param(op, rv, "running_var", x, C);
-    check_running_pair(op, rm, rv);
+    check_channel_operands(op, x, w, b, rm, rv, eps);
     LG_CHECK(use_input_stats || rm.defined(), "[instance_norm] expected running_mean and running_var to be defined when use_input_stats is false");
-    LG_CHECK(eps >= 0, "[instance_norm] received eps ", eps, "; required eps >= 0");
     if (use_input_stats)
       LG_CHECK(x.numel() == 0 || spatial_numel(x) > 1, "[instance_norm] expected more than 1 spatial element when training, got input of size ",
                x.sizes());

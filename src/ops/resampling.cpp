@@ -5,7 +5,9 @@
 #include <layoutguard/resampling.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include <layoutguard/factories.h>
 
@@ -160,11 +162,27 @@ Tensor reorder(const Tensor& t, const std::vector<int64_t>& order) {
   return detail::make_view(t, sizes, strides, t.storage_offset());
 }
 
-void check_shuffle_input(const Tensor& x, std::string_view op, int64_t min_rank) {
-  detail::check_defined(x, op, "input");
-  detail::check_device_supported(x.device(), op);
-  LG_CHECK(x.dim() >= min_rank, "[", op, "] expected an input of at least ", min_rank, " dims, but got input of size ",
-           x.sizes());
+// Runs a shuffle op. plan(x) validates the op's own arguments and returns the output sizes and
+// a function giving (a view of out, the matching strided view of x) for the copy kernel. The
+// output takes the input's suggested format.
+template <typename Plan>
+Tensor run_shuffle(OpId id, const Tensor& input, Plan&& plan) {
+  auto body = [&](std::span<const Tensor> in) {
+    const std::string_view op = dispatch::op_name(id);
+    const Tensor& x = in[0];
+    detail::check_defined(x, op, "input");
+    detail::check_device_supported(x.device(), op);
+    LG_CHECK(x.dim() >= 3, "[", op, "] expected an input of at least 3 dims, but got input of size ", x.sizes());
+    auto [sizes, views] = plan(x);
+    Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
+    auto kernel = dispatch::kernel_as<dispatch::ShuffleKernel>(id, x.device());
+    if (out.numel() > 0) {
+      const auto [dst, src] = views(out);
+      kernel(dst, src);
+    }
+    return std::vector<Tensor>{out};
+  };
+  return dispatch::run_op(dispatch::op_info(id), std::span<const Tensor>(&input, 1), body, true)[0];
 }
 
 }  // namespace
@@ -299,9 +317,7 @@ Tensor pad(const Tensor& input, IntArrayRef pad_in, std::string_view mode_in, st
 }
 
 Tensor pixel_shuffle(const Tensor& input, int64_t r) {
-  auto body = [&](std::span<const Tensor> in) {
-    const Tensor& x = in[0];
-    check_shuffle_input(x, "pixel_shuffle", 3);
+  return run_shuffle(OpId::pixel_shuffle, input, [&](const Tensor& x) {
     LG_CHECK(r > 0, "[pixel_shuffle] upscale_factor must be greater than 0, but got ", r);
     const int64_t c = x.dim() - 3;
     LG_CHECK(x.size(c) % (r * r) == 0, "[pixel_shuffle] expected the channel dim (", x.size(c),
@@ -310,25 +326,20 @@ Tensor pixel_shuffle(const Tensor& input, int64_t r) {
     sizes[c] /= r * r;
     sizes[c + 1] *= r;
     sizes[c + 2] *= r;
-    Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
-    auto kernel = dispatch::kernel_for<OpId::pixel_shuffle>(x.device());
-    if (out.numel() == 0) return std::vector<Tensor>{out};
     // in (*, C, r_i, r_j, H, W) read as (*, C, H, r_i, W, r_j); out (*, C, H, r_i, W, r_j).
-    const Tensor src = split_dim(x, c, {sizes[c], r, r});
-    std::vector<int64_t> order;
-    for (int64_t d = 0; d < c + 1; ++d) order.push_back(d);
-    order.insert(order.end(), {c + 3, c + 1, c + 4, c + 2});
-    const Tensor dst = split_dim(split_dim(out, c + 2, {x.size(c + 2), r}), c + 1, {x.size(c + 1), r});
-    kernel(dst, reorder(src, order));
-    return std::vector<Tensor>{out};
-  };
-  return dispatch::run_op(dispatch::op_info(OpId::pixel_shuffle), std::span<const Tensor>(&input, 1), body, true)[0];
+    auto views = [&, c, sizes](const Tensor& out) {
+      std::vector<int64_t> order;
+      for (int64_t d = 0; d < c + 1; ++d) order.push_back(d);
+      order.insert(order.end(), {c + 3, c + 1, c + 4, c + 2});
+      return std::pair{split_dim(split_dim(out, c + 2, {x.size(c + 2), r}), c + 1, {x.size(c + 1), r}),
+                       reorder(split_dim(x, c, {sizes[c], r, r}), order)};
+    };
+    return std::pair{sizes, std::function<std::pair<Tensor, Tensor>(const Tensor&)>(views)};
+  });
 }
 
 Tensor pixel_unshuffle(const Tensor& input, int64_t r) {
-  auto body = [&](std::span<const Tensor> in) {
-    const Tensor& x = in[0];
-    check_shuffle_input(x, "pixel_unshuffle", 3);
+  return run_shuffle(OpId::pixel_unshuffle, input, [&](const Tensor& x) {
     LG_CHECK(r > 0, "[pixel_unshuffle] downscale_factor must be greater than 0, but got ", r);
     const int64_t c = x.dim() - 3;
     LG_CHECK(x.size(c + 1) % r == 0 && x.size(c + 2) % r == 0, "[pixel_unshuffle] expected height and width (",
@@ -337,39 +348,33 @@ Tensor pixel_unshuffle(const Tensor& input, int64_t r) {
     sizes[c] *= r * r;
     sizes[c + 1] /= r;
     sizes[c + 2] /= r;
-    Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
-    auto kernel = dispatch::kernel_for<OpId::pixel_unshuffle>(x.device());
-    if (out.numel() == 0) return std::vector<Tensor>{out};
     // in (*, C, H, r_i, W, r_j) read as (*, C, r_i, r_j, H, W); out (*, C, r_i, r_j, H, W).
-    const Tensor src = split_dim(split_dim(x, c + 2, {sizes[c + 2], r}), c + 1, {sizes[c + 1], r});
-    std::vector<int64_t> order;
-    for (int64_t d = 0; d < c + 1; ++d) order.push_back(d);
-    order.insert(order.end(), {c + 2, c + 4, c + 1, c + 3});
-    kernel(split_dim(out, c, {x.size(c), r, r}), reorder(src, order));
-    return std::vector<Tensor>{out};
-  };
-  return dispatch::run_op(dispatch::op_info(OpId::pixel_unshuffle), std::span<const Tensor>(&input, 1), body, true)[0];
+    auto views = [&, c, sizes](const Tensor& out) {
+      std::vector<int64_t> order;
+      for (int64_t d = 0; d < c + 1; ++d) order.push_back(d);
+      order.insert(order.end(), {c + 2, c + 4, c + 1, c + 3});
+      return std::pair{split_dim(out, c, {x.size(c), r, r}),
+                       reorder(split_dim(split_dim(x, c + 2, {sizes[c + 2], r}), c + 1, {sizes[c + 1], r}), order)};
+    };
+    return std::pair{sizes, std::function<std::pair<Tensor, Tensor>(const Tensor&)>(views)};
+  });
 }
 
 Tensor channel_shuffle(const Tensor& input, int64_t groups) {
-  auto body = [&](std::span<const Tensor> in) {
-    const Tensor& x = in[0];
-    check_shuffle_input(x, "channel_shuffle", 3);
+  return run_shuffle(OpId::channel_shuffle, input, [&](const Tensor& x) {
     LG_CHECK(groups > 0, "[channel_shuffle] number of groups must be greater than 0, but got ", groups);
     LG_CHECK(x.size(1) % groups == 0, "[channel_shuffle] the number of channels (", x.size(1),
              ") must be divisible by groups (", groups, ")");
-    Tensor out = empty(x.sizes(), x.options(), x.suggest_memory_format());
-    auto kernel = dispatch::kernel_for<OpId::channel_shuffle>(x.device());
-    if (out.numel() == 0) return std::vector<Tensor>{out};
     // in channel g1 * k + g2 -> out channel g2 * groups + g1: in (N, groups, k, ...) read with
     // the two channel dims swapped, out (N, k, groups, ...).
-    const int64_t k = x.size(1) / groups;
-    std::vector<int64_t> order{0, 2, 1};
-    for (int64_t d = 3; d < x.dim() + 1; ++d) order.push_back(d);
-    kernel(split_dim(out, 1, {k, groups}), reorder(split_dim(x, 1, {groups, k}), order));
-    return std::vector<Tensor>{out};
-  };
-  return dispatch::run_op(dispatch::op_info(OpId::channel_shuffle), std::span<const Tensor>(&input, 1), body, true)[0];
+    auto views = [&](const Tensor& out) {
+      const int64_t k = x.size(1) / groups;
+      std::vector<int64_t> order{0, 2, 1};
+      for (int64_t d = 3; d < x.dim() + 1; ++d) order.push_back(d);
+      return std::pair{split_dim(out, 1, {k, groups}), reorder(split_dim(x, 1, {groups, k}), order)};
+    };
+    return std::pair{x.sizes().vec(), std::function<std::pair<Tensor, Tensor>(const Tensor&)>(views)};
+  });
 }
 
 }  // namespace lg

@@ -15,4 +15,12 @@ int device_count();
 // "CUDA 13.0 runtime, 1 device: NVIDIA H100 80GB HBM3 (sm_90)".
 std::string probe_report();
 
+// Waits for the work layoutguard queued on every device (one stream per device). Returns at once
+// without devices.
+void synchronize();
+// Debugging aid: every kernel launch then waits for its kernel and reports the kernel's own
+// errors at the op that launched it, as CUDA_LAUNCH_BLOCKING=1 does for a whole process.
+void set_sync_debug(bool on);
+bool sync_debug();
+
 }  // namespace lg::cuda

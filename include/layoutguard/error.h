@@ -62,6 +62,17 @@ class NotCompiledError : public Error {
  public:
   using Error::Error;
 };
+// A device the call needs is missing or failed: no visible GPU, a CUDA/cuDNN/cuBLAS error
+// (the message names the call, the library's error string and the op).
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+// A device allocation that did not fit; the message gives the bytes requested and free.
+class OutOfMemoryError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
 // A bad environment variable or configuration value; names the variable, key and choices.
 class ConfigError : public Error {
  public:

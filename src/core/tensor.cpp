@@ -33,16 +33,7 @@ Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_
 }
 
 void check_device_supported(Device device, std::string_view op) {
-  if (device.is_cpu()) return;
-#if LG_HAVE_CUDA
-  throw NotImplementedError(str("[", op, "] received device ", device,
-                                "; CUDA tensors are not implemented yet in this version "
-                                "(the CUDA build only probes for devices); use the cpu device"));
-#else
-  throw NotCompiledError(str("[", op, "] received device ", device,
-                             "; layoutguard was built without CUDA (configure with nvcc on PATH "
-                             "and -Dcuda=enabled); use the cpu device"));
-#endif
+  if (!device.is_cpu()) check_backend_device(device, op);
 }
 
 void check_defined(const Tensor& t, std::string_view op, std::string_view what) {
@@ -129,6 +120,7 @@ Scalar Tensor::item() const {
   LG_CHECK(numel() == 1, "[item] a tensor with ", numel(), " elements (sizes ", sizes(),
            ") cannot be converted to a scalar; required exactly one element");
   detail::check_device_supported(device(), "item");
+  if (!device().is_cpu()) return cpu().item();  // device memory is read through a copy
   return visit_dtype(dtype(), [&]<typename T>(std::type_identity<T>) {
     return Scalar(*static_cast<const T*>(data_ptr()));
   });

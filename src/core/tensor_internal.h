@@ -18,6 +18,12 @@ Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_
 // Throws unless `device` can hold tensors in this build: NotCompiledError for CUDA in a CPU-only
 // build, NotImplementedError while the CUDA backend cannot allocate yet.
 void check_device_supported(Device device, std::string_view op);
+// Implemented by the backend (src/cuda or src/no_cuda): throws unless the non-CPU `device` can
+// hold tensors in this build and process (NotCompiledError, or DeviceError naming what is
+// visible).
+void check_backend_device(Device device, std::string_view op);
+// The allocator of a non-CPU device.
+Allocator& backend_allocator(Device device);
 // ValueError unless t is defined; `what` names the argument ("self", "src", ...).
 void check_defined(const Tensor& t, std::string_view op, std::string_view what);
 // ValueError when t has a stride-0 dim of size > 1 (writing would hit one location twice).

@@ -1,9 +1,14 @@
-// register_cuda_kernels: no CUDA kernels yet (the CUDA backend issue adds them); the probe in
-// probe.cpp is the only CUDA code so far.
+// register_cuda_kernels: the CUDA backend's only entry into the kernel table. Ops without a
+// CUDA kernel here raise NotImplementedError naming the op and the device.
+#include "cuda/register.h"
+
 #include "dispatch/kernel_table.h"
 
 namespace lg {
 
-void register_cuda_kernels(dispatch::KernelTable&) {}
+void register_cuda_kernels(dispatch::KernelTable& table) {
+  register_cuda_copy_kernels(table);
+  register_cuda_pointwise_kernels(table);
+}
 
 }  // namespace lg

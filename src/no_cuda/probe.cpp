@@ -1,10 +1,31 @@
 // lg::cuda queries in a build without CUDA: no devices, ever.
 #include <layoutguard/cuda.h>
+#include <layoutguard/error.h>
+
+#include "core/tensor_internal.h"
 
 namespace lg::cuda {
 
 bool is_available() { return false; }
 int device_count() { return 0; }
 std::string probe_report() { return "built without CUDA (nvcc not found at configure time, or -Dcuda=disabled)"; }
+void synchronize() {}
+void set_sync_debug(bool) {}
+bool sync_debug() { return false; }
 
 }  // namespace lg::cuda
+
+namespace lg::detail {
+
+void check_backend_device(Device device, std::string_view op) {
+  throw NotCompiledError(str("[", op, "] received device ", device,
+                             "; layoutguard was built without CUDA (configure with nvcc on PATH "
+                             "and -Dcuda=enabled); use the cpu device"));
+}
+
+Allocator& backend_allocator(Device device) {
+  check_backend_device(device, "allocate");
+  return cpu_allocator();  // not reached
+}
+
+}  // namespace lg::detail

@@ -90,7 +90,9 @@ Tensor Tensor::copy_impl(const Tensor& src) const {
   Tensor source = src.expand(sizes());
   // Reading and writing the same bytes in one pass could read already-written values.
   if (detail::ranges_overlap(*this, source)) source = src.clone().expand(sizes());
-  dispatch::kernel_for<OpId::copy_>(device())(*this, source);
+  // A copy that touches a device runs on the device's backend, whichever side it is on.
+  const Device kernel_device = device().is_cpu() ? src.device() : device();
+  dispatch::kernel_for<OpId::copy_>(kernel_device)(*this, source);
   bump_version();
   return *this;
 }

@@ -23,7 +23,8 @@ Tensor allocate(IntArrayRef sizes, std::vector<int64_t> strides, const TensorOpt
   detail::check_device_supported(options.device(), op);
   layout::checked_numel(sizes, op);
   const int64_t elements = layout::required_storage_elements(sizes, strides, op);
-  Storage storage(checked_nbytes(elements, options.dtype(), op), cpu_allocator());
+  Storage storage(checked_nbytes(elements, options.dtype(), op),
+                  options.device().is_cpu() ? cpu_allocator() : detail::backend_allocator(options.device()));
   return detail::make_tensor(std::move(storage), options.dtype(), sizes.vec(), std::move(strides), 0);
 }
 
@@ -98,6 +99,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     LG_CHECK(count < 9.0e18, "[arange] the range ", start, " -> ", end, " by ", step,
              " has too many elements");
     n = static_cast<int64_t>(count);
+  }
+  // Values are written on the host; a device tensor receives them in one copy.
+  if (!options.device().is_cpu()) {
+    detail::check_device_supported(options.device(), "arange");
+    return arange(start, end, step, options.device(kCPU)).to(options.device());
   }
   Tensor t = empty({n}, options);
   visit_dtype(t.dtype(), [&]<typename T>(std::type_identity<T>) {

@@ -78,7 +78,7 @@ DType kernel_out_dtype(const Call& c, DType compute) { return c.rule == DTypeRul
 
 Tensor as_operand(const Arg& a, DType dt, Device device, IntArrayRef shape) {
   Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(dt).device(device)) : a.tensor;
-  if (t.dtype() != dt) t = t.to(dt);
+  if (t.dtype() != dt || t.device() != device) t = t.to(TensorOptions().dtype(dt).device(device));
   return t.expand(shape);
 }
 
@@ -119,14 +119,22 @@ std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
     if (!call.args[i].scalar) call.args[i].tensor = tensors[k++];
   const std::string_view op = name_of(call);
 
+  // The operands' device. As in PyTorch, a 0-dim CPU tensor may join tensors on a device (it
+  // is a number that happens to be a tensor); every other operand must be on that device.
   const Tensor* first = nullptr;
   for (size_t i = 0; i < call.args.size(); ++i) {
     if (call.args[i].scalar) continue;
     const Tensor& t = call.args[i].tensor;
     detail::check_defined(t, op, i == 0 ? "self" : "other");
-    if (!first) first = &t;
-    LG_CHECK(t.device() == first->device(), "[", op, "] operand ", i, " is on ", t.device(),
-             " but operand 0 is on ", first->device(), "; required all operands on one device");
+    if (!first || (first->device().is_cpu() && first->dim() == 0 && !t.device().is_cpu())) first = &t;
+  }
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    if (call.args[i].scalar) continue;
+    const Tensor& t = call.args[i].tensor;
+    const bool cpu_scalar = t.device().is_cpu() && t.dim() == 0;
+    LG_CHECK(t.device() == first->device() || cpu_scalar, "[", op, "] operand ", i, " is on ", t.device(),
+             " but another operand is on ", first->device(),
+             "; required all operands on one device (a 0-dim CPU tensor may join any device)");
   }
   const Device device = first->device();
   detail::check_device_supported(device, op);

@@ -30,6 +30,14 @@ void check_floating(DType dtype, std::string_view op) {
 // Calls draw(engine) once per element of the dense tensor t, in memory order.
 template <typename Draw>
 void fill_memory_order(const Tensor& t, Draw&& draw) {
+  // Device tensors draw the same sequence on the host and receive it in one copy, so a seed
+  // gives the same values on every device.
+  if (!t.device().is_cpu()) {
+    const Tensor host = empty_strided(t.sizes(), t.strides(), TensorOptions().dtype(t.dtype()));
+    fill_memory_order(host, draw);
+    t.copy_(host);
+    return;
+  }
   LG_ASSERT(t.is_non_overlapping_and_dense() && t.storage_offset() == 0,
             "random fill needs a fresh dense tensor");
   Generator& g = generator();

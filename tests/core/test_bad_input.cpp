@@ -191,16 +191,18 @@ TEST_CASE("devices: bad specs are ValueErrors and CUDA tensors name what is miss
   CHECK(lg::Device("cuda") == lg::Device::cuda(0));
   CHECK(lg::Device("cpu") == lg::kCPU);
   CHECK(lg::Device::cuda(2).str() == "cuda:2");
-  // Until the CUDA backend lands, a CUDA tensor is NotCompiled (CPU build) or NotImplemented.
-  try {
-    lg::empty({2}, lg::Device::cuda(0));
-    FAIL("expected an exception");
-  } catch (const lg::NotCompiledError& e) {
-    CHECK(std::string(e.what()).find("built without CUDA") != std::string::npos);
-  } catch (const lg::NotImplementedError& e) {
-    CHECK(std::string(e.what()).find("not implemented yet") != std::string::npos);
+  // A CUDA tensor: NotCompiledError in a CPU-only build, DeviceError naming what is visible
+  // when no GPU answers, and a device tensor otherwise.
+  if (!LG_HAVE_CUDA) {
+    expect_error<lg::NotCompiledError>([] { lg::empty({2}, lg::Device::cuda(0)); }, {"[empty]", "built without CUDA"});
+    CHECK_THROWS_AS(lg::zeros({2}).cuda(), lg::NotCompiledError);
+  } else if (lg::cuda::device_count() == 0) {
+    expect_error<lg::DeviceError>([] { lg::empty({2}, lg::Device::cuda(0)); },
+                                  {"[empty]", "cuda:0", "no CUDA devices are visible"});
+    CHECK_THROWS_AS(lg::zeros({2}).cuda(), lg::DeviceError);
+  } else {
+    CHECK(lg::empty({2}, lg::Device::cuda(0)).device() == lg::Device::cuda(0));
   }
-  CHECK_THROWS_AS(lg::zeros({2}).cuda(), lg::Error);
 }
 
 TEST_CASE("errors carry a lazily symbolised stack trace and are std::runtime_errors") {

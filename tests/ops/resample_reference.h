@@ -93,6 +93,17 @@ struct Resample3d {
     return static_cast<size_t>((((n * C + c) * out[0] + d) * out[1] + h) * out[2] + w);
   }
   size_t out_numel() const { return static_cast<size_t>(N * C * out[0] * out[1] * out[2]); }
+  // The output, each sample computed by at(n, c, od, oh, ow).
+  template <typename At>
+  std::vector<double> each_output(At&& at) const {
+    std::vector<double> result(out_numel());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t od = 0; od < out[0]; ++od)
+          for (int64_t oh = 0; oh < out[1]; ++oh)
+            for (int64_t ow = 0; ow < out[2]; ++ow) result[out_at(n, c, od, oh, ow)] = at(n, c, od, oh, ow);
+    return result;
+  }
 };
 inline Resample3d resample3d(const std::vector<int64_t>& sizes, const std::vector<int64_t>& out_size,
                              const RefScales& scales) {
@@ -112,18 +123,12 @@ inline Resample3d resample3d(const std::vector<int64_t>& sizes, const std::vecto
 inline std::vector<double> ref_upsample_nearest(const std::vector<double>& x, const std::vector<int64_t>& sizes,
                                                 const std::vector<int64_t>& out_size, const RefScales& scales = {}) {
   const Resample3d r = resample3d(sizes, out_size, scales);
-  std::vector<double> out(r.out_numel());
-  for (int64_t n = 0; n < r.N; ++n)
-    for (int64_t c = 0; c < r.C; ++c)
-      for (int64_t od = 0; od < r.out[0]; ++od)
-        for (int64_t oh = 0; oh < r.out[1]; ++oh)
-          for (int64_t ow = 0; ow < r.out[2]; ++ow) {
-            const int64_t id = ref_nearest_index(od, r.in[0], r.out[0], r.scale[0]);
-            const int64_t ih = ref_nearest_index(oh, r.in[1], r.out[1], r.scale[1]);
-            const int64_t iw = ref_nearest_index(ow, r.in[2], r.out[2], r.scale[2]);
-            out[r.out_at(n, c, od, oh, ow)] = x[r.in_at(n, c, id, ih, iw)];
-          }
-  return out;
+  return r.each_output([&](int64_t n, int64_t c, int64_t od, int64_t oh, int64_t ow) {
+    const int64_t id = ref_nearest_index(od, r.in[0], r.out[0], r.scale[0]);
+    const int64_t ih = ref_nearest_index(oh, r.in[1], r.out[1], r.scale[1]);
+    const int64_t iw = ref_nearest_index(ow, r.in[2], r.out[2], r.scale[2]);
+    return x[r.in_at(n, c, id, ih, iw)];
+  });
 }
 
 // upsample_bilinear2d/trilinear3d: the weighted sum over the 2 x 2 (x 2) input samples, the
@@ -132,44 +137,33 @@ inline std::vector<double> ref_upsample_linear(const std::vector<double>& x, con
                                                const std::vector<int64_t>& out_size, bool align_corners,
                                                const RefScales& scales = {}) {
   const Resample3d r = resample3d(sizes, out_size, scales);
-  std::vector<double> out(r.out_numel());
-  for (int64_t n = 0; n < r.N; ++n)
-    for (int64_t c = 0; c < r.C; ++c)
-      for (int64_t od = 0; od < r.out[0]; ++od)
-        for (int64_t oh = 0; oh < r.out[1]; ++oh)
-          for (int64_t ow = 0; ow < r.out[2]; ++ow) {
-            const LinearTaps td = ref_linear_taps(od, r.in[0], r.out[0], align_corners, r.scale[0]);
-            const LinearTaps th = ref_linear_taps(oh, r.in[1], r.out[1], align_corners, r.scale[1]);
-            const LinearTaps tw = ref_linear_taps(ow, r.in[2], r.out[2], align_corners, r.scale[2]);
-            const std::array<int64_t, 2> ds{td.i0, td.i1}, hs{th.i0, th.i1}, ws{tw.i0, tw.i1};
-            const std::array<double, 2> dw{td.w0, td.w1}, hw{th.w0, th.w1}, ww{tw.w0, tw.w1};
-            double sum = 0;
-            for (int a = 0; a < 2; ++a)
-              for (int b = 0; b < 2; ++b)
-                for (int e = 0; e < 2; ++e) sum += dw[a] * hw[b] * ww[e] * x[r.in_at(n, c, ds[a], hs[b], ws[e])];
-            out[r.out_at(n, c, od, oh, ow)] = sum;
-          }
-  return out;
+  return r.each_output([&](int64_t n, int64_t c, int64_t od, int64_t oh, int64_t ow) {
+    const LinearTaps td = ref_linear_taps(od, r.in[0], r.out[0], align_corners, r.scale[0]);
+    const LinearTaps th = ref_linear_taps(oh, r.in[1], r.out[1], align_corners, r.scale[1]);
+    const LinearTaps tw = ref_linear_taps(ow, r.in[2], r.out[2], align_corners, r.scale[2]);
+    const std::array<int64_t, 2> ds{td.i0, td.i1}, hs{th.i0, th.i1}, ws{tw.i0, tw.i1};
+    const std::array<double, 2> dw{td.w0, td.w1}, hw{th.w0, th.w1}, ww{tw.w0, tw.w1};
+    double sum = 0;
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b)
+        for (int e = 0; e < 2; ++e) sum += dw[a] * hw[b] * ww[e] * x[r.in_at(n, c, ds[a], hs[b], ws[e])];
+    return sum;
+  });
 }
 
-// upsample_bicubic2d: the weighted sum over 4 x 4 input samples (4-D sizes only).
+// upsample_bicubic2d: the weighted sum over 4 x 4 input samples (4-D sizes only: the depth is 1).
 inline std::vector<double> ref_upsample_bicubic(const std::vector<double>& x, const std::vector<int64_t>& sizes,
                                                 const std::vector<int64_t>& out_size, bool align_corners,
                                                 const RefScales& scales = {}) {
   const Resample3d r = resample3d(sizes, out_size, scales);
-  std::vector<double> out(r.out_numel());
-  for (int64_t n = 0; n < r.N; ++n)
-    for (int64_t c = 0; c < r.C; ++c)
-      for (int64_t oh = 0; oh < r.out[1]; ++oh)
-        for (int64_t ow = 0; ow < r.out[2]; ++ow) {
-          const CubicTaps th = ref_cubic_taps(oh, r.in[1], r.out[1], align_corners, r.scale[1]);
-          const CubicTaps tw = ref_cubic_taps(ow, r.in[2], r.out[2], align_corners, r.scale[2]);
-          double sum = 0;
-          for (int a = 0; a < 4; ++a)
-            for (int b = 0; b < 4; ++b) sum += th.w[a] * tw.w[b] * x[r.in_at(n, c, 0, th.idx[a], tw.idx[b])];
-          out[r.out_at(n, c, 0, oh, ow)] = sum;
-        }
-  return out;
+  return r.each_output([&](int64_t n, int64_t c, int64_t /*od = 0*/, int64_t oh, int64_t ow) {
+    const CubicTaps th = ref_cubic_taps(oh, r.in[1], r.out[1], align_corners, r.scale[1]);
+    const CubicTaps tw = ref_cubic_taps(ow, r.in[2], r.out[2], align_corners, r.scale[2]);
+    double sum = 0;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) sum += th.w[a] * tw.w[b] * x[r.in_at(n, c, 0, th.idx[a], tw.idx[b])];
+    return sum;
+  });
 }
 
 // ---- pad ------------------------------------------------------------------------------------
@@ -221,23 +215,29 @@ inline int64_t ref_prod(const std::vector<int64_t>& sizes, size_t from, size_t t
   return p;
 }
 
-// pixel_shuffle of (B..., C * r * r, H, W) (any leading batch dims, flattened to B):
-// out[b][c][h * r + i][w * r + j] = in[b][c * r * r + i * r + j][h][w].
-inline std::vector<double> ref_pixel_shuffle(const std::vector<double>& x, const std::vector<int64_t>& sizes,
-                                             int64_t r) {
-  const size_t k = sizes.size();
-  const int64_t B = ref_prod(sizes, 0, k - 3), C = sizes[k - 3] / (r * r), H = sizes[k - 2], W = sizes[k - 1];
-  std::vector<double> out(x.size());
+// The element pairs of pixel_shuffle by r over B batches of (C * r * r, H, W) planes: calls
+// fn(packed, spread) with the row-major positions of [b][c * r * r + i * r + j][h][w] in the
+// (B, C * r * r, H, W) tensor and of [b][c][h * r + i][w * r + j] in the (B, C, H * r, W * r) one.
+template <typename Fn>
+void ref_pixel_shuffle_pairs(int64_t B, int64_t C, int64_t H, int64_t W, int64_t r, Fn&& fn) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < r; ++i)
           for (int64_t w = 0; w < W; ++w)
-            for (int64_t j = 0; j < r; ++j) {
-              const int64_t in_at = ((b * C * r * r + c * r * r + i * r + j) * H + h) * W + w;
-              const int64_t out_at = ((b * C + c) * H * r + h * r + i) * W * r + w * r + j;
-              out[static_cast<size_t>(out_at)] = x[static_cast<size_t>(in_at)];
-            }
+            for (int64_t j = 0; j < r; ++j)
+              fn(static_cast<size_t>(((b * C * r * r + c * r * r + i * r + j) * H + h) * W + w),
+                 static_cast<size_t>(((b * C + c) * H * r + h * r + i) * W * r + w * r + j));
+}
+
+// pixel_shuffle of (B..., C * r * r, H, W) (any leading batch dims, flattened to B):
+// out[b][c][h * r + i][w * r + j] = in[b][c * r * r + i * r + j][h][w].
+inline std::vector<double> ref_pixel_shuffle(const std::vector<double>& x, const std::vector<int64_t>& sizes,
+                                             int64_t r) {
+  const size_t k = sizes.size();
+  std::vector<double> out(x.size());
+  ref_pixel_shuffle_pairs(ref_prod(sizes, 0, k - 3), sizes[k - 3] / (r * r), sizes[k - 2], sizes[k - 1], r,
+                          [&](size_t packed, size_t spread) { out[spread] = x[packed]; });
   return out;
 }
 
@@ -246,18 +246,9 @@ inline std::vector<double> ref_pixel_shuffle(const std::vector<double>& x, const
 inline std::vector<double> ref_pixel_unshuffle(const std::vector<double>& x, const std::vector<int64_t>& sizes,
                                                int64_t r) {
   const size_t k = sizes.size();
-  const int64_t B = ref_prod(sizes, 0, k - 3), C = sizes[k - 3], H = sizes[k - 2] / r, W = sizes[k - 1] / r;
   std::vector<double> out(x.size());
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t i = 0; i < r; ++i)
-          for (int64_t w = 0; w < W; ++w)
-            for (int64_t j = 0; j < r; ++j) {
-              const int64_t in_at = ((b * C + c) * H * r + h * r + i) * W * r + w * r + j;
-              const int64_t out_at = ((b * C * r * r + c * r * r + i * r + j) * H + h) * W + w;
-              out[static_cast<size_t>(out_at)] = x[static_cast<size_t>(in_at)];
-            }
+  ref_pixel_shuffle_pairs(ref_prod(sizes, 0, k - 3), sizes[k - 3], sizes[k - 2] / r, sizes[k - 1] / r, r,
+                          [&](size_t packed, size_t spread) { out[packed] = x[spread]; });
   return out;
 }
 

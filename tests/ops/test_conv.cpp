@@ -18,18 +18,7 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-
-Tol conv_tol(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {1e-10, 1e-10};
-    case DType::Float16: return {1e-2, 2e-3};
-    case DType::BFloat16: return {6e-2, 1e-2};
-    default: return {1e-4, 1e-4};
-  }
-}
+constexpr TolTable conv_tol{.f64 = {1e-10, 1e-10}, .f32 = {1e-4, 1e-4}, .f16 = {1e-2, 2e-3}, .bf16 = {6e-2, 1e-2}};
 
 struct Case2d {
   std::string name;

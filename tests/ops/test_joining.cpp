@@ -13,9 +13,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-
 // Row-major values of cat, built by hand: for each outer index, the inputs' rows along dim.
 std::vector<double> ref_cat(const std::vector<Tensor>& ts, int64_t dim) {
   std::vector<std::vector<double>> vals;

@@ -23,42 +23,21 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto f32 = lg::kFloat32;
-constexpr auto f64 = lg::kFloat64;
-constexpr auto f16 = lg::kFloat16;
-constexpr auto bf16 = lg::kBFloat16;
-constexpr auto i64 = lg::kInt64;
-constexpr auto i32 = lg::kInt32;
-
-const std::vector<DType> kFloatTypes{f32, f64, f16, bf16};
-const std::vector<DType> kAllTypes{f32, f64, f16, bf16, i64, i32};
+// Every dtype the matrix products take (not uint8 or bool).
+const std::vector<DType> kMatmulTypes{f32, f64, f16, bf16, i64, i32};
 
 // Operands of `sizes`, row-major contiguous: noise in [-1, 1) for floating dtypes, integers in
 // [-9, 9] for integer dtypes (products and their sums stay exact).
-Tensor operand(lg::IntArrayRef sizes, DType dt, uint32_t seed) {
-  if (lg::is_floating_point(dt)) return noise_in(sizes, CF, dt, seed);
-  Tensor t = lg::empty(sizes, dt);
-  t.copy_(lg::mul(noise_in(sizes, CF, f64, seed), 10.0));  // the cast truncates toward zero
-  return t;
-}
+Tensor operand(lg::IntArrayRef sizes, DType dt, uint32_t seed) { return sample_in(sizes, CF, dt, seed); }
 
 // The transpose of a matrix (a.t()); of the last two dims for batches (a.mT).
 Tensor t(const Tensor& a) { return a.transpose(-2, -1); }
 
 // A product of k terms per output: float32 and float64 accumulate rounding error in k, float16
 // and bfloat16 compute in float32 and round once to the output; integers are exact.
-Tol mm_tol(DType dt, int64_t k) {
-  const double terms = static_cast<double>(k + 1);
-  switch (dt) {
-    case DType::Float64: return {1e-13 * terms, 1e-12};
-    case DType::Float32: return {1e-6 * terms, 1e-5};
-    case DType::Float16:
-    case DType::BFloat16: return {tol_for(dt).atol + 1e-6 * terms, tol_for(dt).rtol};
-    default: return {0, 0};
-  }
-}
+constexpr TolTable kMmBase{.f64 = {0, 1e-12}, .f32 = {0, 1e-5}, .f16 = kDefaultTol.f16, .bf16 = kDefaultTol.bf16};
+constexpr TolTable kMmGrowth{.f64 = {1e-13, 0}, .f32 = {1e-6, 0}, .f16 = {1e-6, 0}, .bf16 = {1e-6, 0}};
+Tol mm_tol(DType dt, int64_t k) { return grown_tol(kMmBase, kMmGrowth, dt, k); }
 
 // As mm_tol for a sum of two terms (addmm, linear with bias) that a float16/bfloat16
 // implementation may round separately before adding: the error may then be relative to the
@@ -73,15 +52,6 @@ double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double e : v) m = std::max(m, std::fabs(e));
   return m;
-}
-
-// A row-major contiguous result of dtype dt and these sizes, holding the reference's values
-// (rounded to dt) within tol.
-void check_result(const Tensor& y, DType dt, const std::vector<int64_t>& sizes, const std::vector<double>& want,
-                  Tol tol) {
-  CHECK(y.dtype() == dt);
-  CHECK(ls(y) == ls(lg::empty(sizes)));  // exact sizes and row-major strides
-  check_close(values(y), rounded(want, dt), tol);
 }
 
 void check_mm(const Tensor& a, const Tensor& b) {
@@ -116,14 +86,14 @@ TEST_SUITE("ops") {
 
 TEST_CASE("mm: values against the reference in every dtype; row-major contiguous output") {
   const std::vector<std::vector<int64_t>> shapes{{3, 4, 5}, {1, 7, 1}, {6, 1, 4}, {5, 64, 3}, {17, 33, 9}};  // n, k, m
-  for (DType dt : kAllTypes)
+  for (DType dt : kMatmulTypes)
     for (const std::vector<int64_t>& s : shapes) {
       CAPTURE(dt);
       CAPTURE(lg::to_string(s));
       check_mm(operand({s[0], s[1]}, dt, 1), operand({s[1], s[2]}, dt, 2));
     }
   // An exact case by hand: [[1, 2], [3, 4]] @ [[5, 6], [7, 8]] = [[19, 22], [43, 50]].
-  for (DType dt : kAllTypes) {
+  for (DType dt : kMatmulTypes) {
     CAPTURE(dt);
     const Tensor a = lg::arange(1, 5, 1, f64).reshape({2, 2}).to(dt), b = lg::arange(5, 9, 1, f64).reshape({2, 2}).to(dt);
     CHECK(values(lg::mm(a, b)) == std::vector<double>{19, 22, 43, 50});
@@ -167,7 +137,7 @@ TEST_CASE("mm: transposed, sliced, offset and expanded operands give the same va
 
 TEST_CASE("bmm: values in every dtype with permuted, transposed and expanded batch operands") {
   const int64_t B = 3, n = 4, k = 5, m = 2;
-  for (DType dt : kAllTypes) {
+  for (DType dt : kMatmulTypes) {
     const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> cases{
         {"contiguous", {operand({B, n, k}, dt, 1), operand({B, k, m}, dt, 2)}},
         {"a.mT", {t(operand({B, k, n}, dt, 3)), operand({B, k, m}, dt, 4)}},
@@ -247,7 +217,7 @@ TEST_CASE("addmm: beta and alpha, self broadcast from (m), (1, m), (n, 1) and 0-
   const int64_t n = 4, k = 5, m = 3;
   const std::vector<std::pair<double, double>> float_coefs{{1, 1}, {0.5, 2}, {-1, 0.25}, {0, 1}, {0, -3}, {2, 0}};
   const std::vector<std::pair<int64_t, int64_t>> int_coefs{{1, 1}, {2, 3}, {-1, 2}, {0, 1}, {3, 0}};
-  for (DType dt : kAllTypes) {
+  for (DType dt : kMatmulTypes) {
     const std::vector<std::pair<std::string, Tensor>> selves{
         {"(n, m)", operand({n, m}, dt, 1)},
         {"(m) bias", operand({m}, dt, 2)},
@@ -335,7 +305,7 @@ TEST_CASE("matmul: every rank combination, batch broadcasting, 1-D operands drop
       {"4x2: 4-D @ matrix", {2, 5, 3, 4}, {4, 2}, {2, 5, 3, 2}},
       {"5x3: more batch dims", {2, 1, 3, 3, 4}, {3, 4, 2}, {2, 1, 3, 3, 2}},
   };
-  for (DType dt : kAllTypes)
+  for (DType dt : kMatmulTypes)
     for (const RankCase& c : cases)
       for (bool transposed : {false, true}) {
         CAPTURE(dt);

@@ -22,19 +22,7 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-constexpr auto f32 = lg::kFloat32;
-
-Tol norm_tol(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {1e-10, 1e-10};
-    case DType::Float16: return {5e-3, 5e-3};
-    case DType::BFloat16: return {3e-2, 3e-2};
-    default: return {1e-5, 1e-5};
-  }
-}
+constexpr TolTable norm_tol{.f64 = {1e-10, 1e-10}, .f32 = {1e-5, 1e-5}, .f16 = {5e-3, 5e-3}, .bf16 = {3e-2, 3e-2}};
 
 // Values of an optional parameter; empty (the reference's "absent") when undefined.
 std::vector<double> vals(const Tensor& t) { return t.defined() ? values(t) : std::vector<double>{}; }

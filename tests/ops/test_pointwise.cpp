@@ -20,14 +20,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-
-struct Variant {
-  std::string name;
-  Tensor t;
-};
-
 std::vector<Variant> variants(DType dt, bool positive = false) {
   return {
       {"contiguous", ramp_in({2, 3, 4, 5}, MemoryFormat::Contiguous, dt, positive)},

@@ -28,11 +28,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-constexpr auto f32 = lg::kFloat32;
-
 std::string list(const std::vector<int64_t>& v) { return lg::to_string(v); }
 
 // ---- Inputs ----
@@ -285,30 +280,29 @@ void check_every_3d_op(const Tensor& x) {
   for (const std::vector<int64_t>& o : adaptive_sizes(spatial_sizes(x, 3))) check_adaptive_avg(x, 3, o);
 }
 
+// Calls check(x) for every layout x of every shape in float32 (input_variants from seed).
+void for_each_shape_layout(const std::vector<std::vector<int64_t>>& shapes, uint32_t seed,
+                           void (*check)(const Tensor&)) {
+  for (const std::vector<int64_t>& s : shapes) {
+    for (const auto& [name, x] : input_variants(s, f32, seed)) {
+      CAPTURE(list(s));
+      CAPTURE(name);
+      CAPTURE(ls(x));
+      check(x);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("ops") {
 
 TEST_CASE("2-D pooling: values, indices and output layout over every input layout and parameter set (float32)") {
-  for (const std::vector<int64_t>& s : kShapes2d) {
-    for (const auto& [name, x] : input_variants(s, f32, 1)) {
-      CAPTURE(list(s));
-      CAPTURE(name);
-      CAPTURE(ls(x));
-      check_every_2d_op(x);
-    }
-  }
+  for_each_shape_layout(kShapes2d, 1, check_every_2d_op);
 }
 
 TEST_CASE("3-D pooling: values and output layout over every input layout and parameter set (float32)") {
-  for (const std::vector<int64_t>& s : kShapes3d) {
-    for (const auto& [name, x] : input_variants(s, f32, 2)) {
-      CAPTURE(list(s));
-      CAPTURE(name);
-      CAPTURE(ls(x));
-      check_every_3d_op(x);
-    }
-  }
+  for_each_shape_layout(kShapes3d, 2, check_every_3d_op);
 }
 
 TEST_CASE("pooling: float64, float16 and bfloat16 (half precision accumulates in float32)") {

@@ -28,31 +28,12 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-constexpr auto f32 = lg::kFloat32;
-
 // Interpolation computes in float (float64 for float64) and rounds once to the dtype; bicubic
 // overshoots [-1, 1) a little, so half precision gets one unit in the last place at 2.
-Tol interp_tol(DType dt) {
-  switch (dt) {
-    case DType::Float64: return {1e-12, 1e-12};
-    case DType::Float16: return {4e-3, 4e-3};
-    case DType::BFloat16: return {2e-2, 2e-2};
-    default: return {1e-5, 1e-5};
-  }
-}
+constexpr TolTable interp_tol{.f64 = {1e-12, 1e-12}, .f32 = {1e-5, 1e-5}, .f16 = {4e-3, 4e-3}, .bf16 = {2e-2, 2e-2}};
 
 // Copies (nearest, pad, the shuffles) must reproduce the input's values bit for bit.
 void check_exact(const std::vector<double>& got, const std::vector<double>& want) { check_close(got, want, Tol{0, 0}); }
-
-// A float64 tensor of `sizes` holding v in row-major order, converted to dt.
-Tensor from_values(const std::vector<double>& v, const std::vector<int64_t>& sizes, DType dt = lg::kFloat64) {
-  Tensor t = lg::empty({static_cast<int64_t>(v.size())}, lg::kFloat64);
-  std::copy(v.begin(), v.end(), t.data_ptr<double>());
-  return t.reshape(sizes).to(dt);
-}
 
 // Deterministic values in `fmt` for any dtype: noise in [-1, 1) for the floating dtypes, whole
 // numbers in [-100, 100) for int32/int64, [0, 200) for uint8, and both values for bool.
@@ -64,9 +45,7 @@ Tensor data_in(const std::vector<int64_t>& sizes, MemoryFormat fmt, DType dt, ui
     else if (dt == lg::kUInt8) e = std::floor((e + 1) * 100);
     else e = std::floor(e * 100);
   }
-  Tensor t = lg::empty(sizes, lg::TensorOptions().dtype(dt), fmt);
-  t.copy_(from_values(v, sizes));
-  return t;
+  return tensor_of(v, sizes, dt, fmt);
 }
 
 // The input layouts of a 4-D or 5-D shape s, every one of logical shape s: contiguous,
@@ -192,6 +171,19 @@ void check_interp(const Tensor& x, const UpCase& c, bool align_corners, bool cub
   check_close(values(y), rounded(want, x.dtype()), interp_tol(x.dtype()));
 }
 
+// Calls check(x, c) for every case c and every layout x of its float32 input (input_variants
+// from seed).
+template <typename Check>
+void for_each_case_layout(const std::vector<UpCase>& cases, uint32_t seed, Check&& check) {
+  for (const UpCase& c : cases) {
+    for (const auto& [name, x] : input_variants(c.x, f32, seed)) {
+      CAPTURE(c.name);
+      CAPTURE(name);
+      check(x, c);
+    }
+  }
+}
+
 // Two results of the same computation: equal layout, equal values.
 void check_same(const Tensor& a, const Tensor& b) {
   CHECK(ls(a) == ls(b));
@@ -272,9 +264,6 @@ void check_channel_shuffle(const Tensor& x, int64_t groups) {
   check_exact(values(y), ref_channel_shuffle(values(x), x.sizes().vec(), groups));
 }
 
-const std::vector<DType> kAllDTypes{lg::kFloat32, lg::kFloat64, lg::kFloat16, lg::kBFloat16,
-                                    lg::kInt32,   lg::kInt64,   lg::kUInt8,   lg::kBool};
-
 }  // namespace
 
 TEST_SUITE("ops") {
@@ -285,7 +274,7 @@ TEST_CASE("resampling: PyTorch's results for small inputs, from the reference an
     check_close(ref, want, Tol{1e-12, 1e-12});
     check_close(values(y), want, Tol{1e-12, 1e-12});
   };
-  const Tensor x22 = from_values({1, 2, 3, 4}, {1, 1, 2, 2});
+  const Tensor x22 = tensor_of({1, 2, 3, 4}, {1, 1, 2, 2});
   check_both(lg::upsample_bilinear2d(x22, {4, 4}, false), ref_upsample_linear({1, 2, 3, 4}, {1, 1, 2, 2}, {4, 4}, false),
              {1.0, 1.25, 1.75, 2.0, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3.0, 3.25, 3.75, 4.0});
   check_both(lg::upsample_bilinear2d(x22, {3, 3}, true), ref_upsample_linear({1, 2, 3, 4}, {1, 1, 2, 2}, {3, 3}, true),
@@ -294,15 +283,15 @@ TEST_CASE("resampling: PyTorch's results for small inputs, from the reference an
              {0.68359375, 1.015625, 1.5625, 1.89453125, 1.34765625, 1.6796875, 2.2265625, 2.55859375, 2.44140625,
               2.7734375, 3.3203125, 3.65234375, 3.10546875, 3.4375, 3.984375, 4.31640625});
   // Nearest: 3 -> 5 reads 0, 0, 1, 1, 2; an explicit scale 1.7 maps by 1 / 1.7, not 4 / 6.
-  check_both(lg::upsample_nearest2d(from_values({0, 1, 2}, {1, 1, 1, 3}), {1, 5}),
+  check_both(lg::upsample_nearest2d(tensor_of({0, 1, 2}, {1, 1, 1, 3}), {1, 5}),
              ref_upsample_nearest({0, 1, 2}, {1, 1, 1, 3}, {1, 5}), {0, 0, 1, 1, 2});
-  const Tensor x4 = from_values({0, 1, 2, 3}, {1, 1, 1, 4});
+  const Tensor x4 = tensor_of({0, 1, 2, 3}, {1, 1, 1, 4});
   check_both(lg::upsample_nearest2d(x4, {1, 6}, std::nullopt, 1.7),
              ref_upsample_nearest({0, 1, 2, 3}, {1, 1, 1, 4}, {1, 6}, {std::nullopt, 1.7}), {0, 0, 1, 1, 2, 2});
   check_both(lg::upsample_nearest2d(x4, {1, 6}), ref_upsample_nearest({0, 1, 2, 3}, {1, 1, 1, 4}, {1, 6}),
              {0, 0, 1, 2, 2, 3});
   // Bilinear with an explicit scale: source (dst + 0.5) / 1.7 - 0.5, clamped at 0.
-  check_both(lg::upsample_bilinear2d(from_values({0, 1}, {1, 1, 1, 2}), {1, 3}, false, std::nullopt, 1.7),
+  check_both(lg::upsample_bilinear2d(tensor_of({0, 1}, {1, 1, 1, 2}), {1, 3}, false, std::nullopt, 1.7),
              ref_upsample_linear({0, 1}, {1, 1, 1, 2}, {1, 3}, false, {std::nullopt, 1.7}),
              {0.0, 1.5 / 1.7 - 0.5, 2.5 / 1.7 - 0.5});
   // Trilinear with align_corners reproduces a linear function of the coordinates exactly.
@@ -311,50 +300,38 @@ TEST_CASE("resampling: PyTorch's results for small inputs, from the reference an
   for (int d = 0; d < 3; ++d)
     for (int h = 0; h < 3; ++h)
       for (int w = 0; w < 3; ++w) lin.push_back(4 * d / 2.0 + 2 * h / 2.0 + w / 2.0);
-  check_both(lg::upsample_trilinear3d(from_values(cube, {1, 1, 2, 2, 2}), {3, 3, 3}, true),
+  check_both(lg::upsample_trilinear3d(tensor_of(cube, {1, 1, 2, 2, 2}), {3, 3, 3}, true),
              ref_upsample_linear(cube, {1, 1, 2, 2, 2}, {3, 3, 3}, true), lin);
   // pad of 0, 1, 2, 3 by (2, 2), and a 2-D reflect.
-  const Tensor row = from_values({0, 1, 2, 3}, {1, 1, 4});
+  const Tensor row = tensor_of({0, 1, 2, 3}, {1, 1, 4});
   const std::vector<double> r4{0, 1, 2, 3};
   check_both(lg::pad(row, {2, 2}, "reflect"), ref_pad(r4, {1, 1, 4}, {2, 2}, "reflect"), {2, 1, 0, 1, 2, 3, 2, 1});
   check_both(lg::pad(row, {2, 2}, "replicate"), ref_pad(r4, {1, 1, 4}, {2, 2}, "replicate"), {0, 0, 0, 1, 2, 3, 3, 3});
   check_both(lg::pad(row, {2, 2}, "circular"), ref_pad(r4, {1, 1, 4}, {2, 2}, "circular"), {2, 3, 0, 1, 2, 3, 0, 1});
   check_both(lg::pad(row, {2, -1}, "constant", 9.0), ref_pad(r4, {1, 1, 4}, {2, -1}, "constant", 9.0), {9, 9, 0, 1, 2});
   const std::vector<double> m23{0, 1, 2, 3, 4, 5};
-  check_both(lg::pad(from_values(m23, {1, 1, 2, 3}), {2, 1, 1, 0}, "reflect"),
+  check_both(lg::pad(tensor_of(m23, {1, 1, 2, 3}), {2, 1, 1, 0}, "reflect"),
              ref_pad(m23, {1, 1, 2, 3}, {2, 1, 1, 0}, "reflect"),
              {5, 4, 3, 4, 5, 4, 2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4});
   // pixel_shuffle of arange(8).reshape(1, 4, 1, 2) by 2, pixel_unshuffle of arange(8).reshape(1, 1, 2, 4).
   const std::vector<double> r8{0, 1, 2, 3, 4, 5, 6, 7};
-  check_both(lg::pixel_shuffle(from_values(r8, {1, 4, 1, 2}), 2), ref_pixel_shuffle(r8, {1, 4, 1, 2}, 2),
+  check_both(lg::pixel_shuffle(tensor_of(r8, {1, 4, 1, 2}), 2), ref_pixel_shuffle(r8, {1, 4, 1, 2}, 2),
              {0, 2, 1, 3, 4, 6, 5, 7});
-  check_both(lg::pixel_unshuffle(from_values(r8, {1, 1, 2, 4}), 2), ref_pixel_unshuffle(r8, {1, 1, 2, 4}, 2),
+  check_both(lg::pixel_unshuffle(tensor_of(r8, {1, 1, 2, 4}), 2), ref_pixel_unshuffle(r8, {1, 1, 2, 4}, 2),
              {0, 2, 1, 3, 4, 6, 5, 7});
   // channel_shuffle of channels 0..5 in 2 and in 3 groups.
   const std::vector<double> r6{0, 1, 2, 3, 4, 5};
-  const Tensor c6 = from_values(r6, {1, 6, 1, 1});
+  const Tensor c6 = tensor_of(r6, {1, 6, 1, 1});
   check_both(lg::channel_shuffle(c6, 2), ref_channel_shuffle(r6, {1, 6, 1, 1}, 2), {0, 3, 1, 4, 2, 5});
   check_both(lg::channel_shuffle(c6, 3), ref_channel_shuffle(r6, {1, 6, 1, 1}, 3), {0, 2, 4, 1, 3, 5});
 }
 
 TEST_CASE("upsample_nearest2d: values and output layout over input layouts, sizes and scales") {
-  for (const UpCase& c : cases_2d()) {
-    for (const auto& [name, x] : input_variants(c.x, f32, 1)) {
-      CAPTURE(c.name);
-      CAPTURE(name);
-      check_nearest(x, c);
-    }
-  }
+  for_each_case_layout(cases_2d(), 1, check_nearest);
 }
 
 TEST_CASE("upsample_nearest3d: values and channels_last_3d output over input layouts, sizes and scales") {
-  for (const UpCase& c : cases_3d()) {
-    for (const auto& [name, x] : input_variants(c.x, f32, 2)) {
-      CAPTURE(c.name);
-      CAPTURE(name);
-      check_nearest(x, c);
-    }
-  }
+  for_each_case_layout(cases_3d(), 2, check_nearest);
 }
 
 TEST_CASE("upsample_nearest2d and 3d: float64, float16, bfloat16 and the integer dtypes") {
@@ -379,39 +356,21 @@ TEST_CASE("upsample_nearest2d and 3d: float64, float16, bfloat16 and the integer
 }
 
 TEST_CASE("upsample_bilinear2d: values and output layout over input layouts, sizes, align_corners and scales") {
-  for (const UpCase& c : cases_2d()) {
-    for (const auto& [name, x] : input_variants(c.x, f32, 5)) {
-      for (bool align_corners : {false, true}) {
-        CAPTURE(c.name);
-        CAPTURE(name);
-        check_interp(x, c, align_corners, false);
-      }
-    }
-  }
+  for_each_case_layout(cases_2d(), 5, [](const Tensor& x, const UpCase& c) {
+    for (bool align_corners : {false, true}) check_interp(x, c, align_corners, false);
+  });
 }
 
 TEST_CASE("upsample_bicubic2d: values and output layout over input layouts, sizes, align_corners and scales") {
-  for (const UpCase& c : cases_2d()) {
-    for (const auto& [name, x] : input_variants(c.x, f32, 6)) {
-      for (bool align_corners : {false, true}) {
-        CAPTURE(c.name);
-        CAPTURE(name);
-        check_interp(x, c, align_corners, true);
-      }
-    }
-  }
+  for_each_case_layout(cases_2d(), 6, [](const Tensor& x, const UpCase& c) {
+    for (bool align_corners : {false, true}) check_interp(x, c, align_corners, true);
+  });
 }
 
 TEST_CASE("upsample_trilinear3d: values and channels_last_3d output over input layouts, sizes, align_corners, scales") {
-  for (const UpCase& c : cases_3d()) {
-    for (const auto& [name, x] : input_variants(c.x, f32, 7)) {
-      for (bool align_corners : {false, true}) {
-        CAPTURE(c.name);
-        CAPTURE(name);
-        check_interp(x, c, align_corners, false);
-      }
-    }
-  }
+  for_each_case_layout(cases_3d(), 7, [](const Tensor& x, const UpCase& c) {
+    for (bool align_corners : {false, true}) check_interp(x, c, align_corners, false);
+  });
 }
 
 TEST_CASE("bilinear, bicubic and trilinear: float64, float16 and bfloat16") {

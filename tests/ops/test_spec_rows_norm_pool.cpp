@@ -10,10 +10,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-constexpr auto CF = MemoryFormat::Contiguous;
-constexpr auto CL = MemoryFormat::ChannelsLast;
-constexpr auto CL3 = MemoryFormat::ChannelsLast3d;
-
 Tensor bn_eval(const Tensor& x) {
   const int64_t c = x.size(1);
   return lg::batch_norm(x, std::nullopt, std::nullopt, lg::zeros({c}), lg::ones({c}), false);

@@ -20,8 +20,14 @@ expect_failure "usage:" frobnicate
 expect_failure "usage:" ops --html
 # docs/operators.md is the generated catalogue: regenerate it with
 #   build/tools/layoutguard ops --markdown > docs/operators.md
-diff -u "$dir/../../docs/operators.md" <("$tool" ops --markdown) \
-  || { echo "docs/operators.md is stale: regenerate it with layoutguard ops --markdown"; exit 1; }
+# The page lists the CUDA kernels of a CUDA build, so only a CUDA build can reproduce it.
+if ! "$tool" version | grep -q "^cuda: built without CUDA"; then
+  diff -u "$dir/../../docs/operators.md" <("$tool" ops --markdown) \
+    || { echo "docs/operators.md is stale: regenerate it with layoutguard ops --markdown"; exit 1; }
+else
+  echo "docs/operators.md check skipped: CPU-only build (the page lists a CUDA build's kernels)"
+  "$tool" ops --markdown | grep -q "^| \`conv2d\` | Conv | ConvLike |"
+fi
 "$tool" ops | grep -q "^conv2d .*conv_cpu"
 
 "$tool" version | grep -q "^layoutguard "

@@ -1,0 +1,66 @@
+// make_geometry: the dim merging of src/cpu/elementwise.h, producing the kernels' plain struct.
+#include "cuda/geometry.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include <layoutguard/error.h>
+
+namespace lg::cuda::detail {
+
+kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const Tensor*> inputs, std::string_view op) {
+  std::vector<const Tensor*> ops{&out};
+  ops.insert(ops.end(), inputs.begin(), inputs.end());
+  LG_ASSERT(ops.size() <= static_cast<size_t>(kernels::kMaxOperands), "too many operands for a CUDA geometry");
+  kernels::Geometry g;
+  g.operands = static_cast<int>(ops.size());
+  g.numel = out.numel();
+  for (size_t k = 0; k < ops.size(); ++k) g.data[k] = static_cast<char*>(ops[k]->data_ptr());
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < out.dim(); ++d)
+    if (out.size(d) != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return out.stride(a) > out.stride(b); });
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<int64_t>> strides;  // per dim, per operand
+  for (int64_t d : order) {
+    std::vector<int64_t> s(ops.size());
+    for (size_t k = 0; k < ops.size(); ++k) s[k] = ops[k]->stride(d);
+    if (!sizes.empty()) {
+      bool mergeable = true;
+      for (size_t k = 0; k < ops.size(); ++k) mergeable &= strides.back()[k] == s[k] * out.size(d);
+      if (mergeable) {
+        sizes.back() *= out.size(d);
+        strides.back() = s;
+        continue;
+      }
+    }
+    sizes.push_back(out.size(d));
+    strides.push_back(s);
+  }
+  LG_CHECK_NOT_IMPLEMENTED(sizes.size() <= static_cast<size_t>(kernels::kMaxDims), "[", op, "] on CUDA supports at most ",
+                           kernels::kMaxDims, " dims after merging contiguous ones, but the operands of sizes ",
+                           out.sizes(), " need ", sizes.size());
+  g.ndim = static_cast<int>(sizes.size());
+  for (int d = 0; d < g.ndim; ++d) {
+    g.sizes[d] = sizes[static_cast<size_t>(d)];
+    for (size_t k = 0; k < ops.size(); ++k) g.strides[k][d] = strides[static_cast<size_t>(d)][k];
+  }
+  return g;
+}
+
+kernels::ScalarType scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return kernels::ScalarType::Float32;
+    case DType::Float16: return kernels::ScalarType::Float16;
+    case DType::BFloat16: return kernels::ScalarType::BFloat16;
+    case DType::Float64: return kernels::ScalarType::Float64;
+    case DType::Int64: return kernels::ScalarType::Int64;
+    case DType::Int32: return kernels::ScalarType::Int32;
+    case DType::UInt8: return kernels::ScalarType::UInt8;
+    case DType::Bool: return kernels::ScalarType::Bool;
+  }
+  return kernels::ScalarType::Float32;
+}
+
+}  // namespace lg::cuda::detail

@@ -1,0 +1,22 @@
+// Tensors to the plain Geometry the CUDA kernels take: size-1 dims dropped, dims ordered by the
+// output's strides (outermost first) and merged where every operand steps through them evenly,
+// so a dense NHWC or NCHW operation becomes one unit-stride run -- the same reduction the CPU
+// elementwise loop makes.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+
+#include <layoutguard/tensor.h>
+
+#include "cuda/kernels/launch.h"
+
+namespace lg::cuda::detail {
+
+// out and inputs share out's sizes (inputs broadcast with stride 0). Throws
+// NotImplementedError naming op when more than kernels::kMaxDims dims remain after merging.
+kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const Tensor*> inputs, std::string_view op);
+
+kernels::ScalarType scalar_type(DType dtype);
+
+}  // namespace lg::cuda::detail

@@ -1,0 +1,56 @@
+// The plain launchers of layoutguard's own CUDA kernels and the plain data they take. No
+// library header is included here: .cu files stay behind this seam, and the .cpp side turns
+// tensors into these structs (src/cuda/geometry.cpp) and checks the returned cudaError_t.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace lg::cuda::kernels {
+
+// Dims left after dropping size-1 dims and merging the ones every operand steps through evenly;
+// the host refuses geometries with more.
+constexpr int kMaxDims = 8;
+constexpr int kMaxOperands = 4;  // out and up to three inputs
+
+// One elementwise iteration space: sizes outermost first (the output's memory order) and, per
+// operand ([0] is the output), its data pointer and strides in elements (0 where broadcast).
+struct Geometry {
+  int ndim = 0;
+  int operands = 0;
+  int64_t numel = 0;
+  int64_t sizes[kMaxDims] = {};
+  char* data[kMaxOperands] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};
+};
+
+enum class ScalarType : int { Float32, Float16, BFloat16, Float64, Int64, Int32, UInt8, Bool };
+
+// out = src over any strides, both of one dtype of `element_bytes` (1, 2, 4 or 8) bytes. A copy
+// whose two innermost dims are swapped between out and src (NCHW <-> NHWC and every other
+// batched transpose) goes through 32x32 tiles in shared memory so reads and writes coalesce.
+cudaError_t copy_strided(const Geometry& g, int element_bytes, cudaStream_t stream);
+// out[i] = convert(src[i]) for two dense buffers of n elements laid out alike.
+cudaError_t convert_dense(void* out, ScalarType out_type, const void* src, ScalarType src_type, int64_t n,
+                          cudaStream_t stream);
+// Every element of operand 0 set to the `element_bytes`-byte pattern in `bits`.
+cudaError_t fill_strided(const Geometry& g, int element_bytes, uint64_t bits, cudaStream_t stream);
+
+// The pointwise ops layoutguard computes on CUDA; the semantics of each match the CPU kernel of
+// the same name (src/cpu/pointwise.cpp).
+enum class PointwiseOp : int {
+  Neg, Abs, Relu, Relu6, LeakyRelu, Elu, Sigmoid, Tanh, Gelu, Silu, Hardswish, Hardsigmoid, Exp, Log,
+  Sqrt, Rsqrt, Clamp, Add, Sub, Mul, Div, Maximum, Minimum, Pow, Eq, Ne, Lt, Le, Gt, Ge, Where,
+};
+struct PointwiseParams {
+  double alpha = 1.0, beta = 1.0, gamma = 1.0, lo = 0.0, hi = 0.0;
+  bool has_lo = false, has_hi = false, flag = false;
+};
+// Operand 0 is the output; inputs are already broadcast to its sizes and share `input_type`
+// (where: operand 1 is the bool condition, operands 2 and 3 have input_type). Comparisons write
+// bool, the others input_type. Returns cudaErrorInvalidValue for a dtype the op does not take.
+cudaError_t pointwise(PointwiseOp op, ScalarType input_type, const Geometry& g, const PointwiseParams& p,
+                      cudaStream_t stream);
+
+}  // namespace lg::cuda::kernels

@@ -1,0 +1,276 @@
+// The Pointwise family on CUDA. One kernel per (input storage type, arity) with the op as a
+// kernel-uniform switch: every thread of a launch takes the same branch, so the switch costs a
+// few instructions, and the build instantiates 8 dtypes x 4 arities instead of one kernel per op
+// and dtype. The math mirrors src/cpu/pointwise.cpp: 16-bit floats compute in float, integer
+// add/mul/neg wrap through unsigned arithmetic, NaN passes through max/min and the clamps.
+#include "cuda/kernels/device_types.cuh"
+
+namespace lg::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename C>
+__device__ inline bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return v != v;
+  else return false;
+}
+template <typename C>
+__device__ inline C wrap_add(C a, C b) {
+  if constexpr (std::is_same_v<C, bool> || std::is_floating_point_v<C>) return a + b;
+  else return static_cast<C>(static_cast<std::make_unsigned_t<C>>(static_cast<std::make_unsigned_t<C>>(a) +
+                                                                  static_cast<std::make_unsigned_t<C>>(b)));
+}
+template <typename C>
+__device__ inline C wrap_mul(C a, C b) {
+  if constexpr (std::is_same_v<C, bool> || std::is_floating_point_v<C>) return a * b;
+  else return static_cast<C>(static_cast<std::make_unsigned_t<C>>(static_cast<std::make_unsigned_t<C>>(a) *
+                                                                  static_cast<std::make_unsigned_t<C>>(b)));
+}
+template <typename C>
+__device__ inline C negate(C x) {
+  if constexpr (std::is_floating_point_v<C>) return -x;
+  else return wrap_mul<C>(static_cast<C>(-1), x);
+}
+template <typename C>
+__device__ inline C clamp_lo(C x, C lo) { return x < lo ? lo : x; }
+template <typename C>
+__device__ inline C clamp_hi(C x, C hi) { return x > hi ? hi : x; }
+
+template <typename C>
+__device__ inline C int_pow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) return base == 1 ? C(1) : base == -1 ? (exp % 2 == 0 ? C(1) : C(-1)) : C(0);
+  }
+  using U = std::make_unsigned_t<C>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<C>(result);
+}
+
+// The floating unary math; C is float or double (CUDA's overloads pick the precision).
+template <typename C>
+__device__ inline C unary_float(PointwiseOp op, C x, const PointwiseParams& p) {
+  switch (op) {
+    case PointwiseOp::LeakyRelu: return x > C(0) ? x : static_cast<C>(x * static_cast<C>(p.alpha));
+    case PointwiseOp::Elu:
+      return x > C(0) ? static_cast<C>(p.beta * x) : static_cast<C>(p.beta * p.alpha * expm1(static_cast<C>(x * p.gamma)));
+    case PointwiseOp::Sigmoid: return C(1) / (C(1) + exp(-x));
+    case PointwiseOp::Tanh: return tanh(x);
+    case PointwiseOp::Gelu:
+      return p.flag ? C(0.5) * x * (C(1) + tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))
+                    : C(0.5) * x * (C(1) + erf(x * C(0.7071067811865476)));
+    case PointwiseOp::Silu: return x / (C(1) + exp(-x));
+    case PointwiseOp::Hardswish: return x * clamp_hi<C>(clamp_lo<C>(x + C(3), C(0)), C(6)) / C(6);
+    case PointwiseOp::Hardsigmoid: return clamp_hi<C>(clamp_lo<C>(x + C(3), C(0)), C(6)) / C(6);
+    case PointwiseOp::Exp: return exp(x);
+    case PointwiseOp::Log: return log(x);
+    case PointwiseOp::Sqrt: return sqrt(x);
+    case PointwiseOp::Rsqrt: return C(1) / sqrt(x);
+    default: return x;
+  }
+}
+
+template <typename C>
+__device__ inline C unary(PointwiseOp op, C x, const PointwiseParams& p) {
+  switch (op) {
+    case PointwiseOp::Neg: return negate<C>(x);
+    case PointwiseOp::Abs:
+      if constexpr (std::is_unsigned_v<C> || std::is_same_v<C, bool>) return x;
+      else return x < C(0) ? negate<C>(x) : x;
+    case PointwiseOp::Relu: return clamp_lo<C>(x, C(0));
+    case PointwiseOp::Relu6: return clamp_hi<C>(clamp_lo<C>(x, C(0)), C(6));
+    case PointwiseOp::Clamp:
+      if (p.has_lo) x = clamp_lo<C>(x, static_cast<C>(p.lo));
+      if (p.has_hi) x = clamp_hi<C>(x, static_cast<C>(p.hi));
+      return x;
+    default:
+      if constexpr (std::is_floating_point_v<C>) return unary_float<C>(op, x, p);
+      else return x;
+  }
+}
+
+template <typename C>
+__device__ inline C binary(PointwiseOp op, C a, C b, const PointwiseParams& p) {
+  switch (op) {
+    case PointwiseOp::Add:
+    case PointwiseOp::Sub: {
+      if constexpr (std::is_same_v<C, bool>) {
+        return a || b;
+      } else if constexpr (std::is_floating_point_v<C>) {
+        const C scaled = static_cast<C>(p.alpha) * b;
+        return op == PointwiseOp::Sub ? a - scaled : a + scaled;
+      } else {
+        const C scaled = wrap_mul<C>(static_cast<C>(static_cast<int64_t>(p.alpha)), b);
+        return wrap_add<C>(a, op == PointwiseOp::Sub ? negate<C>(scaled) : scaled);
+      }
+    }
+    case PointwiseOp::Mul:
+      if constexpr (std::is_same_v<C, bool>) return a && b;
+      else return wrap_mul<C>(a, b);
+    case PointwiseOp::Div:
+      if constexpr (std::is_floating_point_v<C>) return a / b;
+      else return a;
+    case PointwiseOp::Maximum: return is_nan(a) ? a : is_nan(b) ? b : (a < b ? b : a);
+    case PointwiseOp::Minimum: return is_nan(a) ? a : is_nan(b) ? b : (b < a ? b : a);
+    case PointwiseOp::Pow:
+      if constexpr (std::is_floating_point_v<C>) return pow(a, b);
+      else if constexpr (std::is_same_v<C, bool>) return a;
+      else return int_pow<C>(a, b);
+    default: return a;
+  }
+}
+
+template <typename C>
+__device__ inline bool compare(PointwiseOp op, C a, C b) {
+  switch (op) {
+    case PointwiseOp::Eq: return a == b;
+    case PointwiseOp::Ne: return a != b;
+    case PointwiseOp::Lt: return a < b;
+    case PointwiseOp::Le: return a <= b;
+    case PointwiseOp::Gt: return a > b;
+    case PointwiseOp::Ge: return a >= b;
+    default: return false;
+  }
+}
+
+enum class Arity { Unary, Binary, Compare, Where };
+
+// One element: operand offsets in `off` ([0] the output).
+template <typename S, Arity kArity>
+__device__ inline void apply(const Geometry& g, PointwiseOp op, const PointwiseParams& p, const int64_t* off) {
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  if constexpr (kArity == Arity::Unary) {
+    const C x = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
+    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(unary<C>(op, x, p));
+  } else if constexpr (kArity == Arity::Binary) {
+    const C a = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
+    const C b = T::load(reinterpret_cast<const S*>(g.data[2])[off[2]]);
+    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(binary<C>(op, a, b, p));
+  } else if constexpr (kArity == Arity::Compare) {
+    const C a = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
+    const C b = T::load(reinterpret_cast<const S*>(g.data[2])[off[2]]);
+    reinterpret_cast<bool*>(g.data[0])[off[0]] = compare<C>(op, a, b);
+  } else {
+    const bool c = reinterpret_cast<const bool*>(g.data[1])[off[1]];
+    reinterpret_cast<S*>(g.data[0])[off[0]] = c ? reinterpret_cast<const S*>(g.data[2])[off[2]]
+                                                : reinterpret_cast<const S*>(g.data[3])[off[3]];
+  }
+}
+
+template <Arity kArity>
+inline constexpr int kOperands = kArity == Arity::Unary ? 2 : kArity == Arity::Where ? 4 : 3;
+
+// Any strides: offsets decoded per element.
+template <typename S, Arity kArity>
+__global__ void pointwise_strided(Geometry g, PointwiseOp op, PointwiseParams p) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < g.numel;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off[kOperands<kArity>];
+    offsets_of<kOperands<kArity>>(g, i, off);
+    apply<S, kArity>(g, op, p, off);
+  }
+}
+
+// N consecutive elements of one operand, moved as one aligned load or store.
+template <typename E, int N>
+struct alignas(sizeof(E) * N) Pack {
+  E v[N];
+};
+template <typename S>
+inline constexpr int kPack = 16 / sizeof(S) > 8 ? 8 : static_cast<int>(16 / sizeof(S));
+
+// Dense operands (one unit-stride run each, aligned to their pack): each thread moves N
+// elements per operand with one vector access; the tail runs element by element.
+template <typename S, Arity kArity>
+__global__ void pointwise_packed(Geometry g, PointwiseOp op, PointwiseParams p) {
+  constexpr int N = kPack<S>;
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  using Out = std::conditional_t<kArity == Arity::Compare, bool, S>;
+  const int64_t packs = g.numel / N, first = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t v = first; v < packs; v += step) {
+    Pack<Out, N> o;
+    if constexpr (kArity == Arity::Where) {
+      const Pack<bool, N> c = reinterpret_cast<const Pack<bool, N>*>(g.data[1])[v];
+      const Pack<S, N> a = reinterpret_cast<const Pack<S, N>*>(g.data[2])[v];
+      const Pack<S, N> b = reinterpret_cast<const Pack<S, N>*>(g.data[3])[v];
+#pragma unroll
+      for (int k = 0; k < N; ++k) o.v[k] = c.v[k] ? a.v[k] : b.v[k];
+    } else if constexpr (kArity == Arity::Unary) {
+      const Pack<S, N> a = reinterpret_cast<const Pack<S, N>*>(g.data[1])[v];
+#pragma unroll
+      for (int k = 0; k < N; ++k) o.v[k] = T::store(unary<C>(op, T::load(a.v[k]), p));
+    } else {
+      const Pack<S, N> a = reinterpret_cast<const Pack<S, N>*>(g.data[1])[v];
+      const Pack<S, N> b = reinterpret_cast<const Pack<S, N>*>(g.data[2])[v];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        if constexpr (kArity == Arity::Compare) o.v[k] = compare<C>(op, T::load(a.v[k]), T::load(b.v[k]));
+        else o.v[k] = T::store(binary<C>(op, T::load(a.v[k]), T::load(b.v[k]), p));
+      }
+    }
+    reinterpret_cast<Pack<Out, N>*>(g.data[0])[v] = o;
+  }
+  for (int64_t i = packs * N + first; i < g.numel; i += step) {
+    int64_t off[kOperands<kArity>];
+#pragma unroll
+    for (int k = 0; k < kOperands<kArity>; ++k) off[k] = i;
+    apply<S, kArity>(g, op, p, off);
+  }
+}
+
+bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
+
+template <typename S, Arity kArity>
+cudaError_t launch(const Geometry& g, PointwiseOp op, const PointwiseParams& p, cudaStream_t stream) {
+  constexpr int N = kPack<S>;
+  bool packed = dense_1d(g) && g.ndim == 1;
+  for (int k = 0; packed && k < g.operands; ++k) {
+    const bool is_bool = (k == 0 && kArity == Arity::Compare) || (k == 1 && kArity == Arity::Where);
+    packed = aligned(g.data[k], (is_bool ? sizeof(bool) : sizeof(S)) * N);
+  }
+  if (packed) {
+    pointwise_packed<S, kArity><<<blocks_for((g.numel + N - 1) / N, kThreads), kThreads, 0, stream>>>(g, op, p);
+  } else {
+    pointwise_strided<S, kArity><<<blocks_for(g.numel, kThreads), kThreads, 0, stream>>>(g, op, p);
+  }
+  return cudaGetLastError();
+}
+
+Arity arity_of(PointwiseOp op) {
+  if (op == PointwiseOp::Where) return Arity::Where;
+  if (op >= PointwiseOp::Eq) return Arity::Compare;
+  if (op >= PointwiseOp::Add) return Arity::Binary;
+  return Arity::Unary;
+}
+
+bool floating_only(PointwiseOp op) {
+  return (op >= PointwiseOp::LeakyRelu && op <= PointwiseOp::Rsqrt) || op == PointwiseOp::Div;
+}
+
+}  // namespace
+
+cudaError_t pointwise(PointwiseOp op, ScalarType input_type, const Geometry& g, const PointwiseParams& p,
+                      cudaStream_t stream) {
+  if (g.numel == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(input_type, [&](auto s) {
+    using S = decltype(s);
+    if (floating_only(op) && !kFloating<S>) return;
+    switch (arity_of(op)) {
+      case Arity::Unary: err = launch<S, Arity::Unary>(g, op, p, stream); break;
+      case Arity::Binary: err = launch<S, Arity::Binary>(g, op, p, stream); break;
+      case Arity::Compare: err = launch<S, Arity::Compare>(g, op, p, stream); break;
+      case Arity::Where: err = launch<S, Arity::Where>(g, op, p, stream); break;
+    }
+  });
+  return err;
+}
+
+}  // namespace lg::cuda::kernels

@@ -1,0 +1,10 @@
+// The CUDA kernel files' registration functions (each keeps its kernels in an anonymous namespace).
+#pragma once
+
+namespace lg {
+namespace dispatch {
+class KernelTable;
+}
+void register_cuda_copy_kernels(dispatch::KernelTable& table);       // copy_, fill_ (src/cuda/copy.cpp)
+void register_cuda_pointwise_kernels(dispatch::KernelTable& table);  // src/cuda/pointwise.cpp
+}  // namespace lg

@@ -1,0 +1,141 @@
+// Checked CUDA calls, per-device streams and the stream-ordered allocator.
+#include "cuda/runtime.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+
+#include <layoutguard/cuda.h>
+#include <layoutguard/error.h>
+
+#include "core/tensor_internal.h"
+
+namespace lg::cuda {
+namespace detail {
+namespace {
+
+constexpr int kMaxDevices = 64;
+std::atomic<bool> g_sync_debug{false};
+
+struct DeviceState {
+  std::once_flag once;
+  cudaStream_t stream = nullptr;
+};
+std::array<DeviceState, kMaxDevices>& states() {
+  static std::array<DeviceState, kMaxDevices> s;
+  return s;
+}
+
+}  // namespace
+
+void check_index(Device device, std::string_view op) {
+  const int count = device_count();
+  if (device.index() < 0 || device.index() >= count || device.index() >= kMaxDevices)
+    throw DeviceError(lg::detail::str("[", op, "] received device ", device, ", but ", count == 0 ? "no" : "only ",
+                                      count == 0 ? std::string() : std::to_string(count), count == 1 ? " CUDA device is" : " CUDA devices are",
+                                      " visible (", probe_report(), ")"));
+}
+
+namespace {
+
+class StreamOrderedAllocator final : public Allocator {
+ public:
+  explicit StreamOrderedAllocator(int index) : index_(index) {}
+
+  void* allocate(size_t nbytes) override {
+    if (nbytes == 0) return nullptr;
+    const Device device = Device::cuda(index_);
+    cudaStream_t stream = stream_for(device);
+    void* p = nullptr;
+    const cudaError_t err = cudaMallocAsync(&p, nbytes, stream);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      size_t free_bytes = 0, total_bytes = 0;
+      cudaMemGetInfo(&free_bytes, &total_bytes);
+      throw OutOfMemoryError(lg::detail::str("[cuda allocator] out of memory on ", device, ": tried to allocate ", nbytes,
+                                             " bytes (", nbytes >> 20, " MiB); the device has ", free_bytes >> 20,
+                                             " MiB free of ", total_bytes >> 20, " MiB"));
+    }
+    check(err, "cudaMallocAsync", "cuda allocator");
+    return p;
+  }
+
+  void deallocate(void* ptr) override {
+    if (ptr == nullptr) return;
+    // At process exit the runtime may already be gone; the memory goes with it.
+    if (cudaSetDevice(index_) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    if (cudaFreeAsync(ptr, stream_for(Device::cuda(index_))) != cudaSuccess) cudaGetLastError();
+  }
+
+  size_t alignment() const override { return 256; }
+  Device device() const override { return Device::cuda(index_); }
+
+ private:
+  int index_;
+};
+
+}  // namespace
+
+void check(cudaError_t err, const char* expr, std::string_view op) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();
+  throw DeviceError(lg::detail::str("[", op, "] CUDA call `", expr, "` failed: ", cudaGetErrorName(err), " (",
+                                    cudaGetErrorString(err), ")"));
+}
+
+cudaStream_t stream_for(Device device) {
+  check_index(device, "cuda");
+  DeviceState& s = states()[static_cast<size_t>(device.index())];
+  check(cudaSetDevice(device.index()), "cudaSetDevice", "cuda");
+  std::call_once(s.once, [&] {
+    check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", "cuda");
+    // Keep freed memory in the pool (a caching allocator); the default threshold returns it to
+    // the driver at every synchronisation.
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device.index()), "cudaDeviceGetDefaultMemPool", "cuda");
+    uint64_t keep = std::numeric_limits<uint64_t>::max();
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute", "cuda");
+  });
+  return s.stream;
+}
+
+void check_launch(cudaError_t launch_result, const char* what, std::string_view op, Device device) {
+  check(launch_result, what, op);
+  if (g_sync_debug.load(std::memory_order_relaxed))
+    check(cudaStreamSynchronize(stream_for(device)), "cudaStreamSynchronize (sync debug)", op);
+}
+
+Allocator& device_allocator(int index) {
+  check_index(Device::cuda(index), "cuda allocator");
+  static std::array<StreamOrderedAllocator*, kMaxDevices> allocators{};
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& a = allocators[static_cast<size_t>(index)];
+  if (a == nullptr) a = new StreamOrderedAllocator(index);  // never destroyed: storages outlive statics
+  return *a;
+}
+
+}  // namespace detail
+
+void synchronize() {
+  for (int i = 0; i < device_count(); ++i)
+    detail::check(cudaStreamSynchronize(detail::stream_for(Device::cuda(i))), "cudaStreamSynchronize", "synchronize");
+}
+
+void set_sync_debug(bool on) { detail::g_sync_debug.store(on, std::memory_order_relaxed); }
+bool sync_debug() { return detail::g_sync_debug.load(std::memory_order_relaxed); }
+
+}  // namespace lg::cuda
+
+namespace lg::detail {
+
+void check_backend_device(Device device, std::string_view op) { cuda::detail::check_index(device, op); }
+
+Allocator& backend_allocator(Device device) { return cuda::detail::device_allocator(device.index()); }
+
+}  // namespace lg::detail

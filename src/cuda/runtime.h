@@ -1,0 +1,36 @@
+// The CUDA runtime as the rest of the CUDA backend sees it: checked calls, one stream per
+// device, the stream-ordered allocator. Only src/cuda includes this header.
+#pragma once
+
+#include <string_view>
+
+#include <cuda_runtime_api.h>
+
+#include <layoutguard/device.h>
+#include <layoutguard/storage.h>
+
+namespace lg::cuda::detail {
+
+// Throws lg::DeviceError "[op] CUDA call `expr` failed: <name> (<description>)" unless err is
+// cudaSuccess (clearing the runtime's sticky last error first).
+void check(cudaError_t err, const char* expr, std::string_view op);
+
+// Throws lg::DeviceError unless device names a visible CUDA device.
+void check_index(Device device, std::string_view op);
+
+// Makes device current on this thread and returns its stream (created on first use, non-blocking
+// with respect to the legacy default stream). Every layoutguard kernel, copy and allocation on a
+// device runs on this one stream, so work on a device is ordered without extra events.
+cudaStream_t stream_for(Device device);
+
+// After a kernel launch: the launch error, and with lg::cuda::set_sync_debug(true) the
+// kernel's own errors (synchronising, like CUDA_LAUNCH_BLOCKING=1).
+void check_launch(cudaError_t launch_result, const char* what, std::string_view op, Device device);
+
+// The stream-ordered allocator of device `index` (cudaMallocAsync on the device's stream, out of
+// the device's default memory pool, which keeps freed memory for reuse).
+Allocator& device_allocator(int index);
+
+}  // namespace lg::cuda::detail
+
+#define LG_CUDA_CHECK(expr, op) ::lg::cuda::detail::check((expr), #expr, (op))

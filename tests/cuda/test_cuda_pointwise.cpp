@@ -1,0 +1,163 @@
+// Every pointwise op on CUDA against the CPU result: same output strides (the infer step is
+// shared), values within the dtype's tolerance, over the layout variants, broadcasting with
+// a bias, scalar operands, in-place and out= forms.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include "support/op_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using namespace lg::testing;
+
+using Unary = std::function<Tensor(const Tensor&)>;
+using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+
+// Transcendental functions differ by an ulp or two between libm and CUDA's math library.
+Tol device_tol(lg::DType dt) {
+  switch (dt) {
+    case lg::DType::Float64: return {1e-12, 1e-12};
+    case lg::DType::Float32: return {1e-6, 2e-6};
+    case lg::DType::Float16: return {1e-3, 2e-3};
+    case lg::DType::BFloat16: return {1e-2, 1e-2};
+    default: return {0, 0};
+  }
+}
+
+std::vector<std::pair<std::string, Tensor>> inputs(lg::DType dt, bool positive) {
+  auto make = [&](std::vector<int64_t> sizes, MemoryFormat fmt, uint32_t seed) {
+    Tensor t = noise_in(sizes, fmt, lg::kFloat32, seed);
+    if (positive) t = lg::add(lg::abs(t), 0.25);
+    else t = lg::mul(t, 4.0);
+    return t.to(dt);
+  };
+  return {
+      {"contiguous", make({2, 6, 5, 7}, MemoryFormat::Contiguous, 1)},
+      {"channels_last", make({2, 6, 5, 7}, MemoryFormat::ChannelsLast, 2)},
+      {"non-dense slice", make({2, 12, 5, 7}, MemoryFormat::ChannelsLast, 3).slice(1, 0, 12, 2)},
+      {"permuted", make({2, 6, 7, 5}, MemoryFormat::Contiguous, 4).transpose(2, 3)},
+      {"N1HW channels_last", make({2, 1, 5, 7}, MemoryFormat::ChannelsLast, 5)},
+      {"zero-size", lg::empty({2, 0, 5, 7}, lg::TensorOptions().dtype(dt), MemoryFormat::ChannelsLast)},
+      {"5-D channels_last_3d", make({2, 3, 4, 5, 6}, MemoryFormat::ChannelsLast3d, 6)},
+  };
+}
+
+void check_same(const Tensor& got_dev, const Tensor& want) {
+  REQUIRE(got_dev.device() == lg::Device::cuda(0));
+  CHECK(ls(got_dev) == ls(want));
+  CHECK(got_dev.dtype() == want.dtype());
+  check_close(values(got_dev.cpu()), values(want), device_tol(want.dtype()));
+}
+
+}  // namespace
+
+TEST_SUITE("cuda") {
+
+TEST_CASE("unary ops on CUDA equal the CPU's over layouts and float dtypes") {
+  const std::vector<std::tuple<std::string, Unary, bool>> ops{
+      {"neg", [](const Tensor& x) { return lg::neg(x); }, false},
+      {"abs", [](const Tensor& x) { return lg::abs(x); }, false},
+      {"relu", [](const Tensor& x) { return lg::relu(x); }, false},
+      {"relu6", [](const Tensor& x) { return lg::relu6(x); }, false},
+      {"leaky_relu", [](const Tensor& x) { return lg::leaky_relu(x, 0.2); }, false},
+      {"elu", [](const Tensor& x) { return lg::elu(x, 1.5, 1.2, 0.8); }, false},
+      {"sigmoid", [](const Tensor& x) { return lg::sigmoid(x); }, false},
+      {"tanh", [](const Tensor& x) { return lg::tanh(x); }, false},
+      {"gelu", [](const Tensor& x) { return lg::gelu(x); }, false},
+      {"gelu tanh", [](const Tensor& x) { return lg::gelu(x, "tanh"); }, false},
+      {"silu", [](const Tensor& x) { return lg::silu(x); }, false},
+      {"hardswish", [](const Tensor& x) { return lg::hardswish(x); }, false},
+      {"hardsigmoid", [](const Tensor& x) { return lg::hardsigmoid(x); }, false},
+      {"exp", [](const Tensor& x) { return lg::exp(x); }, false},
+      {"log", [](const Tensor& x) { return lg::log(x); }, true},
+      {"sqrt", [](const Tensor& x) { return lg::sqrt(x); }, true},
+      {"rsqrt", [](const Tensor& x) { return lg::rsqrt(x); }, true},
+      {"clamp", [](const Tensor& x) { return lg::clamp(x, -1.0, 2.0); }, false},
+  };
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64})
+    for (const auto& [name, f, positive] : ops)
+      for (const auto& [layout, x] : inputs(dt, positive)) {
+        CAPTURE(dt);
+        CAPTURE(name);
+        CAPTURE(layout);
+        check_same(f(x.cuda()), f(x));
+      }
+}
+
+TEST_CASE("integer unary and binary ops on CUDA wrap like the CPU's") {
+  for (lg::DType dt : {lg::kInt64, lg::kInt32, lg::kUInt8}) {
+    CAPTURE(dt);
+    const Tensor a = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 7), 120.0).to(dt);
+    const Tensor b = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::Contiguous, lg::kFloat32, 8), 120.0).to(dt);
+    const Tensor da = a.cuda(), db = b.cuda();
+    check_same(lg::neg(da), lg::neg(a));
+    check_same(lg::abs(da), lg::abs(a));
+    check_same(lg::relu(da), lg::relu(a));
+    check_same(lg::add(da, db, 3), lg::add(a, b, 3));
+    check_same(lg::sub(da, db), lg::sub(a, b));
+    check_same(lg::mul(da, db), lg::mul(a, b));
+    check_same(lg::maximum(da, db), lg::maximum(a, b));
+    check_same(lg::minimum(da, db), lg::minimum(a, b));
+    check_same(lg::pow(da, lg::full({}, 3, dt)), lg::pow(a, lg::full({}, 3, dt)));
+    check_same(lg::lt(da, db), lg::lt(a, b));
+    check_same(lg::div(da, db), lg::div(a, b));  // true division: float32 on both
+  }
+}
+
+TEST_CASE("binary ops, comparisons and where on CUDA equal the CPU's, with broadcasting and scalars") {
+  const std::vector<std::pair<std::string, Binary>> ops{
+      {"add", [](const Tensor& a, const Tensor& b) { return lg::add(a, b, 0.5); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
+      {"div", [](const Tensor& a, const Tensor& b) { return lg::div(a, b); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return lg::minimum(a, b); }},
+      {"pow", [](const Tensor& a, const Tensor& b) { return lg::pow(lg::abs(a), b); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return lg::eq(a, b); }},
+      {"ne", [](const Tensor& a, const Tensor& b) { return lg::ne(a, b); }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
+      {"le", [](const Tensor& a, const Tensor& b) { return lg::le(a, b); }},
+      {"gt", [](const Tensor& a, const Tensor& b) { return lg::gt(a, b); }},
+      {"ge", [](const Tensor& a, const Tensor& b) { return lg::ge(a, b); }},
+      {"where", [](const Tensor& a, const Tensor& b) { return lg::where(lg::gt(a, 0.0), a, b); }},
+  };
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16}) {
+    const auto xs = inputs(dt, false);
+    const Tensor cf = xs[0].second, cl = xs[1].second;
+    const Tensor bias = noise_in({6, 1, 1}, MemoryFormat::Contiguous, lg::kFloat32, 11).to(dt);
+    const std::vector<std::tuple<std::string, Tensor, Tensor>> pairs{
+        {"CL op CL", cl, cl},       {"CL op CF", cl, cf},          {"CF op CL", cf, cl},
+        {"CL op bias", cl, bias},   {"bias op CL", bias, cl},      {"slice op CL", xs[2].second, cl},
+        {"permuted op CF", xs[3].second, cf},
+    };
+    for (const auto& [name, f] : ops)
+      for (const auto& [pair, a, b] : pairs) {
+        CAPTURE(dt);
+        CAPTURE(name);
+        CAPTURE(pair);
+        check_same(f(a.cuda(), b.cuda()), f(a, b));
+      }
+    CAPTURE(dt);
+    check_same(lg::add(cl.cuda(), 2.0), lg::add(cl, 2.0));
+    check_same(lg::mul(cl.cuda(), 0.5), lg::mul(cl, 0.5));
+    check_same(lg::pow(2.0, cl.cuda()), lg::pow(2.0, cl));
+  }
+}
+
+TEST_CASE("in-place and out= forms on CUDA keep the destination's strides") {
+  const Tensor x = noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 12);
+  Tensor d = x.cuda();
+  lg::relu_(d);
+  check_same(d, lg::relu(x));
+  lg::add_(d, 1.0);
+  check_same(d, lg::add(lg::relu(x), 1.0));
+  Tensor out = lg::empty({2, 6, 5, 7}, lg::Device::cuda(0), MemoryFormat::ChannelsLast);
+  lg::mul_out(out, x.cuda(), x.contiguous().cuda());
+  check_same(out, lg::mul(x, x));
+}
+
+}

@@ -113,6 +113,26 @@ TEST_CASE("conversions on the device match the CPU's exactly: formats, dtypes, b
     }
 }
 
+TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-D, in 1/2/4/8-byte dtypes") {
+  const std::vector<std::vector<int64_t>> shapes{{3, 70, 9, 11}, {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}};
+  for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
+    for (const auto& shape : shapes) {
+      CAPTURE(dt);
+      CAPTURE(lg::to_string(shape));
+      const Tensor x = lg::mul(noise_in(shape, MemoryFormat::Contiguous, lg::kFloat32, 21), 50.0).to(dt);
+      const Tensor to_cl = x.cuda().contiguous(MemoryFormat::ChannelsLast);
+      CHECK(values(to_cl.cpu()) == values(x));
+      CHECK(ls(to_cl) == ls(x.contiguous(MemoryFormat::ChannelsLast)));
+      const Tensor back = to_cl.contiguous();
+      CHECK(values(back.cpu()) == values(x));
+      CHECK(ls(back) == ls(x));
+    }
+  const Tensor x5 = noise_in({2, 37, 3, 9, 10}, MemoryFormat::Contiguous, lg::kFloat32, 22);
+  const Tensor d5 = x5.cuda().contiguous(MemoryFormat::ChannelsLast3d);
+  CHECK(values(d5.cpu()) == values(x5));
+  CHECK(values(d5.contiguous().cpu()) == values(x5));
+}
+
 TEST_CASE("copy_ between host and device into non-dense destinations, with dtype conversion") {
   const Tensor src = noise_in({2, 8, 6, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 9);
   // Device destination: every other channel of a channels_last tensor, float16.

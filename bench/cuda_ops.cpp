@@ -1,10 +1,13 @@
-// CUDA bandwidth against device-to-device cudaMemcpy in the same run: NCHW <-> NHWC conversion
-// (copy_ into a preallocated tensor, and contiguous(channels_last) allocating), and pointwise
-// relu / add on NHWC tensors. A benchmark, not a test: medians and ratios, no pass/fail.
+// CUDA speed in one run: NCHW <-> NHWC conversion (copy_ into a preallocated tensor, and
+// contiguous(channels_last) allocating) and pointwise relu / add on NHWC tensors against
+// device-to-device cudaMemcpy of the same bytes; then cuDNN convolution TFLOPS on the 12
+// ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
+// ratios, no pass/fail.
 //
 //   build/bench/cuda_ops [--quick]
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -74,5 +77,37 @@ int main(int argc, char** argv) {
           1.5 * memcpy_ms);
     }
   }
+
+  // cuDNN convolutions, float16, batch 32 (256 without --quick): ours NHWC vs ours NCHW.
+  struct Shape {
+    int64_t cin, cout, k, stride, h;
+  };
+  const Shape resnet50[] = {{3, 64, 7, 2, 224},    {64, 64, 1, 1, 56},    {64, 64, 3, 1, 56},   {64, 256, 1, 1, 56},
+                            {256, 64, 1, 1, 56},   {128, 128, 3, 1, 28},  {512, 128, 1, 1, 28}, {256, 256, 3, 1, 14},
+                            {1024, 256, 1, 1, 14}, {512, 512, 3, 1, 7},   {2048, 512, 1, 1, 7}, {512, 2048, 1, 1, 7}};
+  const int64_t batch = quick ? 32 : 256;
+  std::printf("\nconv2d float16 (cuDNN), batch %lld: TFLOPS from median times\n", static_cast<long long>(batch));
+  std::printf("%-22s %12s %12s %10s\n", "layer", "NHWC", "NCHW", "NHWC/NCHW");
+  double log_sum = 0;
+  int wins = 0, n = 0;
+  for (const Shape& s : resnet50) {
+    const lg::TensorOptions opts = lg::TensorOptions().dtype(lg::kFloat16).device(lg::Device::cuda(0));
+    const int64_t pad = s.k / 2, out = (s.h + 2 * pad - s.k) / s.stride + 1;
+    const double flops = 2.0 * static_cast<double>(batch * s.cout * out * out) * static_cast<double>(s.cin * s.k * s.k);
+    const Tensor x = lg::randn({batch, s.cin, s.h, s.h}).to(opts), w = lg::randn({s.cout, s.cin, s.k, s.k}).to(opts);
+    const Tensor x_cl = x.contiguous(MemoryFormat::ChannelsLast), w_cl = w.contiguous(MemoryFormat::ChannelsLast);
+    const double nhwc = per_call_ms([&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}); }, 5, true);
+    const double nchw = per_call_ms([&] { (void)lg::conv2d(x, w, std::nullopt, {s.stride}, {pad}); }, 5, true);
+    char name[64];
+    std::snprintf(name, sizeof(name), "%lld->%lld %lldx%lld s%lld %lld", static_cast<long long>(s.cin),
+                  static_cast<long long>(s.cout), static_cast<long long>(s.k), static_cast<long long>(s.k),
+                  static_cast<long long>(s.stride), static_cast<long long>(s.h));
+    std::printf("%-22s %12.1f %12.1f %9.2fx\n", name, flops / (nhwc * 1e-3) / 1e12, flops / (nchw * 1e-3) / 1e12,
+                nchw / nhwc);
+    log_sum += std::log(nchw / nhwc);
+    wins += nhwc <= nchw;
+    ++n;
+  }
+  std::printf("NHWC faster on %d of %d layers; geomean NHWC speed-up %.2fx\n", wins, n, std::exp(log_sum / n));
   return 0;
 }

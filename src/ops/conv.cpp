@@ -168,8 +168,9 @@ Tensor compute(const ConvCall& c, std::span<const Tensor> in) {
   out_sizes.insert(out_sizes.end(), shape.out.begin(), shape.out.end());
   Tensor out = empty(out_sizes, x.options(), channels_last ? cl : MemoryFormat::Contiguous);
 
-  // float16 / bfloat16 compute in float32 and round once; the packed weight is cached in float32.
-  const DType compute_dt = x.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  // On the CPU float16 / bfloat16 compute in float32 and round once (the packed weight is cached
+  // in float32); cuDNN takes every floating dtype as it is.
+  const DType compute_dt = !x.device().is_cpu() ? x.dtype() : x.dtype() == kFloat64 ? kFloat64 : kFloat32;
   const Tensor xc = x.dtype() == compute_dt ? x : x.to(compute_dt);
   const Tensor bc = !bias.defined() || bias.dtype() == compute_dt ? bias : bias.to(compute_dt);
   const Tensor oc = out.dtype() == compute_dt ? out : empty(out_sizes, xc.options(), channels_last ? cl : MemoryFormat::Contiguous);

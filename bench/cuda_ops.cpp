@@ -4,7 +4,7 @@
 // ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
 // ratios, no pass/fail.
 //
-//   build/bench/cuda_ops [--quick]
+//   build/bench/cuda_ops [--quick] [--conv-only]
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
 #include <cmath>
@@ -43,7 +43,11 @@ void row(const char* name, const std::string& shape, double bytes, double ms, do
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false, conv_only = false;
+  for (int i = 1; i < argc; ++i) {
+    quick |= std::strcmp(argv[i], "--quick") == 0;
+    conv_only |= std::strcmp(argv[i], "--conv-only") == 0;
+  }
   if (!lg::cuda::is_available()) {
     std::printf("no usable GPU: %s\n", lg::cuda::probe_report().c_str());
     return 0;
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
             : std::vector<std::vector<int64_t>>{{32, 64, 56, 56}, {256, 256, 56, 56}, {256, 2048, 7, 7}, {256, 3, 224, 224}};
   const int reps = quick ? 5 : 20;
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
+    if (conv_only) break;
     for (const auto& s : shapes) {
       const std::string shape = lg::to_string(s) + " " + std::string(lg::dtype_name(dt));
       const lg::TensorOptions opts = lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0));

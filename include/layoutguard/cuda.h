@@ -23,4 +23,10 @@ void synchronize();
 void set_sync_debug(bool on);
 bool sync_debug();
 
+// Whether float32 convolutions and matrix products may run on TF32 tensor cores (10-bit
+// mantissa), like torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32;
+// on by default for both here.
+void set_allow_tf32(bool on);
+bool allow_tf32();
+
 }  // namespace lg::cuda

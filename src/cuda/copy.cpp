@@ -3,9 +3,12 @@
 // the dense bytes across once and lets a device kernel do the restriding (the tiled transpose
 // for NCHW <-> NHWC) and the dtype conversion, so no host loop touches device data.
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include <layoutguard/factories.h>
 
+#include "core/tensor_internal.h"
 #include "cuda/geometry.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
@@ -121,11 +124,35 @@ void fill_cuda(const Tensor& dst, const Scalar& value) {
                              "fill_strided", "fill_", dst.device());
 }
 
+// cat: each input into its slice of out, on the device (the copy kernels pick the fastest
+// path per input, the transposed tile included).
+void cat_cuda(const Tensor& out, std::span<const Tensor> inputs, int64_t dim) {
+  cudaStream_t stream = stream_for(out.device());
+  int64_t offset = 0;
+  for (const Tensor& t : inputs) {
+    std::vector<int64_t> strides = out.strides().vec();
+    std::vector<int64_t> sizes = out.sizes().vec();
+    sizes[static_cast<size_t>(dim)] = t.size(dim);
+    const Tensor slice = lg::detail::make_view(out, sizes, strides, out.storage_offset() + offset * out.stride(dim));
+    if (t.numel() > 0) device_copy(slice, t, stream);
+    offset += t.size(dim);
+  }
+}
+
 }  // namespace
+
+namespace cuda::detail {
+void copy_on_device(const Tensor& dst, const Tensor& src) { device_copy(dst, src, stream_for(dst.device())); }
+}  // namespace cuda::detail
 
 void register_cuda_copy_kernels(dispatch::KernelTable& table) {
   table.set<dispatch::OpId::copy_>(DeviceType::CUDA, copy_cuda, "copy_cuda");
   table.set<dispatch::OpId::fill_>(DeviceType::CUDA, fill_cuda, "fill_cuda");
+  table.set<dispatch::OpId::cat>(DeviceType::CUDA, cat_cuda, "cat_copy_cuda");
+  // The shuffles write out from a permuted view of the input: a strided copy, as on the CPU.
+  table.set<dispatch::OpId::pixel_shuffle>(DeviceType::CUDA, copy_cuda, "shuffle_strided_copy_cuda");
+  table.set<dispatch::OpId::pixel_unshuffle>(DeviceType::CUDA, copy_cuda, "shuffle_strided_copy_cuda");
+  table.set<dispatch::OpId::channel_shuffle>(DeviceType::CUDA, copy_cuda, "shuffle_strided_copy_cuda");
 }
 
 }  // namespace lg

@@ -15,6 +15,7 @@
 
 #include <cudnn.h>
 
+#include <layoutguard/cuda.h>
 #include <layoutguard/factories.h>
 #include <layoutguard/pointwise.h>
 
@@ -122,6 +123,23 @@ std::unique_ptr<Desc> tensor_desc(const TensorInfo& t, cudnnDataType_t dt, std::
   return d;
 }
 
+// Whether an engine configuration runs on tensor cores (for float32 data: TF32).
+bool uses_tensor_cores(cudnnBackendDescriptor_t config) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "cudnn");
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
+      CUDNN_STATUS_SUCCESS)
+    return true;  // unknown: keep it out when TF32 is off
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               static_cast<int64_t>(notes.size()), &count, notes.data()) != CUDNN_STATUS_SUCCESS)
+    return true;
+  for (int64_t i = 0; i < count; ++i)
+    if (notes[static_cast<size_t>(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return true;
+  return false;
+}
+
 struct ConvSpec {
   bool transposed;
   std::vector<int64_t> pre, post, stride, dilation;
@@ -202,6 +220,7 @@ Plan build_plan(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, co
                                  &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
       continue;
     for (int64_t i = 0; i < returned; ++i) {
+      if (dtype == kFloat32 && !cuda::allow_tf32() && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, op);
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
       cudnnBackendDescriptor_t cfg = raw[static_cast<size_t>(i)];
@@ -224,7 +243,7 @@ Plan build_plan(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, co
 std::string key_of(Device device, const ConvSpec& s, DType dt, const TensorInfo& x, const TensorInfo& w,
                    const TensorInfo& y) {
   std::ostringstream k;
-  k << device.index() << (s.transposed ? "T" : "F") << static_cast<int>(dt);
+  k << device.index() << (s.transposed ? "T" : "F") << static_cast<int>(dt) << (cuda::allow_tf32() ? "tf32" : "");
   for (const TensorInfo* t : {&x, &w, &y}) k << '|' << IntArrayRef(t->dims) << IntArrayRef(t->strides) << t->alignment;
   k << '|' << IntArrayRef(s.pre) << IntArrayRef(s.post) << IntArrayRef(s.stride) << IntArrayRef(s.dilation);
   return k.str();

@@ -128,6 +128,14 @@ void synchronize() {
 }
 
 void set_sync_debug(bool on) { detail::g_sync_debug.store(on, std::memory_order_relaxed); }
+
+namespace {
+// TF32 is allowed by default (the CUDA issue's choice; PyTorch allows it for cuDNN convolutions
+// and, since 1.12, not for matmul): src/cuda/cublas_gemm.cpp and cudnn_conv.cpp read it.
+std::atomic<bool> g_allow_tf32{true};
+}  // namespace
+void set_allow_tf32(bool on) { g_allow_tf32.store(on, std::memory_order_relaxed); }
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 bool sync_debug() { return detail::g_sync_debug.load(std::memory_order_relaxed); }
 
 }  // namespace lg::cuda

@@ -8,6 +8,7 @@
 
 #include <layoutguard/device.h>
 #include <layoutguard/storage.h>
+#include <layoutguard/tensor.h>
 
 namespace lg::cuda::detail {
 
@@ -26,6 +27,9 @@ cudaStream_t stream_for(Device device);
 // After a kernel launch: the launch error, and with lg::cuda::set_sync_debug(true) the
 // kernel's own errors (synchronising, like CUDA_LAUNCH_BLOCKING=1).
 void check_launch(cudaError_t launch_result, const char* what, std::string_view op, Device device);
+
+// dst = src on one device (any strides and dtypes; src may be broadcast): src/cuda/copy.cpp.
+void copy_on_device(const Tensor& dst, const Tensor& src);
 
 // The stream-ordered allocator of device `index` (cudaMallocAsync on the device's stream, out of
 // the device's default memory pool, which keeps freed memory for reuse).

@@ -12,6 +12,8 @@ std::string probe_report() { return "built without CUDA (nvcc not found at confi
 void synchronize() {}
 void set_sync_debug(bool) {}
 bool sync_debug() { return false; }
+void set_allow_tf32(bool) {}
+bool allow_tf32() { return false; }
 
 }  // namespace lg::cuda
 

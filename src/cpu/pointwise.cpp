@@ -5,6 +5,7 @@
 #include <functional>
 #include <type_traits>
 
+#include "core/integer_math.h"
 #include "cpu/elementwise.h"
 #include "cpu/register.h"
 #include "dispatch/kernel_table.h"
@@ -77,17 +78,12 @@ inline bool is_nan(C v) {
   else return false;
 }
 
-// Integer add/mul wrap in two's complement like PyTorch's, without signed-overflow UB.
+// Integer add/mul wrap in two's complement like PyTorch's (src/core/integer_math.h).
+using integer_math::int_pow;
 template <typename C>
-inline C int_add(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-}
+inline C int_add(C a, C b) { return integer_math::wrap_add(a, b); }
 template <typename C>
-inline C int_mul(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-}
+inline C int_mul(C a, C b) { return integer_math::wrap_mul(a, b); }
 
 template <typename C>
 inline C negate(C x) {
@@ -153,23 +149,6 @@ LG_FLOAT_UNARY(rsqrt_cpu, C(1) / std::sqrt(x))
 #undef LG_NUMERIC_UNARY
 
 // ---- Binary kernels ----
-
-// Integer power by squaring; negative exponents give 0 except for bases 1 and -1 (PyTorch's
-// integer pow on tensor exponents).
-template <typename C>
-C int_pow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exp < 0) return base == 1 ? C(1) : base == -1 ? (exp % 2 == 0 ? C(1) : C(-1)) : C(0);
-  }
-  // Unsigned multiplication wraps as in PyTorch and has no undefined behaviour.
-  using U = std::make_unsigned_t<C>;
-  U result = 1, b = static_cast<U>(base);
-  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
-  }
-  return static_cast<C>(result);
-}
 
 template <typename C>
 inline C add_value(C a, C b, double alpha, bool subtract) {

@@ -3,6 +3,7 @@
 // few instructions, and the build instantiates 8 dtypes x 4 arities instead of one kernel per op
 // and dtype. The math mirrors src/cpu/pointwise.cpp: 16-bit floats compute in float, integer
 // add/mul/neg wrap through unsigned arithmetic, NaN passes through max/min and the clamps.
+#include "core/integer_math.h"
 #include "cuda/kernels/device_types.cuh"
 
 namespace lg::cuda::kernels {
@@ -15,17 +16,16 @@ __device__ inline bool is_nan(C v) {
   if constexpr (std::is_floating_point_v<C>) return v != v;
   else return false;
 }
+// Integer add/mul wrap like the CPU's (one definition for both: src/core/integer_math.h).
 template <typename C>
 __device__ inline C wrap_add(C a, C b) {
   if constexpr (std::is_same_v<C, bool> || std::is_floating_point_v<C>) return a + b;
-  else return static_cast<C>(static_cast<std::make_unsigned_t<C>>(static_cast<std::make_unsigned_t<C>>(a) +
-                                                                  static_cast<std::make_unsigned_t<C>>(b)));
+  else return integer_math::wrap_add(a, b);
 }
 template <typename C>
 __device__ inline C wrap_mul(C a, C b) {
   if constexpr (std::is_same_v<C, bool> || std::is_floating_point_v<C>) return a * b;
-  else return static_cast<C>(static_cast<std::make_unsigned_t<C>>(static_cast<std::make_unsigned_t<C>>(a) *
-                                                                  static_cast<std::make_unsigned_t<C>>(b)));
+  else return integer_math::wrap_mul(a, b);
 }
 template <typename C>
 __device__ inline C negate(C x) {
@@ -37,19 +37,7 @@ __device__ inline C clamp_lo(C x, C lo) { return x < lo ? lo : x; }
 template <typename C>
 __device__ inline C clamp_hi(C x, C hi) { return x > hi ? hi : x; }
 
-template <typename C>
-__device__ inline C int_pow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exp < 0) return base == 1 ? C(1) : base == -1 ? (exp % 2 == 0 ? C(1) : C(-1)) : C(0);
-  }
-  using U = std::make_unsigned_t<C>;
-  U result = 1, b = static_cast<U>(base);
-  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
-  }
-  return static_cast<C>(result);
-}
+using integer_math::int_pow;
 
 // The floating unary math; C is float or double (CUDA's overloads pick the precision).
 template <typename C>

@@ -53,4 +53,53 @@ struct PointwiseParams {
 cudaError_t pointwise(PointwiseOp op, ScalarType input_type, const Geometry& g, const PointwiseParams& p,
                       cudaStream_t stream);
 
+// A 5-D (N, C, D, H, W) view: sizes and strides in elements.
+struct View5 {
+  int64_t size[5] = {};
+  int64_t stride[5] = {};
+};
+
+// Upsampling: output position o of spatial dim i (0 = D, 1 = H, 2 = W) blends taps[i] input
+// positions index[i][o * taps[i] + t] with weight[i][...] (device arrays). With one tap per dim
+// the kernel copies values (every dtype but bool).
+struct InterpArgs {
+  View5 out, in;
+  char* out_data = nullptr;
+  const char* in_data = nullptr;
+  int taps[3] = {1, 1, 1};
+  const int64_t* index[3] = {};
+  const double* weight[3] = {};
+};
+cudaError_t upsample(const InterpArgs& a, ScalarType type, cudaStream_t stream);
+
+// Pooling: window o of spatial dim i covers begin[i][o], begin + dilation[i], ... below
+// end[i][o]; avg divides by the product of count[i][o] (or divisor_override when non-zero);
+// max writes int64 flat indices (d * H * W + h * W + w of the input plane) when indices is set.
+struct PoolArgs {
+  View5 out, in, idx;
+  char* out_data = nullptr;
+  const char* in_data = nullptr;
+  int64_t* indices = nullptr;
+  const int64_t* begin[3] = {};
+  const int64_t* end[3] = {};
+  const int64_t* count[3] = {};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t divisor_override = 0;
+  bool max = true;
+};
+cudaError_t pool(const PoolArgs& a, ScalarType type, cudaStream_t stream);
+
+// pad: out[i_0..i_k] = in[source_0[i_0], ...] or the fill where any source index is -1.
+// source[d] points at out.size(d) device int64 values.
+struct PadArgs {
+  int rank = 0;
+  int64_t out_size[kMaxDims] = {}, out_stride[kMaxDims] = {}, in_stride[kMaxDims] = {};
+  const int64_t* source[kMaxDims] = {};
+  char* out_data = nullptr;
+  const char* in_data = nullptr;
+  int64_t numel = 0;
+  uint64_t fill_bits = 0;
+};
+cudaError_t pad(const PadArgs& a, int element_bytes, cudaStream_t stream);
+
 }  // namespace lg::cuda::kernels

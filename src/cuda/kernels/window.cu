@@ -1,0 +1,177 @@
+// Upsampling, pooling and pad on the device: one thread per output element, taken in the
+// output's memory order (outputs are dense), so consecutive threads write consecutive
+// addresses -- channels in NHWC, W in NCHW -- and read neighbouring input elements.
+#include "cuda/kernels/device_types.cuh"
+
+namespace lg::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+// The logical (n, c, d, h, w) of the element at offset i of a dense view.
+__device__ inline void coords_of(const View5& v, int64_t i, int64_t (&idx)[5]) {
+#pragma unroll
+  for (int d = 0; d < 5; ++d) idx[d] = v.stride[d] == 0 ? 0 : (i / v.stride[d]) % v.size[d];
+}
+
+// The CPU kernel's start value of a max window: -inf, or the type's lowest value.
+template <typename C>
+__device__ inline C lowest() {
+  if constexpr (std::is_same_v<C, float>) return -__int_as_float(0x7f800000);
+  else if constexpr (std::is_same_v<C, double>) return -__longlong_as_double(0x7ff0000000000000LL);
+  else if constexpr (std::is_signed_v<C>) return static_cast<C>(C(1) << (sizeof(C) * 8 - 1));
+  else return C(0);
+}
+
+__device__ inline int64_t numel_of(const View5& v) {
+  int64_t n = 1;
+#pragma unroll
+  for (int d = 0; d < 5; ++d) n *= v.size[d];
+  return n;
+}
+
+template <typename S>
+__global__ void upsample_kernel(InterpArgs a) {
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  const int64_t n = numel_of(a.out);
+  const S* x = reinterpret_cast<const S*>(a.in_data);
+  S* o = reinterpret_cast<S*>(a.out_data);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c[5];
+    coords_of(a.out, i, c);
+    const S* base = x + c[0] * a.in.stride[0] + c[1] * a.in.stride[1];
+    if (a.taps[0] == 1 && a.taps[1] == 1 && a.taps[2] == 1) {
+      o[i] = base[a.index[0][c[2]] * a.in.stride[2] + a.index[1][c[3]] * a.in.stride[3] + a.index[2][c[4]] * a.in.stride[4]];
+      continue;
+    }
+    if constexpr (kFloating<S>) {
+      C acc = 0;
+      for (int td = 0; td < a.taps[0]; ++td)
+        for (int th = 0; th < a.taps[1]; ++th)
+          for (int tw = 0; tw < a.taps[2]; ++tw) {
+            const int64_t kd = c[2] * a.taps[0] + td, kh = c[3] * a.taps[1] + th, kw = c[4] * a.taps[2] + tw;
+            const C w = static_cast<C>(a.weight[0][kd]) * static_cast<C>(a.weight[1][kh]) * static_cast<C>(a.weight[2][kw]);
+            acc += w * T::load(base[a.index[0][kd] * a.in.stride[2] + a.index[1][kh] * a.in.stride[3] +
+                                    a.index[2][kw] * a.in.stride[4]]);
+          }
+      o[i] = T::store(acc);
+    }
+  }
+}
+
+template <typename S>
+__global__ void pool_kernel(PoolArgs a) {
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  const int64_t n = numel_of(a.out);
+  const S* x = reinterpret_cast<const S*>(a.in_data);
+  S* o = reinterpret_cast<S*>(a.out_data);
+  const int64_t plane_hw = a.in.size[3] * a.in.size[4];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c[5];
+    coords_of(a.out, i, c);
+    const S* base = x + c[0] * a.in.stride[0] + c[1] * a.in.stride[1];
+    const int64_t d0 = a.begin[0][c[2]], d1 = a.end[0][c[2]], h0 = a.begin[1][c[3]], h1 = a.end[1][c[3]];
+    const int64_t w0 = a.begin[2][c[4]], w1 = a.end[2][c[4]];
+    if (a.max) {
+      C best = 0;
+      int64_t arg = -1;
+      for (int64_t d = d0; d < d1; d += a.dilation[0])
+        for (int64_t h = h0; h < h1; h += a.dilation[1])
+          for (int64_t w = w0; w < w1; w += a.dilation[2]) {
+            const C v = T::load(base[d * a.in.stride[2] + h * a.in.stride[3] + w * a.in.stride[4]]);
+            bool take = arg < 0 || v > best;
+            if constexpr (std::is_floating_point_v<C>) take = take || v != v;  // NaN wins, as on the CPU
+            if (take) {
+              best = v;
+              arg = d * plane_hw + h * a.in.size[4] + w;
+            }
+          }
+      if (arg < 0) best = lowest<C>();  // a window that lies entirely in the padding
+      o[i] = T::store(best);
+      if (a.indices != nullptr) {
+        const int64_t at = c[0] * a.idx.stride[0] + c[1] * a.idx.stride[1] + c[2] * a.idx.stride[2] +
+                           c[3] * a.idx.stride[3] + c[4] * a.idx.stride[4];
+        a.indices[at] = arg;
+      }
+    } else if constexpr (kFloating<S>) {
+      C acc = 0;
+      for (int64_t d = d0; d < d1; ++d)
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) acc += T::load(base[d * a.in.stride[2] + h * a.in.stride[3] + w * a.in.stride[4]]);
+      const int64_t div = a.divisor_override != 0 ? a.divisor_override : a.count[0][c[2]] * a.count[1][c[3]] * a.count[2][c[4]];
+      o[i] = T::store(acc / static_cast<C>(div));
+    }
+  }
+}
+
+template <typename E>
+__global__ void pad_kernel(PadArgs a) {
+  const E* x = reinterpret_cast<const E*>(a.in_data);
+  E* o = reinterpret_cast<E*>(a.out_data);
+  const E fill = static_cast<E>(a.fill_bits);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.numel;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t src = 0;
+    bool filled = false;
+#pragma unroll
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d >= a.rank) continue;
+      const int64_t idx = a.out_stride[d] == 0 ? 0 : (i / a.out_stride[d]) % a.out_size[d];
+      const int64_t s = a.source[d][idx];
+      filled |= s < 0;
+      src += s * a.in_stride[d];
+    }
+    o[i] = filled ? fill : x[src];
+  }
+}
+
+}  // namespace
+
+cudaError_t upsample(const InterpArgs& a, ScalarType type, cudaStream_t stream) {
+  int64_t n = 1;
+  for (int d = 0; d < 5; ++d) n *= a.out.size[d];
+  if (n == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (!std::is_same_v<S, bool>) {
+      upsample_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(a);
+      err = cudaGetLastError();
+    }
+  });
+  return err;
+}
+
+cudaError_t pool(const PoolArgs& a, ScalarType type, cudaStream_t stream) {
+  int64_t n = 1;
+  for (int d = 0; d < 5; ++d) n *= a.out.size[d];
+  if (n == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (!std::is_same_v<S, bool>) {
+      pool_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(a);
+      err = cudaGetLastError();
+    }
+  });
+  return err;
+}
+
+cudaError_t pad(const PadArgs& a, int element_bytes, cudaStream_t stream) {
+  if (a.numel == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(a.numel, kThreads);
+  switch (element_bytes) {
+    case 1: pad_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(a); break;
+    case 2: pad_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(a); break;
+    case 4: pad_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(a); break;
+    case 8: pad_kernel<uint64_t><<<blocks, kThreads, 0, stream>>>(a); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace lg::cuda::kernels

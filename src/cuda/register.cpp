@@ -10,6 +10,7 @@ void register_cuda_kernels(dispatch::KernelTable& table) {
   register_cuda_copy_kernels(table);
   register_cuda_pointwise_kernels(table);
   register_cuda_window_kernels(table);
+  register_cuda_reduce_kernels(table);
 #if LG_HAVE_CUBLAS
   register_cublas_kernels(table);
 #endif

@@ -102,4 +102,30 @@ struct PadArgs {
 };
 cudaError_t pad(const PadArgs& a, int element_bytes, cudaStream_t stream);
 
+// sum / mean / amax / amin: out element i (row-major over the kept dims) reduces the input
+// elements over the reduced dims. Floating sums accumulate in double, integer sums in uint64
+// (wrapping), max/min propagate NaN -- as the CPU kernel does.
+enum class ReduceOp : int { Sum, Mean, Max, Min };
+struct ReduceArgs {
+  int kept = 0, reduced = 0;
+  int64_t kept_size[kMaxDims] = {}, kept_in_stride[kMaxDims] = {}, kept_out_stride[kMaxDims] = {};
+  int64_t red_size[kMaxDims] = {}, red_stride[kMaxDims] = {};
+  int64_t outputs = 0, count = 0;
+  char* out = nullptr;
+  const char* in = nullptr;
+  ReduceOp op = ReduceOp::Sum;
+};
+cudaError_t reduce(const ReduceArgs& a, ScalarType type, cudaStream_t stream);
+
+// softmax / log_softmax: one line per position of the other dims, n elements along the dim.
+struct SoftmaxArgs {
+  int other = 0;
+  int64_t other_size[kMaxDims] = {}, other_in_stride[kMaxDims] = {}, other_out_stride[kMaxDims] = {};
+  int64_t lines = 0, n = 0, in_stride = 0, out_stride = 0;
+  char* out = nullptr;
+  const char* in = nullptr;
+  bool log = false;
+};
+cudaError_t softmax(const SoftmaxArgs& a, ScalarType type, cudaStream_t stream);
+
 }  // namespace lg::cuda::kernels

@@ -128,4 +128,21 @@ struct SoftmaxArgs {
 };
 cudaError_t softmax(const SoftmaxArgs& a, ScalarType type, cudaStream_t stream);
 
+// Normalisation. The elements split into groups (a (n, c) plane for the channel norms, a row
+// for layer_norm): an outer position (the group) and an inner position (within the group),
+// each decoded row-major over its own sizes and strides.
+struct GroupedView {
+  int outer_dims = 0, inner_dims = 0;
+  int64_t outer_size[kMaxDims] = {}, outer_stride[kMaxDims] = {}, outer_out_stride[kMaxDims] = {};
+  int64_t inner_size[kMaxDims] = {}, inner_stride[kMaxDims] = {}, inner_out_stride[kMaxDims] = {};
+  int64_t groups = 0, inner_count = 0;
+};
+// out[g] = sum over group g of (x - shift[g])^power (power 1 or 2; shift may be null), in double.
+cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type, const double* shift, int power,
+                          double* out, cudaStream_t stream);
+// y = (x - mean[g]) * scale[g] * (w ? w[j] : 1) + (shift ? shift[g] : 0) + (b ? b[j] : 0)
+// for element j of group g (w, b, shift may be null).
+cudaError_t group_affine(const GroupedView& v, const char* in, char* out, ScalarType type, const double* mean,
+                         const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
+
 }  // namespace lg::cuda::kernels

@@ -1,0 +1,174 @@
+// batch_norm, group_norm, instance_norm and layer_norm on CUDA. The device computes per-group
+// moments and applies the affine map (kernels/norm.cu); the host turns the moments into
+// statistics and updates the running stats with the CPU kernel's formulas, so both devices
+// normalise with the same numbers. The moments cross to the host once per pass (a few KB): a
+// fused device-side reduction is the faster design and is left for later.
+#include <cmath>
+#include <vector>
+
+#include <layoutguard/factories.h>
+
+#include "cuda/geometry.h"
+#include "cuda/register.h"
+#include "cuda/runtime.h"
+#include "dispatch/kernel_table.h"
+
+namespace lg {
+namespace {
+
+namespace kernels = cuda::kernels;
+
+Tensor to_device(const std::vector<double>& v, Device device) {
+  Tensor host = empty({static_cast<int64_t>(v.size())}, kFloat64);
+  std::copy(v.begin(), v.end(), host.data_ptr<double>());
+  return host.to(device);
+}
+
+std::vector<double> to_host(const Tensor& t) {
+  const Tensor h = t.to(TensorOptions().dtype(kFloat64).device(kCPU)).contiguous();
+  return std::vector<double>(h.data_ptr<double>(), h.data_ptr<double>() + h.numel());
+}
+
+const double* ptr(const Tensor& t) { return t.defined() ? static_cast<const double*>(t.data_ptr()) : nullptr; }
+
+std::vector<double> moments(const kernels::GroupedView& v, const Tensor& input, const Tensor& shift, int power,
+                            std::string_view op) {
+  Tensor out = empty({v.groups}, TensorOptions().dtype(kFloat64).device(input.device()));
+  cuda::detail::check_launch(kernels::group_moments(v, static_cast<const char*>(input.data_ptr()),
+                                                    cuda::detail::scalar_type(input.dtype()), ptr(shift), power,
+                                                    static_cast<double*>(out.data_ptr()),
+                                                    cuda::detail::stream_for(input.device())),
+                             "kernels::group_moments", op, input.device());
+  return to_host(out);
+}
+
+void affine(const kernels::GroupedView& v, const Tensor& out, const Tensor& input, const Tensor& mean, const Tensor& scale,
+            const Tensor& shift, const Tensor& w, const Tensor& b, std::string_view op) {
+  cuda::detail::check_launch(
+      kernels::group_affine(v, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),
+                            cuda::detail::scalar_type(input.dtype()), ptr(mean), ptr(scale), ptr(shift), ptr(w), ptr(b),
+                            cuda::detail::stream_for(out.device())),
+      "kernels::group_affine", op, out.device());
+}
+
+void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
+  const std::string_view op = "channel norm (CUDA)";
+  if (out.numel() == 0) return;
+  const Device device = out.device();
+  const int64_t N = input.size(0), C = input.size(1);
+  kernels::GroupedView v;
+  v.outer_dims = 2;
+  v.inner_dims = 3;
+  for (int d = 0; d < 2; ++d) {
+    v.outer_size[d] = input.size(d);
+    v.outer_stride[d] = input.stride(d);
+    v.outer_out_stride[d] = out.stride(d);
+  }
+  for (int d = 0; d < 3; ++d) {
+    v.inner_size[d] = input.size(2 + d);
+    v.inner_stride[d] = input.stride(2 + d);
+    v.inner_out_stride[d] = out.stride(2 + d);
+  }
+  v.groups = N * C;
+  v.inner_count = input.size(2) * input.size(3) * input.size(4);
+  // Statistic k of plane (n, c): per channel over the batch, or per (n, group) -- as on the CPU.
+  const int64_t per_group = p.across_batch ? 1 : C / p.groups;
+  const int64_t stats = p.across_batch ? C : N * p.groups;
+  auto stat_of = [&](int64_t n, int64_t c) { return p.across_batch ? c : n * p.groups + c / per_group; };
+  const double count = static_cast<double>((p.across_batch ? N : per_group) * v.inner_count);
+  std::vector<double> mean(static_cast<size_t>(stats), 0.0), var(static_cast<size_t>(stats), 0.0);
+  if (p.use_input_stats) {
+    const std::vector<double> sums = moments(v, input, Tensor(), 1, op);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) mean[stat_of(n, c)] += sums[n * C + c];
+    for (double& m : mean) m /= count;
+    std::vector<double> shift(static_cast<size_t>(N * C));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) shift[n * C + c] = mean[stat_of(n, c)];
+    const std::vector<double> sq = moments(v, input, to_device(shift, device), 2, op);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) var[stat_of(n, c)] += sq[n * C + c];
+    for (double& s : var) s /= count;
+    if (p.running_mean.defined()) {
+      std::vector<double> rm = to_host(p.running_mean), rv = to_host(p.running_var);
+      const double unbias = count > 1 ? count / (count - 1) : 1.0;
+      for (int64_t c = 0; c < C; ++c) {
+        double m = 0, s = 0;
+        if (p.across_batch) {
+          m = mean[c];
+          s = var[c];
+        } else {
+          for (int64_t n = 0; n < N; ++n) {
+            m += mean[stat_of(n, c)] / N;
+            s += var[stat_of(n, c)] / N;
+          }
+        }
+        rm[c] = (1 - p.momentum) * rm[c] + p.momentum * m;
+        rv[c] = (1 - p.momentum) * rv[c] + p.momentum * s * unbias;
+      }
+      p.running_mean.copy_(to_device(rm, device));
+      p.running_var.copy_(to_device(rv, device));
+    }
+  } else {
+    mean = to_host(p.running_mean);
+    var = to_host(p.running_var);
+  }
+  const std::vector<double> w = p.weight.defined() ? to_host(p.weight) : std::vector<double>(C, 1.0);
+  const std::vector<double> b = p.bias.defined() ? to_host(p.bias) : std::vector<double>(C, 0.0);
+  std::vector<double> m(static_cast<size_t>(N * C)), a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t k = p.use_input_stats ? stat_of(n, c) : c;
+      m[n * C + c] = mean[k];
+      a[n * C + c] = w[c] / std::sqrt(var[k] + p.eps);
+      sh[n * C + c] = b[c];
+    }
+  affine(v, out, input, to_device(m, device), to_device(a, device), to_device(sh, device), Tensor(), Tensor(), op);
+}
+
+void layer_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::LayerNormParams& p) {
+  const std::string_view op = "layer_norm (CUDA)";
+  if (out.numel() == 0) return;
+  const Device device = out.device();
+  const int64_t rank = input.dim(), k = p.normalized_dims;
+  LG_CHECK_NOT_IMPLEMENTED(rank - k <= kernels::kMaxDims && k <= kernels::kMaxDims, "[layer_norm] on CUDA supports at most ",
+                           kernels::kMaxDims, " leading and normalised dims, but got input of size ", input.sizes());
+  kernels::GroupedView v;
+  v.groups = 1;
+  v.inner_count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool inner = d >= rank - k;
+    int64_t* size = inner ? v.inner_size : v.outer_size;
+    int64_t* stride = inner ? v.inner_stride : v.outer_stride;
+    int64_t* ostride = inner ? v.inner_out_stride : v.outer_out_stride;
+    int& dims = inner ? v.inner_dims : v.outer_dims;
+    size[dims] = input.size(d);
+    stride[dims] = input.stride(d);
+    ostride[dims] = out.stride(d);
+    ++dims;
+    (inner ? v.inner_count : v.groups) *= input.size(d);
+  }
+  const double K = static_cast<double>(v.inner_count);
+  const std::vector<double> sums = moments(v, input, Tensor(), 1, op);
+  std::vector<double> mean(sums.size()), rstd(sums.size());
+  for (size_t r = 0; r < sums.size(); ++r) mean[r] = sums[r] / K;
+  const Tensor mean_dev = to_device(mean, device);
+  const std::vector<double> sq = moments(v, input, mean_dev, 2, op);
+  for (size_t r = 0; r < sq.size(); ++r) rstd[r] = 1.0 / std::sqrt(sq[r] / K + p.eps);
+  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
+  const Tensor w = p.weight.defined() ? p.weight.contiguous().to(f64) : Tensor();
+  const Tensor b = p.bias.defined() ? p.bias.contiguous().to(f64) : Tensor();
+  affine(v, out, input, mean_dev, to_device(rstd, device), Tensor(), w, b, op);
+}
+
+}  // namespace
+
+void register_cuda_norm_kernels(dispatch::KernelTable& table) {
+  using dispatch::OpId;
+  table.set<OpId::batch_norm>(DeviceType::CUDA, channel_norm_cuda, "channel_norm_cuda");
+  table.set<OpId::group_norm>(DeviceType::CUDA, channel_norm_cuda, "channel_norm_cuda");
+  table.set<OpId::instance_norm>(DeviceType::CUDA, channel_norm_cuda, "channel_norm_cuda");
+  table.set<OpId::layer_norm>(DeviceType::CUDA, layer_norm_cuda, "layer_norm_cuda");
+}
+
+}  // namespace lg

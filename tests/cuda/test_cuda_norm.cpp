@@ -1,0 +1,81 @@
+// The normalisation ops on CUDA against the CPU: same output strides (PyTorch's batch_norm rule,
+// the suggested format for the others), values within tolerance, running statistics updated
+// alike in training, evaluation with running stats.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "support/op_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using namespace lg::testing;
+
+Tol norm_device_tol(lg::DType dt) {
+  switch (dt) {
+    case lg::DType::Float64: return {1e-10, 1e-10};
+    case lg::DType::Float32: return {1e-5, 1e-5};
+    case lg::DType::Float16: return {5e-3, 5e-3};
+    default: return {3e-2, 3e-2};
+  }
+}
+
+void check_same(const Tensor& got_dev, const Tensor& want, Tol tol) {
+  REQUIRE(got_dev.device() == lg::Device::cuda(0));
+  CHECK(ls(got_dev) == ls(want));
+  check_close(values(got_dev.cpu()), values(want), tol);
+}
+
+}  // namespace
+
+TEST_SUITE("cuda") {
+
+TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, evaluation uses them") {
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16})
+    for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      CAPTURE(dt);
+      CAPTURE(f);
+      const Tensor x = noise_in({4, 6, 5, 7}, f, lg::kFloat32, 1).to(dt);
+      const Tensor w = noise_in({6}, MemoryFormat::Contiguous, lg::kFloat32, 2);
+      const Tensor b = noise_in({6}, MemoryFormat::Contiguous, lg::kFloat32, 3);
+      Tensor rm = lg::zeros({6}), rv = lg::ones({6});
+      Tensor drm = rm.cuda(), drv = rv.cuda();
+      const Tensor want = lg::batch_norm(x, w, b, rm, rv, true, 0.2, 1e-5);
+      const Tensor got = lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, true, 0.2, 1e-5);
+      check_same(got, want, norm_device_tol(dt));
+      check_same(drm, rm, {1e-6, 1e-5});
+      check_same(drv, rv, {1e-6, 1e-5});
+      check_same(lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, false), lg::batch_norm(x, w, b, rm, rv, false),
+                 norm_device_tol(dt));
+    }
+  const Tensor x5 = noise_in({2, 3, 4, 5, 6}, MemoryFormat::ChannelsLast3d, lg::kFloat32, 4);
+  check_same(lg::batch_norm(x5.cuda(), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true),
+             lg::batch_norm(x5, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true), norm_device_tol(lg::kFloat32));
+}
+
+TEST_CASE("group_norm, instance_norm and layer_norm on CUDA equal the CPU's and keep channels_last") {
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kFloat64})
+    for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      CAPTURE(dt);
+      CAPTURE(f);
+      const Tol tol = norm_device_tol(dt);
+      const Tensor x = noise_in({3, 8, 5, 6}, f, lg::kFloat32, 5).to(dt);
+      const Tensor w = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 6).to(dt);
+      const Tensor b = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 7).to(dt);
+      check_same(lg::group_norm(x.cuda(), 4, w.cuda(), b.cuda()), lg::group_norm(x, 4, w, b), tol);
+      Tensor rm = lg::zeros({8}, dt), rv = lg::ones({8}, dt);
+      Tensor drm = rm.cuda(), drv = rv.cuda();
+      check_same(lg::instance_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, true, 0.1, 1e-5),
+                 lg::instance_norm(x, w, b, rm, rv, true, 0.1, 1e-5), tol);
+      check_same(drm, rm, tol);
+      check_same(drv, rv, tol);
+      const Tensor lw = noise_in({5, 6}, MemoryFormat::Contiguous, lg::kFloat32, 8).to(dt);
+      const Tensor lb = noise_in({5, 6}, MemoryFormat::Contiguous, lg::kFloat32, 9).to(dt);
+      check_same(lg::layer_norm(x.cuda(), {5, 6}, lw.cuda(), lb.cuda()), lg::layer_norm(x, {5, 6}, lw, lb), tol);
+      check_same(lg::layer_norm(x.cuda(), {6}), lg::layer_norm(x, {6}), tol);
+    }
+}
+
+}

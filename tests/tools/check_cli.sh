@@ -21,14 +21,17 @@ expect_failure "usage:" ops --html
 # docs/operators.md is the generated catalogue: regenerate it with
 #   build/tools/layoutguard ops --markdown > docs/operators.md
 # The page lists the CUDA kernels of a CUDA build, so only a CUDA build can reproduce it.
-if ! "$tool" version | grep -q "^cuda: built without CUDA"; then
+if ! grep -q "^cuda: built without CUDA" <<<"$("$tool" version)"; then
   diff -u "$dir/../../docs/operators.md" <("$tool" ops --markdown) \
     || { echo "docs/operators.md is stale: regenerate it with layoutguard ops --markdown"; exit 1; }
 else
   echo "docs/operators.md check skipped: CPU-only build (the page lists a CUDA build's kernels)"
-  "$tool" ops --markdown | grep -q "^| \`conv2d\` | Conv | ConvLike |"
+  markdown="$("$tool" ops --markdown)"  # captured first: grep -q on a pipe would SIGPIPE the tool
+  grep -q "^| \`conv2d\` | Conv | ConvLike |" <<<"$markdown"
 fi
-"$tool" ops | grep -q "^conv2d .*conv_cpu"
+table="$("$tool" ops)"
+grep -q "^conv2d .*conv_cpu" <<<"$table"
 
-"$tool" version | grep -q "^layoutguard "
+version_text="$("$tool" version)"
+grep -q "^layoutguard " <<<"$version_text"
 echo "cli ok"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "support/op_testing.h"
+#include "cuda/cuda_testing.h"
 
 namespace {
 
@@ -25,10 +25,9 @@ Tol conv_device_tol(lg::DType dt) {
   }
 }
 
+using lg::testing::check_same;
 void check_same(const Tensor& got_dev, const Tensor& want) {
-  REQUIRE(got_dev.device() == lg::Device::cuda(0));
-  CHECK(ls(got_dev) == ls(want));
-  check_close(values(got_dev.cpu()), values(want), conv_device_tol(want.dtype()));
+  lg::testing::check_same(got_dev, want, conv_device_tol(want.dtype()));
 }
 
 struct Case {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "support/op_testing.h"
+#include "cuda/cuda_testing.h"
 
 namespace {
 
@@ -20,12 +20,6 @@ Tol gemm_device_tol(lg::DType dt, bool tf32) {
     case lg::DType::Float16: return {3e-2, 1e-2};
     default: return {2e-1, 3e-2};
   }
-}
-
-void check_same(const Tensor& got_dev, const Tensor& want, Tol tol) {
-  REQUIRE(got_dev.device() == lg::Device::cuda(0));
-  CHECK(ls(got_dev) == ls(want));
-  check_close(values(got_dev.cpu()), values(want), tol);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "support/op_testing.h"
+#include "cuda/cuda_testing.h"
 
 namespace {
 
@@ -21,13 +21,6 @@ Tol reduce_tol(lg::DType dt) {
     case lg::DType::BFloat16: return {2e-2, 2e-2};
     default: return {0, 0};
   }
-}
-
-void check_same(const Tensor& got_dev, const Tensor& want, Tol tol) {
-  REQUIRE(got_dev.device() == lg::Device::cuda(0));
-  CHECK(ls(got_dev) == ls(want));
-  CHECK(got_dev.dtype() == want.dtype());
-  check_close(values(got_dev.cpu()), values(want), tol);
 }
 
 }  // namespace

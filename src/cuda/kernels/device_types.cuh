@@ -69,6 +69,19 @@ __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N
   }
 }
 
+// Offset of row-major position i over `dims` sizes with the given strides (unrolled over the
+// fixed maximum, like offsets_of).
+__device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* size, const int64_t* stride) {
+  int64_t off = 0;
+#pragma unroll
+  for (int d = kMaxDims - 1; d >= 0; --d) {
+    if (d >= dims) continue;
+    off += (i % size[d]) * stride[d];
+    i /= size[d];
+  }
+  return off;
+}
+
 // Whether every operand runs with unit stride over one merged dim (the dense fast path).
 inline bool dense_1d(const Geometry& g) {
   if (g.ndim != 1) return g.ndim == 0;

@@ -8,26 +8,15 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ inline int64_t decode(int64_t i, int dims, const int64_t* size, const int64_t* stride) {
-  int64_t off = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d >= dims) continue;
-    off += (i % size[d]) * stride[d];
-    i /= size[d];
-  }
-  return off;
-}
-
 template <typename S>
 __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, int power, double* out) {
   __shared__ double partial[kThreads];
   for (int64_t g = blockIdx.x; g < v.groups; g += gridDim.x) {
-    const S* base = x + decode(g, v.outer_dims, v.outer_size, v.outer_stride);
+    const S* base = x + row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride);
     const double s = shift != nullptr ? shift[g] : 0.0;
     double acc = 0;
     for (int64_t j = threadIdx.x; j < v.inner_count; j += blockDim.x) {
-      const double d = static_cast<double>(Storage<S>::load(base[decode(j, v.inner_dims, v.inner_size, v.inner_stride)])) - s;
+      const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride)])) - s;
       acc += power == 1 ? d : d * d;
     }
     partial[threadIdx.x] = acc;
@@ -50,9 +39,9 @@ __global__ void affine_kernel(GroupedView v, const S* x, S* y, const double* mea
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t g = i / v.inner_count, j = i % v.inner_count;
-    const int64_t xo = decode(g, v.outer_dims, v.outer_size, v.outer_stride) + decode(j, v.inner_dims, v.inner_size, v.inner_stride);
+    const int64_t xo = row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride);
     const int64_t yo =
-        decode(g, v.outer_dims, v.outer_size, v.outer_out_stride) + decode(j, v.inner_dims, v.inner_size, v.inner_out_stride);
+        row_major_offset(g, v.outer_dims, v.outer_size, v.outer_out_stride) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_out_stride);
     double r = (static_cast<double>(T::load(x[xo])) - mean[g]) * scale[g];
     if (w != nullptr) r *= w[j];
     if (shift != nullptr) r += shift[g];

@@ -8,18 +8,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Offset of row-major position i over `dims` sizes with the given strides.
-__device__ inline int64_t offset_of(int64_t i, int dims, const int64_t* size, const int64_t* stride) {
-  int64_t off = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d >= dims) continue;
-    off += (i % size[d]) * stride[d];
-    i /= size[d];
-  }
-  return off;
-}
-
 template <typename S>
 __global__ void reduce_kernel(ReduceArgs a) {
   using T = Storage<S>;
@@ -28,26 +16,26 @@ __global__ void reduce_kernel(ReduceArgs a) {
   S* o = reinterpret_cast<S*>(a.out);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.outputs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const S* base = x + offset_of(i, a.kept, a.kept_size, a.kept_in_stride);
-    S* dst = o + offset_of(i, a.kept, a.kept_size, a.kept_out_stride);
+    const S* base = x + row_major_offset(i, a.kept, a.kept_size, a.kept_in_stride);
+    S* dst = o + row_major_offset(i, a.kept, a.kept_size, a.kept_out_stride);
     if (a.op == ReduceOp::Sum || a.op == ReduceOp::Mean) {
       if constexpr (kFloating<S>) {
         double acc = 0;
         for (int64_t j = 0; j < a.count; ++j)
-          acc += static_cast<double>(T::load(base[offset_of(j, a.reduced, a.red_size, a.red_stride)]));
+          acc += static_cast<double>(T::load(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride)]));
         if (a.op == ReduceOp::Mean) acc /= static_cast<double>(a.count);
         *dst = T::store(static_cast<C>(acc));
       } else {
         uint64_t acc = 0;
         for (int64_t j = 0; j < a.count; ++j)
-          acc += static_cast<uint64_t>(static_cast<int64_t>(base[offset_of(j, a.reduced, a.red_size, a.red_stride)]));
+          acc += static_cast<uint64_t>(static_cast<int64_t>(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride)]));
         *dst = static_cast<S>(static_cast<int64_t>(acc));
       }
     } else {
       const bool max = a.op == ReduceOp::Max;
       C best = T::load(base[0]);
       for (int64_t j = 1; j < a.count; ++j) {
-        const C v = T::load(base[offset_of(j, a.reduced, a.red_size, a.red_stride)]);
+        const C v = T::load(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride)]);
         if constexpr (std::is_floating_point_v<C>) {
           if (v != v || best != best) {
             if (best == best) best = v;
@@ -69,8 +57,8 @@ __global__ void softmax_kernel(SoftmaxArgs a) {
   S* o = reinterpret_cast<S*>(a.out);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.lines;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const S* in = x + offset_of(i, a.other, a.other_size, a.other_in_stride);
-    S* out = o + offset_of(i, a.other, a.other_size, a.other_out_stride);
+    const S* in = x + row_major_offset(i, a.other, a.other_size, a.other_in_stride);
+    S* out = o + row_major_offset(i, a.other, a.other_size, a.other_out_stride);
     C mx = T::load(in[0]);
     for (int64_t j = 1; j < a.n; ++j) {
       const C v = T::load(in[j * a.in_stride]);

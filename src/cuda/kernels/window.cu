@@ -131,34 +131,45 @@ __global__ void pad_kernel(PadArgs a) {
 
 }  // namespace
 
-cudaError_t upsample(const InterpArgs& a, ScalarType type, cudaStream_t stream) {
+namespace {
+
+// Launches kernel<S> over the output of a 5-D view for every dtype but bool.
+template <template <typename> class Launch, typename Args>
+cudaError_t launch_over_output(const Args& a, ScalarType type, cudaStream_t stream) {
   int64_t n = 1;
   for (int d = 0; d < 5; ++d) n *= a.out.size[d];
   if (n == 0) return cudaSuccess;
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
-    if constexpr (!std::is_same_v<S, bool>) {
-      upsample_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(a);
-      err = cudaGetLastError();
-    }
+    if constexpr (!std::is_same_v<S, bool>) err = Launch<S>::run(a, blocks_for(n, kThreads), stream);
   });
   return err;
 }
 
+template <typename S>
+struct UpsampleLaunch {
+  static cudaError_t run(const InterpArgs& a, unsigned blocks, cudaStream_t stream) {
+    upsample_kernel<S><<<blocks, kThreads, 0, stream>>>(a);
+    return cudaGetLastError();
+  }
+};
+template <typename S>
+struct PoolLaunch {
+  static cudaError_t run(const PoolArgs& a, unsigned blocks, cudaStream_t stream) {
+    pool_kernel<S><<<blocks, kThreads, 0, stream>>>(a);
+    return cudaGetLastError();
+  }
+};
+
+}  // namespace
+
+cudaError_t upsample(const InterpArgs& a, ScalarType type, cudaStream_t stream) {
+  return launch_over_output<UpsampleLaunch>(a, type, stream);
+}
+
 cudaError_t pool(const PoolArgs& a, ScalarType type, cudaStream_t stream) {
-  int64_t n = 1;
-  for (int d = 0; d < 5; ++d) n *= a.out.size[d];
-  if (n == 0) return cudaSuccess;
-  cudaError_t err = cudaErrorInvalidValue;
-  visit(type, [&](auto s) {
-    using S = decltype(s);
-    if constexpr (!std::is_same_v<S, bool>) {
-      pool_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(a);
-      err = cudaGetLastError();
-    }
-  });
-  return err;
+  return launch_over_output<PoolLaunch>(a, type, stream);
 }
 
 cudaError_t pad(const PadArgs& a, int element_bytes, cudaStream_t stream) {

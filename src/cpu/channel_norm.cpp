@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/channel_statistics.h"
 #include "cpu/elementwise.h"
 #include "cpu/parallel.h"
 #include "cpu/register.h"
@@ -128,64 +129,27 @@ void channel_norm_typed(const Tensor& out, const Tensor& input, const ChannelNor
   const View5 v(input);
   const int64_t N = v.size[0], C = v.size[1];
   const S* x = input.data_ptr<S>();
-  // Statistic k of element (n, c): per channel over the batch, or per (n, group).
-  const int64_t per_group = p.across_batch ? 1 : C / p.groups;
-  const int64_t stats = p.across_batch ? C : N * p.groups;
-  auto stat_of = [&](int64_t n, int64_t c) { return p.across_batch ? c : n * p.groups + c / per_group; };
-  const double count = static_cast<double>(p.across_batch ? N * v.plane() : per_group * v.plane());
-
-  std::vector<double> mean(static_cast<size_t>(stats), 0.0), var(static_cast<size_t>(stats), 0.0);
+  norm::ChannelStatistics stats(N, C, p.groups, p.across_batch, v.plane());
   if (p.use_input_stats) {
     std::vector<double> zero(static_cast<size_t>(N * C), 0.0), sums(static_cast<size_t>(N * C), 0.0);
     plane_moments(v, x, zero, 1, sums);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) mean[stat_of(n, c)] += sums[n * C + c];
-    for (double& m : mean) m /= count;
-    std::vector<double> shift(static_cast<size_t>(N * C)), sq(static_cast<size_t>(N * C), 0.0);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) shift[n * C + c] = mean[stat_of(n, c)];
+    const std::vector<double> shift = stats.set_means(sums);
+    std::vector<double> sq(static_cast<size_t>(N * C), 0.0);
     plane_moments(v, x, shift, 2, sq);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) var[stat_of(n, c)] += sq[n * C + c];
-    for (double& s : var) s /= count;  // biased: what normalises
+    stats.set_variances(sq);
     if (p.running_mean.defined()) {
-      // Running stats per channel: batch_norm's are the channel stats; instance_norm's are the
-      // batch mean of the per-sample stats. The variance is unbiased (count / (count - 1)).
       std::vector<double> rm = cpu::read_values(p.running_mean), rv = cpu::read_values(p.running_var);
-      const double unbias = count > 1 ? count / (count - 1) : 1.0;
-      for (int64_t c = 0; c < C; ++c) {
-        double m = 0, s = 0;
-        if (p.across_batch) {
-          m = mean[c];
-          s = var[c];
-        } else {
-          for (int64_t n = 0; n < N; ++n) {
-            m += mean[stat_of(n, c)] / N;
-            s += var[stat_of(n, c)] / N;
-          }
-        }
-        rm[c] = (1 - p.momentum) * rm[c] + p.momentum * m;
-        rv[c] = (1 - p.momentum) * rv[c] + p.momentum * s * unbias;
-      }
+      stats.update_running(rm, rv, p.momentum);
       cpu::write_values(p.running_mean, rm);
       cpu::write_values(p.running_var, rv);
     }
   } else {
-    mean = cpu::read_values(p.running_mean);
-    var = cpu::read_values(p.running_var);
+    stats.use_running(cpu::read_values(p.running_mean), cpu::read_values(p.running_var));
   }
-
   const std::vector<double> w = p.weight.defined() ? cpu::read_values(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? cpu::read_values(p.bias) : std::vector<double>(C, 0.0);
-  std::vector<double> m(static_cast<size_t>(N * C)), a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t k = p.use_input_stats ? stat_of(n, c) : c;
-      m[n * C + c] = mean[k];
-      a[n * C + c] = w[c] / std::sqrt(var[k] + p.eps);
-      sh[n * C + c] = b[c];
-    }
-  apply_affine<S>(out, input, p.channels_last, m, a, sh);
+  const norm::ChannelStatistics::Affine af = stats.affine(w, b, p.eps);
+  apply_affine<S>(out, input, p.channels_last, af.mean, af.scale, af.shift);
 }
 
 void channel_norm_cpu(const Tensor& out, const Tensor& input, const ChannelNormParams& p) {

@@ -1,6 +1,6 @@
 // batch_norm, group_norm, instance_norm and layer_norm on CUDA. The device computes per-group
 // moments and applies the affine map (kernels/norm.cu); the host turns the moments into
-// statistics and updates the running stats with the CPU kernel's formulas, so both devices
+// statistics and updates the running stats with core/channel_statistics.h, as the CPU does, so both devices
 // normalise with the same numbers. The moments cross to the host once per pass (a few KB): a
 // fused device-side reduction is the faster design and is left for later.
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include <layoutguard/factories.h>
 
+#include "core/channel_statistics.h"
 #include "cuda/geometry.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
@@ -71,59 +72,24 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   }
   v.groups = N * C;
   v.inner_count = input.size(2) * input.size(3) * input.size(4);
-  // Statistic k of plane (n, c): per channel over the batch, or per (n, group) -- as on the CPU.
-  const int64_t per_group = p.across_batch ? 1 : C / p.groups;
-  const int64_t stats = p.across_batch ? C : N * p.groups;
-  auto stat_of = [&](int64_t n, int64_t c) { return p.across_batch ? c : n * p.groups + c / per_group; };
-  const double count = static_cast<double>((p.across_batch ? N : per_group) * v.inner_count);
-  std::vector<double> mean(static_cast<size_t>(stats), 0.0), var(static_cast<size_t>(stats), 0.0);
+  norm::ChannelStatistics stats(N, C, p.groups, p.across_batch, v.inner_count);
   if (p.use_input_stats) {
-    const std::vector<double> sums = moments(v, input, Tensor(), 1, op);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) mean[stat_of(n, c)] += sums[n * C + c];
-    for (double& m : mean) m /= count;
-    std::vector<double> shift(static_cast<size_t>(N * C));
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) shift[n * C + c] = mean[stat_of(n, c)];
-    const std::vector<double> sq = moments(v, input, to_device(shift, device), 2, op);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) var[stat_of(n, c)] += sq[n * C + c];
-    for (double& s : var) s /= count;
+    const std::vector<double> shift = stats.set_means(moments(v, input, Tensor(), 1, op));
+    stats.set_variances(moments(v, input, to_device(shift, device), 2, op));
     if (p.running_mean.defined()) {
       std::vector<double> rm = to_host(p.running_mean), rv = to_host(p.running_var);
-      const double unbias = count > 1 ? count / (count - 1) : 1.0;
-      for (int64_t c = 0; c < C; ++c) {
-        double m = 0, s = 0;
-        if (p.across_batch) {
-          m = mean[c];
-          s = var[c];
-        } else {
-          for (int64_t n = 0; n < N; ++n) {
-            m += mean[stat_of(n, c)] / N;
-            s += var[stat_of(n, c)] / N;
-          }
-        }
-        rm[c] = (1 - p.momentum) * rm[c] + p.momentum * m;
-        rv[c] = (1 - p.momentum) * rv[c] + p.momentum * s * unbias;
-      }
+      stats.update_running(rm, rv, p.momentum);
       p.running_mean.copy_(to_device(rm, device));
       p.running_var.copy_(to_device(rv, device));
     }
   } else {
-    mean = to_host(p.running_mean);
-    var = to_host(p.running_var);
+    stats.use_running(to_host(p.running_mean), to_host(p.running_var));
   }
   const std::vector<double> w = p.weight.defined() ? to_host(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? to_host(p.bias) : std::vector<double>(C, 0.0);
-  std::vector<double> m(static_cast<size_t>(N * C)), a(static_cast<size_t>(N * C)), sh(static_cast<size_t>(N * C));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t k = p.use_input_stats ? stat_of(n, c) : c;
-      m[n * C + c] = mean[k];
-      a[n * C + c] = w[c] / std::sqrt(var[k] + p.eps);
-      sh[n * C + c] = b[c];
-    }
-  affine(v, out, input, to_device(m, device), to_device(a, device), to_device(sh, device), Tensor(), Tensor(), op);
+  const norm::ChannelStatistics::Affine af = stats.affine(w, b, p.eps);
+  affine(v, out, input, to_device(af.mean, device), to_device(af.scale, device), to_device(af.shift, device), Tensor(),
+         Tensor(), op);
 }
 
 void layer_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::LayerNormParams& p) {

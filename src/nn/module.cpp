@@ -1,0 +1,195 @@
+// lg::nn::Module: registration, traversal, conversion and state dicts.
+#include <layoutguard/nn/module.h>
+
+#include <optional>
+#include <set>
+
+#include <layoutguard/error.h>
+#include <layoutguard/hooks.h>
+
+namespace lg::nn {
+namespace {
+
+std::string join(const std::string& prefix, const std::string& name) {
+  if (prefix.empty()) return name;
+  return name.empty() ? prefix : prefix + "." + name;
+}
+
+void check_name(const std::string& owner, const std::string& name) {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw ValueError("[nn::Module] " + owner + ": names must be non-empty and free of '.', got \"" + name + "\"");
+}
+
+}  // namespace
+
+Tensor Module::operator()(const Tensor& input) {
+  // The root module (no name) adds nothing to the path, so a model called inside a user's own
+  // ModuleScope reports "scope.layer1..." rather than "scope..layer1".
+  std::optional<guard::ModuleScope> scope;
+  if (!name_.empty()) scope.emplace(name_);
+  return forward(input);
+}
+
+void Module::register_slot(std::string name, Tensor* slot, bool is_parameter) {
+  check_name(type_name_, name);
+  for (const Slot& s : slots_)
+    if (s.name == name) throw ValueError("[nn::Module] " + type_name_ + ": \"" + name + "\" is registered twice");
+  slots_.push_back({std::move(name), slot, is_parameter});
+}
+
+void Module::register_parameter(std::string name, Tensor* slot) { register_slot(std::move(name), slot, true); }
+void Module::register_buffer(std::string name, Tensor* slot) { register_slot(std::move(name), slot, false); }
+
+void Module::attach(std::string name, std::shared_ptr<Module> child) {
+  check_name(type_name_, name);
+  if (!child) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is null");
+  for (const auto& [n, c] : children_)
+    if (n == name) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is registered twice");
+  child->name_ = name;
+  children_.emplace_back(std::move(name), std::move(child));
+}
+
+template <class Fn>
+void Module::for_each_slot(const std::string& prefix, Fn&& fn) const {
+  for (const Slot& s : slots_)
+    if (s.tensor->defined()) fn(join(prefix, s.name), *s.tensor, s.is_parameter);
+  for (const auto& [name, child] : children_) child->for_each_slot(join(prefix, name), fn);
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  if (!recurse) {
+    for (const Slot& s : slots_)
+      if (s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
+    return out;
+  }
+  for_each_slot("", [&](const std::string& n, Tensor& t, bool is_param) {
+    if (is_param) out.emplace_back(n, t);
+  });
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  if (!recurse) {
+    for (const Slot& s : slots_)
+      if (!s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
+    return out;
+  }
+  for_each_slot("", [&](const std::string& n, Tensor& t, bool is_param) {
+    if (!is_param) out.emplace_back(n, t);
+  });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+  // The root is handed out without ownership: modules are always held by shared_ptr, but this
+  // one may be the caller's stack object in tests; an aliasing pointer avoids double ownership.
+  out.emplace_back("", std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
+  for (const auto& [name, child] : children_)
+    for (auto& [sub, m] : child->named_modules()) out.emplace_back(join(name, sub), sub.empty() ? child : m);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [n, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, child] : children_) child->train(on);
+}
+
+Module& Module::to(MemoryFormat fmt) {
+  if (fmt == MemoryFormat::Preserve)
+    throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
+                     "channels_last_3d, got preserve_format");
+  for_each_slot("", [&](const std::string&, Tensor& t, bool) {
+    const int64_t rank = t.dim();
+    const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
+                         : fmt == MemoryFormat::ChannelsLast ? rank == 4
+                                                             : rank == 5;
+    if (applies) t = t.to(fmt);
+  });
+  return *this;
+}
+
+Module& Module::to(DType dtype) {
+  if (!is_floating_point(dtype))
+    throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
+  for_each_slot("", [&](const std::string&, Tensor& t, bool) {
+    if (t.is_floating_point()) t = t.to(dtype);
+  });
+  return *this;
+}
+
+Module& Module::to(Device device) {
+  for_each_slot("", [&](const std::string&, Tensor& t, bool) { t = t.to(device); });
+  return *this;
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  for_each_slot("", [&](const std::string& n, Tensor& t, bool) { out.emplace(n, t); });
+  return out;
+}
+
+void Module::load_state_dict(const StateDict& dict, bool strict) {
+  std::vector<std::string> missing, mismatched;
+  std::set<std::string> used;
+  std::vector<std::pair<Tensor*, const Tensor*>> copies;
+  // for_each_slot hands out the member itself, so collecting pointers to it is safe.
+  for_each_slot("", [&](const std::string& n, Tensor& t, bool) {
+    auto it = dict.find(n);
+    if (it == dict.end()) {
+      missing.push_back(n);
+      return;
+    }
+    used.insert(n);
+    if (!it->second.defined() || it->second.sizes() != t.sizes()) {
+      mismatched.push_back(n + ": checkpoint " +
+                           (it->second.defined() ? to_string(it->second.sizes()) : std::string("undefined")) +
+                           ", model " + to_string(t.sizes()));
+      return;
+    }
+    copies.emplace_back(&t, &it->second);
+  });
+  std::vector<std::string> unexpected;
+  for (const auto& [n, t] : dict)
+    if (!used.count(n)) unexpected.push_back(n);
+
+  const bool fail = !mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()));
+  if (fail) {
+    std::string msg = "[nn::Module::load_state_dict] " + type_name_ + ": the checkpoint does not fit";
+    auto list = [&](const char* what, const std::vector<std::string>& keys) {
+      if (keys.empty()) return;
+      msg += "\n  " + std::string(what) + " (" + std::to_string(keys.size()) + "):";
+      for (const std::string& k : keys) msg += "\n    " + k;
+    };
+    list("missing keys", missing);
+    list("unexpected keys", unexpected);
+    list("shape mismatches", mismatched);
+    throw ValueError(msg);
+  }
+  for (auto& [dst, src] : copies) dst->copy_(*src);
+}
+
+void Module::describe_into(const std::string& prefix, std::string& out) const {
+  out += (prefix.empty() ? std::string("(root)") : prefix) + "  " + type_name_;
+  const std::string extra = extra_repr();
+  out += extra.empty() ? "\n" : "(" + extra + ")\n";
+  for (const auto& [name, child] : children_) child->describe_into(join(prefix, name), out);
+}
+
+std::string Module::describe() const {
+  std::string out;
+  describe_into("", out);
+  return out;
+}
+
+}  // namespace lg::nn

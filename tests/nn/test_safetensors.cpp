@@ -1,0 +1,158 @@
+// safetensors: round trips of every dtype (also channels_last, sliced and zero-size tensors),
+// the memory-mapped reader against the in-memory parser, and every kind of corrupt file, each
+// of which must raise lg::ValueError naming the file and the problem.
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include <layoutguard/layoutguard.h>
+#include <layoutguard/nn.h>
+
+#include "support/guard_testing.h"
+#include "support/tensor_testing.h"
+
+namespace {
+
+using lg::Tensor;
+using lg::nn::StateDict;
+using namespace lg::testing;
+
+std::string header_of(const std::string& json) {
+  std::string out(8, '\0');
+  const uint64_t n = json.size();
+  std::memcpy(out.data(), &n, 8);
+  return out + json;
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Both readers must reject `bytes` with a ValueError mentioning `problem` (and the file).
+void check_rejects(const std::string& bytes, const std::string& problem) {
+  CAPTURE(problem);
+  TempPath path("lg-bad.safetensors");
+  write_bytes(path.str(), bytes);
+  try {
+    lg::nn::load_safetensors(path.str());
+    FAIL("load_safetensors accepted a corrupt file");
+  } catch (const lg::ValueError& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(contains(what, path.str()));
+    CHECK(contains(what, problem));
+  }
+  CHECK_THROWS_AS(lg::nn::parse_safetensors({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "m"),
+                  lg::ValueError);
+}
+
+}  // namespace
+
+TEST_SUITE("nn") {
+
+TEST_CASE("safetensors: every dtype round-trips through a file and through memory, values and shapes exact") {
+  lg::manual_seed(7);
+  StateDict sd;
+  sd["a.f32"] = lg::randn({2, 3, 4, 5}).to(lg::MemoryFormat::ChannelsLast);  // stored row-major
+  sd["b.f16"] = lg::randn({7}).to(lg::kFloat16);
+  sd["c.bf16"] = lg::randn({3, 3}).to(lg::kBFloat16);
+  sd["d.f64"] = lg::randn({2, 2, 2}).to(lg::kFloat64);
+  sd["e.i64"] = lg::randint(-1000, 1000, {5}).to(lg::kInt64);
+  sd["f.i32"] = lg::randint(-1000, 1000, {4, 1}).to(lg::kInt32);
+  sd["g.u8"] = lg::randint(0, 255, {9}).to(lg::kUInt8);
+  sd["h.bool"] = lg::randint(0, 2, {6}).to(lg::kBool);
+  sd["i.scalar"] = lg::full({}, 42, lg::TensorOptions().dtype(lg::kInt64));
+  sd["j.empty"] = lg::zeros({0, 3});
+  sd["k.slice"] = lg::randn({4, 6}).narrow(1, 1, 3);  // non-contiguous source
+  TempPath path("lg-roundtrip.safetensors");
+  lg::nn::save_safetensors(path.str(), sd, {{"format", "pt"}});
+
+  const lg::nn::TensorFile loaded = lg::nn::load_safetensors(path.str());
+  const std::string bytes = lg::nn::safetensors_bytes(sd, {{"format", "pt"}});
+  const lg::nn::TensorFile parsed =
+      lg::nn::parse_safetensors({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+  CHECK(loaded.metadata.at("format") == "pt");
+  REQUIRE(loaded.tensors.size() == sd.size());
+  for (const auto& [name, t] : sd) {
+    CAPTURE(name);
+    for (const lg::nn::StateDict* got : {&loaded.tensors, &parsed.tensors}) {
+      const Tensor& g = got->at(name);
+      CHECK(g.dtype() == t.dtype());
+      CHECK(g.sizes() == t.sizes());
+      CHECK(g.is_contiguous());
+      CHECK(values(g) == values(t));
+    }
+  }
+  // Memory-mapped tensors are private copies-on-write: writing into one leaves the file alone.
+  loaded.tensors.at("a.f32").fill_(0);
+  CHECK(values(lg::nn::load_safetensors(path.str()).tensors.at("a.f32")) == values(sd["a.f32"]));
+}
+
+TEST_CASE("safetensors: a model's state dict round-trips and loads strictly into a fresh model") {
+  lg::manual_seed(1);
+  auto a = lg::models::resnet18(10);
+  TempPath path("lg-resnet18.safetensors");
+  lg::nn::save_safetensors(path.str(), a->state_dict());
+  lg::manual_seed(2);
+  auto b = lg::models::resnet18(10);
+  b->load_state_dict(lg::nn::load_safetensors(path.str()).tensors);
+  for (const auto& [name, t] : a->state_dict()) {
+    CAPTURE(name);
+    CHECK(values(b->state_dict().at(name)) == values(t));
+  }
+}
+
+TEST_CASE("safetensors: corrupt files raise ValueError naming the file and the problem") {
+  const std::string ok_entry = R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const std::string data(8, '\0');
+  check_rejects("", "shorter than the 8-byte header length");
+  check_rejects(std::string("\x05\0\0", 3), "shorter than the 8-byte header length");
+  check_rejects(header_of(ok_entry).substr(0, 20), "runs past the end of the file");  // truncated header
+  {
+    std::string huge(8, '\0');
+    const uint64_t n = 1ull << 40;
+    std::memcpy(huge.data(), &n, 8);
+    check_rejects(huge + "{}", "exceeds the 100 MB limit");
+  }
+  check_rejects(header_of("{\"t\": [1, 2") + data, "not valid JSON");
+  check_rejects(header_of("[1,2,3]"), "must be a JSON object");
+  check_rejects(header_of(R"({"t":{"dtype":"F8","shape":[2],"data_offsets":[0,8]}})") + data, "dtype \"F8\"");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2]}})") + data, "no \"data_offsets\"");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})") + data,
+                "non-negative integers");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})") + data,
+                "needs 12 bytes but data_offsets give 8");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})") + data,
+                "more than 2^64");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})") + data, "end before");
+  check_rejects(header_of(ok_entry) + data.substr(0, 5), "run past the end of the data section");  // truncated data
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[100,108]}})") + data,
+                "run past the end");
+  check_rejects(header_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                          R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})") + data,
+                "overlap");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})") + data, "belong to no tensor");
+  check_rejects(header_of(ok_entry) + data + "xx", "trailing bytes");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                          R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})") + data,
+                "appears twice");
+  check_rejects(header_of(R"({"t":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})") + std::string("\x01\x07", 2),
+                "BOOL bytes must be 0 or 1");
+  check_rejects(header_of(R"({"__metadata__":{"k":1}})"), "must be a string");
+}
+
+TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") {
+  CHECK_THROWS_WITH_AS(lg::nn::load_safetensors("/nonexistent/x.safetensors"),
+                       doctest::Contains("/nonexistent/x.safetensors: cannot open"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::load_safetensors("/tmp"), doctest::Contains("not a regular file"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::save_safetensors("/nonexistent/dir/x.safetensors", {{"t", lg::zeros({1})}}),
+                       doctest::Contains("cannot open for writing"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"__metadata__", lg::zeros({1})}}),
+                       doctest::Contains("__metadata__"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"t", Tensor()}}), doctest::Contains("undefined"), lg::ValueError);
+}
+
+}  // TEST_SUITE

@@ -1,11 +1,18 @@
 // The layoutguard command-line tool.
 //
+//   layoutguard audit [--model M] [--format F] [--convert C] [--dtype D] [--device cpu|cuda]
+//                     [--batch N] [--size H[xW]] [--weights W] [--report R] [--dot G]
+//                                       one forward pass under the guard: per-op table,
+//                                       violations, totals (docs/cli.md)
+//   layoutguard run --model M --input X --output Y [--weights W] [...]
+//                                       runs a model on a saved input, saves the output
 //   layoutguard explain SIZES STRIDES   what PyTorch's rules make of a layout, e.g.
 //                                       layoutguard explain 2,3,1,1 3,1,1,1
 //   layoutguard ops [--markdown]        the operator catalogue (--markdown: docs/operators.md)
 //   layoutguard version                 version, build options and the CUDA probe
 //
-// Exit status: 0 on success, 2 on bad usage or input (with the reason on stderr).
+// Exit status: 0 on success, 1 when audit finds violations, 2 on bad usage or input (with the
+// reason on stderr).
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -14,6 +21,9 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "arguments.h"
+
+#include "audit_command.h"
 #include "ops_command.h"
 
 namespace {
@@ -21,7 +31,13 @@ namespace {
 using lg::MemoryFormat;
 
 constexpr const char* kUsage =
-    "usage: layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
+    "usage: layoutguard audit [--model resnet18|resnet50|resnext50_32x4d|mobilenet_v2|densenet121|r3d_18|unet|unet_legacy]\n"
+    "                         [--format channels_last|contiguous] [--convert weights|module|none]\n"
+    "                         [--dtype float32|float16|bfloat16] [--device cpu|cuda] [--batch N]\n"
+    "                         [--size H[xW]] [--weights FILE.safetensors] [--report OUT.json] [--dot OUT.dot]\n"
+    "       layoutguard run --model M --input X.safetensors --output Y.safetensors [--weights W] [--format F]\n"
+    "                       [--dtype D] [--device D]\n"
+    "       layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
     "       layoutguard ops [--markdown]\n"
     "       layoutguard version\n";
 
@@ -99,6 +115,9 @@ int version() {
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string_view> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
+    if (args.empty()) return lg::tools::audit_command({});
+    if (!args.empty() && args[0] == "run") return lg::tools::run_command(std::span(args).subspan(1));
     if (args.size() == 3 && args[0] == "explain")
       return explain(parse_list(args[1], "SIZES"), parse_list(args[2], "STRIDES"));
     if (args.size() == 1 && args[0] == "version") return version();
@@ -111,6 +130,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::cerr << kUsage;
+    return 2;
+  } catch (const lg::tools::UsageError& e) {
+    std::cerr << "layoutguard: " << e.what() << "\n" << kUsage;
     return 2;
   } catch (const lg::Error& e) {
     std::cerr << "layoutguard: " << e.what() << "\n";

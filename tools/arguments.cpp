@@ -1,0 +1,88 @@
+#include "arguments.h"
+
+#include <charconv>
+
+namespace lg::tools {
+namespace {
+
+bool parse_int(std::string_view text, int64_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+}  // namespace
+
+Flags::Flags(std::string_view command, std::span<const std::string_view> args, std::vector<std::string_view> allowed)
+    : command_(command) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a.substr(0, 2) != "--") fail("unexpected argument \"" + std::string(a) + "\"");
+    std::string name(a.substr(2)), value;
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    } else {
+      if (i + 1 >= args.size()) fail("--" + name + " needs a value");
+      value = std::string(args[++i]);
+    }
+    bool known = false;
+    for (std::string_view k : allowed) known |= (k == name);
+    if (!known) {
+      std::string list;
+      for (std::string_view k : allowed) list += " --" + std::string(k);
+      fail("unknown flag --" + name + "; accepted:" + list);
+    }
+    if (!values_.emplace(name, value).second) fail("--" + name + " given twice");
+  }
+}
+
+void Flags::fail(const std::string& message) const { throw UsageError("[layoutguard " + command_ + "] " + message); }
+
+std::string Flags::get(std::string_view name, std::string_view fallback) const {
+  auto it = values_.find(std::string(name));
+  return it == values_.end() ? std::string(fallback) : it->second;
+}
+
+std::string Flags::choice(std::string_view name, std::string_view fallback,
+                          std::vector<std::string_view> choices) const {
+  const std::string v = get(name, fallback);
+  std::string list;
+  for (std::string_view c : choices) {
+    if (c == v) return v;
+    list += (list.empty() ? "" : "|") + std::string(c);
+  }
+  fail("--" + std::string(name) + " must be " + list + ", got \"" + v + "\"");
+}
+
+int64_t Flags::positive(std::string_view name, int64_t fallback, int64_t max) const {
+  if (!has(name)) return fallback;
+  int64_t v = 0;
+  const std::string text = get(name, "");
+  if (!parse_int(text, v) || v < 1 || v > max)
+    fail("--" + std::string(name) + " must be an integer in [1, " + std::to_string(max) + "], got \"" + text + "\"");
+  return v;
+}
+
+std::vector<int64_t> Flags::sizes(std::string_view name, size_t max_dims) const {
+  const std::string text = get(name, "");
+  std::vector<int64_t> out;
+  std::string_view rest = text;
+  while (true) {
+    const size_t x = rest.find('x');
+    int64_t v = 0;
+    if (!parse_int(rest.substr(0, x), v) || v < 1 || v > 65536) {
+      out.clear();
+      break;
+    }
+    out.push_back(v);
+    if (x == std::string_view::npos) break;
+    rest = rest.substr(x + 1);
+  }
+  if (out.empty() || out.size() > max_dims)
+    fail("--" + std::string(name) + " must be " + (max_dims == 3 ? "T, TxHxW or HxW" : "H or HxW") +
+         " with positive integers, got \"" + text + "\"");
+  return out;
+}
+
+}  // namespace lg::tools

@@ -1,0 +1,266 @@
+// layoutguard audit: one forward pass under the guard (record mode) with a hook that keeps one
+// row per user-level (depth-0) op call -- op, module path, input and output format, kernel, and
+// the bytes of layout conversions the call caused (copy_ calls between dim orders inside it).
+#include "audit_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model_setup.h"
+
+namespace lg::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  std::string op, module, in, out, kernel;
+  int64_t conversion_bytes = 0;
+  bool violation = false;
+  std::vector<size_t> sources;  // rows whose outputs this call read (for --dot)
+};
+
+// NHWC / NCHW (NDHWC / NCDHW) for 4-D and 5-D tensors, the full format name when it is neither,
+// the rank otherwise.
+std::string short_format(const Tensor& t) {
+  if (!t.defined()) return "-";
+  if (t.dim() != 4 && t.dim() != 5) return std::to_string(t.dim()) + "-D";
+  const bool four = t.dim() == 4;
+  switch (guard::classify(t)) {
+    case guard::LayoutClass::ChannelsLast: return four ? "NHWC" : "NDHWC";
+    case guard::LayoutClass::Ambiguous: return four ? "NHWC=NCHW" : "NDHWC=NCDHW";
+    default: return t.is_contiguous() ? (four ? "NCHW" : "NCDHW") : layout::format_name(t.sizes(), t.strides());
+  }
+}
+
+// The operand a row reports: the first 4-/5-D tensor, else the first one.
+const Tensor* main_operand(std::span<const Tensor> ts) {
+  for (const Tensor& t : ts)
+    if (t.defined() && (t.dim() == 4 || t.dim() == 5)) return &t;
+  return ts.empty() ? nullptr : &ts[0];
+}
+
+std::string human_bytes(int64_t b) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  if (b >= (1 << 20)) s << double(b) / double(1 << 20) << " MiB";
+  else if (b >= 1024) s << double(b) / 1024.0 << " KiB";
+  else s << b << " B";
+  return s.str();
+}
+
+class Recorder {
+ public:
+  explicit Recorder(bool track_edges) : track_edges_(track_edges), start_(Clock::now()) {}
+
+  void operator()(const hooks::OpCall& call) {
+    if (call.op == "copy_" && call.inputs.size() == 2) {
+      const Tensor& dst = call.inputs[0];
+      const Tensor& src = call.inputs[1];
+      if (dst.defined() && src.defined() && dst.numel() >= 2 && dst.sizes() == src.sizes() &&
+          dst.dim_order() != src.dim_order())
+        pending_bytes_ += int64_t(dst.nbytes());
+    }
+    if (call.depth != 0) return;
+    Row r;
+    r.op = call.op;
+    r.module = call.module_path;
+    const Tensor* in = main_operand(call.inputs);
+    const Tensor* out = main_operand(call.outputs);
+    r.in = in ? short_format(*in) : "-";
+    r.out = out ? short_format(*out) : "-";
+    r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
+    r.conversion_bytes = pending_bytes_;
+    pending_bytes_ = 0;
+    r.violation = guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path)
+                      .has_value();
+    if (track_edges_) {
+      for (const Tensor& t : call.inputs) {
+        auto it = t.defined() ? producer_.find(t.impl_ptr().get()) : producer_.end();
+        if (it != producer_.end()) r.sources.push_back(it->second);
+      }
+      for (const Tensor& t : call.outputs)
+        if (t.defined()) {
+          producer_[t.impl_ptr().get()] = rows_.size();
+          alive_.push_back(t);  // keeps the address from being reused by a later tensor
+        }
+    }
+    rows_.push_back(std::move(r));
+    progress(call.module_path);
+  }
+
+  void finish_progress() {
+    if (shown_) std::fprintf(stderr, "\r%-78s\r", "");
+  }
+  std::vector<Row>& rows() { return rows_; }
+
+ private:
+  // A live line on a terminal once a run takes more than a second.
+  void progress(std::string_view module) {
+    if (!isatty(STDERR_FILENO)) return;
+    const auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, "\r[audit] %zu ops, at %-50.50s", rows_.size(), std::string(module).c_str());
+  }
+
+  bool track_edges_;
+  guard::Options options_ = guard::options();
+  std::vector<Row> rows_;
+  int64_t pending_bytes_ = 0;
+  std::map<const void*, size_t> producer_;
+  std::vector<Tensor> alive_;
+  Clock::time_point start_, last_{};
+  bool shown_ = false;
+};
+
+void print_table(const std::vector<Row>& rows) {
+  size_t w_op = 2, w_mod = 6, w_fmt = 12, w_k = 6;
+  for (const Row& r : rows) {
+    w_op = std::max(w_op, r.op.size());
+    w_mod = std::max(w_mod, r.module.size());
+    w_fmt = std::max(w_fmt, r.in.size() + r.out.size() + 4);
+    w_k = std::max(w_k, r.kernel.size());
+  }
+  auto pad = [](const std::string& s, size_t w) { return s + std::string(w > s.size() ? w - s.size() : 0, ' '); };
+  std::cout << "  #  " << pad("op", w_op) << "  " << pad("module", w_mod) << "  " << pad("in -> out", w_fmt) << "  "
+            << pad("kernel", w_k) << "  converted\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    std::cout << (r.violation ? "!!" : "  ") << std::setw(3) << i << " " << pad(r.op, w_op) << "  "
+              << pad(r.module.empty() ? "(top)" : r.module, w_mod) << "  " << pad(r.in + " -> " + r.out, w_fmt) << "  "
+              << pad(r.kernel, w_k) << "  " << (r.conversion_bytes ? human_bytes(r.conversion_bytes) : "-") << "\n";
+  }
+}
+
+void write_dot(const std::string& path, const std::vector<Row>& rows, const std::string& title) {
+  std::ofstream f(path);
+  if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": cannot open for writing");
+  f << "digraph layout_flow {\n  label=\"" << title << "\";\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"monospace\"];\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const bool cl = r.out.rfind("NHWC", 0) == 0 || r.out.rfind("NDHWC", 0) == 0;
+    const bool nchw = r.out.rfind("NC", 0) == 0;
+    const char* fill = cl ? "#b8e6b8" : nchw ? "#ffd59a" : "#e0e0e0";
+    f << "  n" << i << " [label=\"" << r.op << "\\n" << (r.module.empty() ? "(top)" : r.module) << "\\n" << r.in
+      << " -> " << r.out << (r.conversion_bytes ? "\\nconverted " + human_bytes(r.conversion_bytes) : "")
+      << "\", fillcolor=\"" << fill << "\"" << (r.violation ? ", color=red, penwidth=3" : "") << "];\n";
+    for (size_t s : r.sources) f << "  n" << s << " -> n" << i << ";\n";
+  }
+  f << "  legend [shape=note, fillcolor=white, label=\"green: channels_last output\\norange: NCHW output\\n"
+       "grey: other rank\\nred border: violation\"];\n}\n";
+  if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": write failed");
+}
+
+}  // namespace
+
+int audit_command(std::span<const std::string_view> args) {
+  std::vector<std::string_view> allowed = kModelFlags;
+  allowed.insert(allowed.end(), {"report", "dot"});
+  const Flags flags("audit", args, allowed);
+  const ModelSetup setup = parse_model_setup(flags);
+  const std::string report_path = flags.get("report", ""), dot_path = flags.get("dot", "");
+
+  std::shared_ptr<nn::Module> model = build_model(setup);
+  const Tensor input = make_input(setup);
+  std::cout << "layoutguard audit: " << setup.model << ", input " << to_string(input.sizes()) << " "
+            << format_label(setup) << ", " << dtype_name(setup.dtype) << " on " << setup.device
+            << ", weights " << (setup.weights.empty() ? "random" : setup.weights) << ", conversion "
+            << (setup.format == MemoryFormat::Contiguous ? "none (contiguous run)" : setup.convert) << "\n\n";
+
+  guard::Options options = guard::options();
+  options.mode = guard::Mode::Record;
+  options.summary = false;  // this command prints its own summary
+  guard::set_options(options);
+  guard::clear_report();
+  Recorder recorder(!dot_path.empty());
+  const auto t0 = Clock::now();
+  {
+    hooks::ScopedHook hook([&](const hooks::OpCall& call) { recorder(call); });
+    (*model)(input);
+    if (setup.device.is_cuda()) cuda::synchronize();
+  }
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  recorder.finish_progress();
+  const guard::Report report = guard::report();
+
+  print_table(recorder.rows());
+  if (!report.violations.empty()) {
+    std::cout << "\nviolations\n";
+    for (const guard::ViolationRecord& v : report.violations)
+      std::cout << "\n" << lg::format_violation(v.first) << (v.count > 1 ? "\n(seen " + std::to_string(v.count) + " times)" : "")
+                << "\n";
+  }
+  int64_t conversions = 0;
+  for (const guard::ConversionRecord& c : report.conversions) conversions += c.count;
+  std::cout << "\ntotals: " << recorder.rows().size() << " ops, " << report.violation_count() << " violations ("
+            << report.violations.size() << " distinct), " << conversions << " layout conversions, "
+            << human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
+            << " ms (with hooks)\n";
+  std::cout << (report.violations.empty() ? "result: clean, " + format_label(setup) + " kept end to end\n"
+                                          : "result: layout lost; see the violations above\n");
+
+  if (!report_path.empty()) {
+    nlohmann::json j;
+    j["model"] = setup.model;
+    j["format"] = format_label(setup);
+    j["convert"] = setup.convert;
+    j["dtype"] = dtype_name(setup.dtype);
+    j["device"] = setup.device.is_cuda() ? "cuda" : "cpu";
+    j["input"] = std::vector<int64_t>(input.sizes().begin(), input.sizes().end());
+    for (const Row& r : recorder.rows())
+      j["ops"].push_back({{"op", r.op}, {"module", r.module}, {"in", r.in}, {"out", r.out}, {"kernel", r.kernel},
+                          {"conversion_bytes", r.conversion_bytes}, {"violation", r.violation}});
+    j["totals"] = {{"ops", recorder.rows().size()}, {"violations", report.violation_count()},
+                   {"distinct_violations", report.violations.size()}, {"conversions", conversions},
+                   {"conversion_bytes", report.conversion_bytes()}, {"milliseconds", ms}};
+    j["guard"] = nlohmann::json::parse(guard::report_json(report));
+    std::ofstream f(report_path);
+    f << j.dump(2) << "\n";
+    if (!f) throw ValueError("[layoutguard audit] --report " + report_path + ": cannot write");
+  }
+  if (!dot_path.empty()) write_dot(dot_path, recorder.rows(), setup.model + " (" + format_label(setup) + ")");
+  return report.violations.empty() ? 0 : 1;
+}
+
+int run_command(std::span<const std::string_view> args) {
+  std::vector<std::string_view> allowed = kModelFlags;
+  allowed.insert(allowed.end(), {"input", "output"});
+  const Flags flags("run", args, allowed);
+  if (!flags.has("input") || !flags.has("output"))
+    throw UsageError("[layoutguard run] --input FILE and --output FILE are required");
+  const ModelSetup setup = parse_model_setup(flags);
+  const std::string in_path = flags.get("input", ""), out_path = flags.get("output", "");
+  const nn::TensorFile file = nn::load_safetensors(in_path);
+  if (file.tensors.size() != 1)
+    throw ValueError("[layoutguard run] " + in_path + " holds " + std::to_string(file.tensors.size()) +
+                     " tensors; it must hold exactly one (the input)");
+  const Tensor& raw = file.tensors.begin()->second;
+  const int64_t rank = models::model_info(setup.model).spatial_dims + 2;
+  if (raw.dim() != rank || raw.size(1) != 3 || !raw.is_floating_point())
+    throw ValueError("[layoutguard run] " + setup.model + " needs a floating-point (N, 3, " +
+                     (rank == 5 ? "T, H, W" : "H, W") + ") input; " + in_path + " holds " +
+                     std::string(dtype_name(raw.dtype())) + " " + to_string(raw.sizes()));
+  std::shared_ptr<nn::Module> model = build_model(setup);
+  const Tensor x = raw.to(TensorOptions().dtype(setup.dtype).device(setup.device), false, setup.format);
+  const auto t0 = Clock::now();
+  const Tensor y = (*model)(x);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  nn::save_safetensors(out_path, {{"output", y.to(kCPU).to(kFloat32)}});
+  std::cout << "layoutguard run: " << setup.model << " " << to_string(x.sizes()) << " " << format_label(setup)
+            << " -> output " << to_string(y.sizes()) << " in " << std::fixed << std::setprecision(1) << ms
+            << " ms, saved to " << out_path << "\n";
+  return 0;
+}
+
+}  // namespace lg::tools

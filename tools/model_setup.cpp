@@ -1,0 +1,62 @@
+#include "model_setup.h"
+
+namespace lg::tools {
+
+ModelSetup parse_model_setup(const Flags& f) {
+  ModelSetup s;
+  s.model = f.get("model", s.model);
+  std::string names;
+  for (const models::ModelInfo& m : models::model_infos()) names += (names.empty() ? "" : "|") + std::string(m.name);
+  bool known = false;
+  for (const models::ModelInfo& m : models::model_infos()) known |= (m.name == s.model);
+  if (!known) throw UsageError("[layoutguard] --model must be " + names + ", got \"" + s.model + "\"");
+  const models::ModelInfo& info = models::model_info(s.model);
+
+  const std::string fmt = f.choice("format", "channels_last", {"channels_last", "contiguous"});
+  s.format = fmt == "contiguous"    ? MemoryFormat::Contiguous
+             : info.spatial_dims == 3 ? MemoryFormat::ChannelsLast3d
+                                      : MemoryFormat::ChannelsLast;
+  s.convert = f.choice("convert", "weights", {"weights", "module", "none"});
+  const std::string dt = f.choice("dtype", "float32", {"float32", "float16", "bfloat16"});
+  s.dtype = dt == "float16" ? kFloat16 : dt == "bfloat16" ? kBFloat16 : kFloat32;
+  s.device = f.choice("device", "cpu", {"cpu", "cuda"}) == "cuda" ? Device::cuda(0) : kCPU;
+  s.batch = f.positive("batch", 1, 4096);
+  s.size = info.size;
+  if (f.has("size")) {
+    const std::vector<int64_t> v = f.sizes("size", info.spatial_dims == 3 ? 3 : 2);
+    const size_t dims = info.size.size();
+    if (v.size() == 1) std::fill(s.size.end() - 2, s.size.end(), v[0]);  // square H = W
+    else std::copy(v.begin(), v.end(), s.size.end() - v.size());
+    (void)dims;
+  }
+  s.weights = f.get("weights", "");
+  return s;
+}
+
+std::shared_ptr<nn::Module> build_model(const ModelSetup& s) {
+  std::shared_ptr<nn::Module> model = models::create_model(s.model);
+  if (!s.weights.empty()) model->load_state_dict(nn::load_safetensors(s.weights).tensors, /*strict=*/true);
+  model->eval();
+  model->to(s.device);
+  if (s.dtype != kFloat32) model->to(s.dtype);
+  if (s.format == MemoryFormat::Contiguous || s.convert == "none") return model;
+  if (s.convert == "module") {
+    model->to(s.format);
+  } else if (s.format == MemoryFormat::ChannelsLast3d) {
+    nn::utils::convert_conv3d_weight_memory_format(*model, s.format);
+  } else {
+    nn::utils::convert_conv2d_weight_memory_format(*model, s.format);
+  }
+  return model;
+}
+
+Tensor make_input(const ModelSetup& s) {
+  std::vector<int64_t> sizes{s.batch, 3};
+  sizes.insert(sizes.end(), s.size.begin(), s.size.end());
+  manual_seed(0);
+  return randn(sizes).to(TensorOptions().dtype(s.dtype).device(s.device), false, s.format);
+}
+
+std::string format_label(const ModelSetup& s) { return std::string(memory_format_name(s.format)); }
+
+}  // namespace lg::tools

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One model's audit as a test: `layoutguard audit --model M` must exit with the expected status
+# (0: clean, 1: violations), print the per-op table and totals, and write a JSON report and a
+# Graphviz file that agree with it.
+#   check_audit.sh TOOL MODEL EXPECTED_STATUS SIZE [extra audit flags...]
+set -euo pipefail
+tool="$1"; model="$2"; want="$3"; size="$4"; shift 4
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+set +e
+"$tool" audit --model "$model" --size "$size" --report "$tmp/report.json" --dot "$tmp/flow.dot" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+rc=$?
+set -e
+cat "$tmp/out.txt"
+[ "$rc" -eq "$want" ] || { echo "audit of $model exited $rc, expected $want"; cat "$tmp/err.txt"; exit 1; }
+out="$(cat "$tmp/out.txt")"
+grep -q "^layoutguard audit: $model" <<<"$out"
+grep -q "^totals: [0-9]* ops" <<<"$out"
+python3 - "$tmp/report.json" "$want" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = int(sys.argv[2])
+t = r["totals"]
+assert t["ops"] == len(r["ops"]) > 10, t
+flagged = sum(1 for op in r["ops"] if op["violation"])
+if want == 0:
+    assert t["violations"] == 0 and flagged == 0 and r["guard"]["violations"] == [], t
+else:
+    assert t["violations"] > 0 and flagged > 0, t
+print("report ok:", t)
+PY
+grep -q "^digraph layout_flow" "$tmp/flow.dot"
+[ "$(grep -c -- "->" "$tmp/flow.dot")" -gt 10 ] || { echo "flow graph has no edges"; exit 1; }
+if command -v dot >/dev/null; then dot -Tsvg "$tmp/flow.dot" -o "$tmp/flow.svg"; fi
+echo "audit $model ok"

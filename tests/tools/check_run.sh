@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# layoutguard run and the audit's bad arguments: a saved input runs in both formats to the same
+# output; bad flags, missing files, wrong inputs and corrupt weights exit 2 naming the problem.
+set -euo pipefail
+tool="$1"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+expect_failure() {
+  local want="$1"; shift
+  set +e
+  err="$("$tool" "$@" 2>&1 >/dev/null)"; rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "expected exit 2 from: $*; got $rc"; exit 1; }
+  case "$err" in *"$want"*) ;; *) echo "expected '$want' in: $err"; exit 1 ;; esac
+}
+# An input file: 2 x 3 x 32 x 32 float32 written with the format's own rules.
+python3 - "$tmp/x.safetensors" <<'PY'
+import json, random, struct, sys
+n = 2 * 3 * 32 * 32
+header = json.dumps({"x": {"dtype": "F32", "shape": [2, 3, 32, 32], "data_offsets": [0, 4 * n]}}).encode()
+random.seed(1)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + struct.pack(f"<{n}f", *[random.uniform(-1, 1) for _ in range(n)]))
+PY
+for fmt in contiguous channels_last; do
+  "$tool" run --model resnet18 --input "$tmp/x.safetensors" --output "$tmp/y_$fmt.safetensors" --format "$fmt"
+done
+python3 - "$tmp/y_contiguous.safetensors" "$tmp/y_channels_last.safetensors" <<'PY'
+import json, struct, sys
+def load(p):
+    b = open(p, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    (name, info), = h.items()
+    s, e = info["data_offsets"]
+    assert name == "output" and info["dtype"] == "F32" and info["shape"] == [2, 1000], h
+    return struct.unpack(f"<{(e - s) // 4}f", b[8 + n + s:8 + n + e])
+a, b = load(sys.argv[1]), load(sys.argv[2])
+scale = max(abs(v) for v in a)
+err = max(abs(x - y) for x, y in zip(a, b))
+assert err <= 1e-4 * scale, (err, scale)
+print(f"run: contiguous and channels_last outputs agree (max diff {err:.3g}, scale {scale:.3g})")
+PY
+expect_failure "unknown flag --frob" audit --frob 1
+expect_failure "--format must be channels_last|contiguous" audit --format nhwc
+expect_failure "--batch must be an integer" audit --batch 0
+expect_failure "--size must be H or HxW" audit --size 0x3
+expect_failure "--size must be H or HxW" audit --size 2x3x4
+expect_failure "--model must be resnet18" audit --model vgg16
+expect_failure "--dtype must be" audit --dtype int8
+expect_failure "--batch needs a value" audit --batch
+expect_failure "given twice" audit --batch 1 --batch 2
+expect_failure "--input FILE and --output FILE are required" run --model resnet18
+expect_failure "cannot open" run --model resnet18 --input "$tmp/missing.safetensors" --output "$tmp/o.safetensors"
+expect_failure "needs a floating-point (N, 3, H, W) input" run --model resnet18 --input "$tmp/y_contiguous.safetensors" --output "$tmp/o.safetensors"
+expect_failure "needs a floating-point (N, 3, T, H, W) input" run --model r3d_18 --input "$tmp/x.safetensors" --output "$tmp/o.safetensors"
+head -c 1000 "$tmp/x.safetensors" > "$tmp/truncated.safetensors"
+expect_failure "truncated.safetensors: tensor \"x\": data_offsets" audit --model resnet18 --size 32 --weights "$tmp/truncated.safetensors"
+expect_failure "missing keys (122)" audit --model resnet18 --size 32 --weights "$tmp/x.safetensors"
+version_text="$("$tool" version)"
+case "$version_text" in
+  *"0 devices"*|*"built without CUDA"*) expect_failure "cuda" audit --model resnet18 --size 32 --device cuda ;;
+esac
+echo "run ok"

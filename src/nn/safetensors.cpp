@@ -1,5 +1,5 @@
-// safetensors reading and writing. Everything in the header is validated against the file size
-// before any tensor byte is read; see include/layoutguard/nn/safetensors.h for the format.
+// safetensors reading and writing: tensors from a validated header (safetensors_header.cpp),
+// and the writer. See include/layoutguard/nn/safetensors.h for the format.
 #include <layoutguard/nn/safetensors.h>
 
 #include <fcntl.h>
@@ -19,180 +19,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "safetensors_header.h"
+
 #include <layoutguard/error.h>
 #include <layoutguard/factories.h>
 
 namespace lg::nn {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "safetensors data is little-endian; a big-endian host would need byte swapping");
-
-// The reference implementation refuses headers above 100 MB; so do we (a corrupt length must
-// not make us allocate gigabytes).
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-
-struct DTypeName {
-  DType dtype;
-  std::string_view name;
-};
-constexpr DTypeName kDTypeNames[] = {
-    {kFloat32, "F32"}, {kFloat16, "F16"}, {kBFloat16, "BF16"}, {kFloat64, "F64"},
-    {kInt64, "I64"},   {kInt32, "I32"},   {kUInt8, "U8"},      {kBool, "BOOL"},
-};
+using detail::SafetensorsEntry;
 
 [[noreturn]] void fail(std::string_view source, const std::string& problem) {
   throw ValueError("[safetensors] " + std::string(source) + ": " + problem);
 }
 
-DType parse_dtype(std::string_view source, const std::string& tensor, std::string_view name) {
-  for (const DTypeName& d : kDTypeNames)
-    if (d.name == name) return d.dtype;
-  fail(source, "tensor \"" + tensor + "\" has dtype \"" + std::string(name) +
-                   "\"; supported: F32, F16, BF16, F64, I64, I32, U8, BOOL");
-}
-
-// A header entry, validated against itself (not yet against the data section).
-struct Entry {
-  std::string name;
-  DType dtype;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0, end = 0;
-};
-
-uint64_t as_offset(std::string_view source, const std::string& tensor, const nlohmann::json& v,
-                   const char* what) {
-  if (!v.is_number_unsigned())
-    fail(source, "tensor \"" + tensor + "\": " + what + " must be a non-negative integer, got " + v.dump());
-  return v.get<uint64_t>();
-}
-
-Entry parse_entry(std::string_view source, const std::string& name, const nlohmann::json& info) {
-  if (!info.is_object()) fail(source, "tensor \"" + name + "\": entry must be a JSON object, got " + info.dump());
-  for (const char* key : {"dtype", "shape", "data_offsets"})
-    if (!info.contains(key)) fail(source, "tensor \"" + name + "\": entry has no \"" + key + "\"");
-  Entry e;
-  e.name = name;
-  if (!info["dtype"].is_string()) fail(source, "tensor \"" + name + "\": dtype must be a string");
-  e.dtype = parse_dtype(source, name, info["dtype"].get<std::string>());
-  const nlohmann::json& shape = info["shape"];
-  if (!shape.is_array()) fail(source, "tensor \"" + name + "\": shape must be an array, got " + shape.dump());
-  // Element count times item size must not overflow; the byte range check below bounds it.
-  uint64_t bytes = itemsize(e.dtype);
-  bool overflow = false;
-  for (const nlohmann::json& s : shape) {
-    if (!s.is_number_unsigned() || s.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(source, "tensor \"" + name + "\": shape entries must be non-negative integers, got " + shape.dump());
-    const uint64_t n = s.get<uint64_t>();
-    if (n != 0 && bytes > std::numeric_limits<uint64_t>::max() / n) overflow = true;
-    bytes *= n;
-    e.shape.push_back(static_cast<int64_t>(n));
-  }
-  if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) overflow = false, bytes = 0;
-  const nlohmann::json& offsets = info["data_offsets"];
-  if (!offsets.is_array() || offsets.size() != 2)
-    fail(source, "tensor \"" + name + "\": data_offsets must be [begin, end], got " + offsets.dump());
-  e.begin = as_offset(source, name, offsets[0], "data_offsets[0]");
-  e.end = as_offset(source, name, offsets[1], "data_offsets[1]");
-  if (e.end < e.begin)
-    fail(source, "tensor \"" + name + "\": data_offsets [" + std::to_string(e.begin) + ", " +
-                     std::to_string(e.end) + "] end before they begin");
-  if (overflow || bytes != e.end - e.begin)
-    fail(source, "tensor \"" + name + "\": shape " + shape.dump() + " of " + std::string(info["dtype"].get<std::string>()) +
-                     " needs " + (overflow ? std::string("more than 2^64") : std::to_string(bytes)) +
-                     " bytes but data_offsets give " + std::to_string(e.end - e.begin));
-  return e;
-}
-
-struct Header {
-  std::vector<Entry> entries;  // sorted by begin
-  Metadata metadata;
-  uint64_t data_start = 0;     // 8 + header length
-};
-
-Header parse_header(std::span<const std::byte> bytes, std::string_view source) {
-  if (bytes.size() < 8)
-    fail(source, "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
-  uint64_t n = 0;
-  std::memcpy(&n, bytes.data(), 8);
-  if (n > kMaxHeaderBytes)
-    fail(source, "header length " + std::to_string(n) + " exceeds the 100 MB limit (corrupt file?)");
-  if (n > bytes.size() - 8)
-    fail(source, "header length " + std::to_string(n) + " runs past the end of the file (" +
-                     std::to_string(bytes.size()) + " bytes)");
-  const char* text = reinterpret_cast<const char*>(bytes.data() + 8);
-
-  // Duplicate names: nlohmann keeps the last value silently, so watch the top-level keys.
-  std::set<std::string> seen;
-  std::string duplicate;
-  auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::key && depth == 1) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
-  };
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text, text + n, watch);
-  } catch (const nlohmann::json::exception& e) {
-    fail(source, std::string("header is not valid JSON: ") + e.what());
-  }
-  if (!duplicate.empty()) fail(source, "tensor name \"" + duplicate + "\" appears twice in the header");
-  if (!header.is_object()) fail(source, "header must be a JSON object, got " + std::string(header.type_name()));
-
-  Header h;
-  h.data_start = 8 + n;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") {
-      if (!it.value().is_object()) fail(source, "__metadata__ must be an object of strings");
-      for (auto m = it.value().begin(); m != it.value().end(); ++m) {
-        if (!m.value().is_string())
-          fail(source, "__metadata__ value for \"" + m.key() + "\" must be a string, got " + m.value().dump());
-        h.metadata[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    h.entries.push_back(parse_entry(source, it.key(), it.value()));
-  }
-
-  // Against the data section: in range, no overlap, no holes (the format indexes every byte).
-  const uint64_t data_size = bytes.size() - h.data_start;
-  std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  uint64_t covered = 0;
-  const Entry* previous = nullptr;
-  for (const Entry& e : h.entries) {
-    if (e.end > data_size)
-      fail(source, "tensor \"" + e.name + "\": data_offsets [" + std::to_string(e.begin) + ", " +
-                       std::to_string(e.end) + "] run past the end of the data section (" +
-                       std::to_string(data_size) + " bytes; file truncated?)");
-    if (e.begin < covered)
-      fail(source, "tensors \"" + previous->name + "\" and \"" + e.name + "\" overlap at byte " +
-                       std::to_string(e.begin) + " of the data section");
-    if (e.begin > covered)
-      fail(source, "data section bytes [" + std::to_string(covered) + ", " + std::to_string(e.begin) +
-                       ") belong to no tensor");
-    covered = e.end;
-    previous = &e;
-  }
-  if (covered != data_size)
-    fail(source, "data section is " + std::to_string(data_size) + " bytes but the tensors cover " +
-                     std::to_string(covered) + " (trailing bytes)");
-  return h;
-}
-
-void check_bools(std::string_view source, const Entry& e, const std::byte* data) {
-  if (e.dtype != kBool) return;
-  for (uint64_t i = 0; i < e.end - e.begin; ++i)
-    if (std::to_integer<uint8_t>(data[i]) > 1)
-      fail(source, "tensor \"" + e.name + "\" (BOOL) holds byte " +
-                       std::to_string(std::to_integer<int>(data[i])) + " at element " + std::to_string(i) +
-                       "; BOOL bytes must be 0 or 1");
-}
-
-Tensor copy_out(const Entry& e, const std::byte* data) {
+Tensor copy_out(const SafetensorsEntry& e, const std::byte* data) {
   Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype));
   if (e.end > e.begin) std::memcpy(t.data_ptr(), data, e.end - e.begin);
   return t;
@@ -210,18 +51,18 @@ struct Mapping {
 }  // namespace
 
 std::string_view safetensors_dtype_name(DType dtype) {
-  for (const DTypeName& d : kDTypeNames)
+  for (const detail::SafetensorsDType& d : detail::safetensors_dtypes())
     if (d.dtype == dtype) return d.name;
   throw ValueError("[safetensors] no safetensors name for dtype " + std::string(dtype_name(dtype)));
 }
 
 TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view source) {
-  const Header h = parse_header(bytes, source);
+  const detail::SafetensorsHeader h = detail::parse_safetensors_header(bytes, source);
   TensorFile out;
   out.metadata = h.metadata;
-  for (const Entry& e : h.entries) {
+  for (const SafetensorsEntry& e : h.entries) {
     const std::byte* data = bytes.data() + h.data_start + e.begin;
-    check_bools(source, e, data);
+    detail::check_bool_bytes(source, e, data);
     out.tensors.emplace(e.name, copy_out(e, data));
   }
   return out;
@@ -249,12 +90,12 @@ TensorFile load_safetensors(const std::string& path) {
   ::close(fd);  // the mapping stays valid without the descriptor
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(mapping->address), mapping->size);
 
-  const Header h = parse_header(bytes, path);
+  const detail::SafetensorsHeader h = detail::parse_safetensors_header(bytes, path);
   TensorFile out;
   out.metadata = h.metadata;
-  for (const Entry& e : h.entries) {
+  for (const SafetensorsEntry& e : h.entries) {
     std::byte* data = static_cast<std::byte*>(mapping->address) + h.data_start + e.begin;
-    check_bools(path, e, data);
+    detail::check_bool_bytes(path, e, data);
     const bool aligned = reinterpret_cast<uintptr_t>(data) % itemsize(e.dtype) == 0;
     if (!aligned || e.end == e.begin) {
       out.tensors.emplace(e.name, copy_out(e, data));

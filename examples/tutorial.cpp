@@ -4,6 +4,7 @@
 #include <string>
 
 #include <layoutguard/layoutguard.h>
+#include <layoutguard/nn.h>
 
 namespace {
 
@@ -87,15 +88,44 @@ int main() {
   std::cout << "relu(z).stride()                            " << py(lg::relu(z).strides()) << "\n";
 
   std::cout << "\n# Convolution with channels_last weight and input (Conv2d(8, 4, 3), float16)\n";
-  // The tutorial's model.to(memory_format=channels_last) on a Conv2d(8, 4, 3) in half precision:
-  // nn modules come with the modules issue, so the weight and bias are plain tensors here.
+  // model = torch.nn.Conv2d(8, 4, 3).half(); model = model.to(memory_format=torch.channels_last)
   lg::manual_seed(0);
-  const lg::Tensor weight = lg::randn({4, 8, 3, 3}).to(lg::kFloat16).to(MemoryFormat::ChannelsLast);
-  const lg::Tensor bias = lg::randn({4}).to(lg::kFloat16);
-  const lg::Tensor input = lg::randint(1, 10, {2, 8, 4, 4}, lg::kFloat32).to(MemoryFormat::ChannelsLast).to(lg::kFloat16);
-  const lg::Tensor out = lg::conv2d(input, weight, bias);
+  auto model = std::make_shared<lg::nn::Conv2d>(lg::nn::Conv2dOptions(8, 4, {3}));
+  model->to(lg::kFloat16);
+  model->to(MemoryFormat::ChannelsLast);
+  lg::Tensor input = lg::randint(1, 10, {2, 8, 4, 4}, lg::kFloat32);
+  input = input.to(lg::TensorOptions().dtype(lg::kFloat16), false, MemoryFormat::ChannelsLast);
+  const lg::Tensor out = (*model)(input);
   std::cout << "out.is_contiguous(channels_last)             " << py(out.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
   std::cout << "out.stride()                                " << py(out.strides()) << "\n";
+
+  std::cout << "\n# Converting an existing model, and checking that every operator keeps channels_last\n";
+  // The tutorial wraps every torch function to find the one that returns NCHW; layoutguard's
+  // guard does that for every operator. A ResNet-18 converted with
+  // convert_conv2d_weight_memory_format keeps channels_last end to end:
+  auto resnet = lg::models::resnet18();
+  resnet->eval();
+  lg::nn::utils::convert_conv2d_weight_memory_format(*resnet, MemoryFormat::ChannelsLast);
+  const lg::Tensor image = lg::randn({1, 3, 64, 64}).to(MemoryFormat::ChannelsLast);
+  {
+    lg::guard::Scope checks(lg::guard::Mode::Throw);
+    const lg::Tensor logits = (*resnet)(image);
+    std::cout << "resnet18 under LAYOUTGUARD=throw: no violation, logits " << py(logits.sizes()) << "\n";
+  }
+  // A model with one operator that only has an NCHW kernel (a custom op, as third-party code
+  // often ships) loses channels_last there, and the guard names the op and the module:
+  auto unet = lg::models::create_model("unet_legacy");
+  unet->eval();
+  lg::nn::utils::convert_conv2d_weight_memory_format(*unet, MemoryFormat::ChannelsLast);
+  try {
+    lg::guard::Scope checks(lg::guard::Mode::Throw);
+    (*unet)(lg::randn({1, 3, 32, 32}).to(MemoryFormat::ChannelsLast));
+  } catch (const lg::LayoutViolation& v) {
+    std::cout << "unet_legacy under LAYOUTGUARD=throw: " << v.op() << " in module " << v.module_path()
+              << " lost channels_last\n";
+    const std::string what = v.what();
+    std::cout << what.substr(0, what.find("  module:")) ;  // the operand dump (the trace follows)
+  }
 
   std::cout << "\n# layoutguard's own description of a layout\n";
   std::cout << lg::describe_layout(x) << "\n";

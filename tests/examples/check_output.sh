@@ -3,6 +3,6 @@
 # depends on whether a GPU is visible.
 set -euo pipefail
 exe="$1"; expected="$2"
-filter() { grep -v -e '^(skipped: ' -e '^x.cuda().stride()' || true; }
+filter() { grep -v -e '^(skipped: ' -e '^x.cuda().stride()' -e '^cuda: ' || true; }
 diff -u <(filter < "$expected") <("$exe" | filter)
 echo "output matches $(basename "$expected")"

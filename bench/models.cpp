@@ -1,0 +1,85 @@
+// CPU throughput of the model zoo: images (clips for r3d_18) per second in channels_last and in
+// contiguous (NCHW), batch 1 and 16, at the models' default input sizes, in eval mode with the
+// guard off. The ratio column is channels_last / contiguous in the same run; the peer numbers
+// for PyTorch on the same machine come from bench/peer/pytorch_models.py.
+//
+//   models [--quick] [--models resnet18,resnet50,...] [--batches 1,16]
+//   --quick: batch 1 only, one timed run per point
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <omp.h>
+
+#include <layoutguard/layoutguard.h>
+#include <layoutguard/nn.h>
+
+#include "timing.h"
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::vector<std::string> models;
+  for (const lg::models::ModelInfo& m : lg::models::model_infos())
+    if (m.name != "unet_legacy") models.emplace_back(m.name);
+  std::vector<int64_t> batches{1, 16};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+      batches = {1};
+    } else if (a == "--models" && i + 1 < argc) {
+      models = split(argv[++i]);
+    } else if (a == "--batches" && i + 1 < argc) {
+      batches.clear();
+      for (const std::string& b : split(argv[++i])) batches.push_back(std::stoll(b));
+    } else {
+      std::cerr << "usage: models [--quick] [--models a,b] [--batches 1,16]\n";
+      return 2;
+    }
+  }
+  std::printf("layoutguard model throughput, CPU, float32, eval, %d threads%s\n", omp_get_max_threads(),
+              quick ? " (--quick)" : "");
+  std::printf("%-16s %5s %-14s %12s %12s %12s %8s\n", "model", "batch", "input", "NCHW img/s", "NHWC img/s",
+              "NHWC ms", "NHWC/NCHW");
+  for (const std::string& name : models) {
+    const lg::models::ModelInfo& info = lg::models::model_info(name);
+    const lg::MemoryFormat cl = info.spatial_dims == 3 ? lg::MemoryFormat::ChannelsLast3d : lg::MemoryFormat::ChannelsLast;
+    for (int64_t batch : batches) {
+      std::vector<int64_t> sizes{batch, 3};
+      sizes.insert(sizes.end(), info.size.begin(), info.size.end());
+      lg::manual_seed(0);
+      const lg::Tensor x = lg::randn(sizes);
+      double ips[2] = {0, 0}, ms_cl = 0;
+      for (int f = 0; f < 2; ++f) {
+        const lg::MemoryFormat fmt = f == 0 ? lg::MemoryFormat::Contiguous : cl;
+        std::shared_ptr<lg::nn::Module> model = lg::models::create_model(name);
+        model->eval();
+        if (fmt == lg::MemoryFormat::ChannelsLast) lg::nn::utils::convert_conv2d_weight_memory_format(*model, fmt);
+        if (fmt == lg::MemoryFormat::ChannelsLast3d) lg::nn::utils::convert_conv3d_weight_memory_format(*model, fmt);
+        const lg::Tensor input = x.to(fmt);
+        const lg::bench::Timing t = lg::bench::time_it([&] { (*model)(input); }, quick ? 1 : 3, quick ? 0 : 3000);
+        ips[f] = double(batch) * 1000.0 / t.median_ms;
+        if (f == 1) ms_cl = t.median_ms;
+      }
+      std::printf("%-16s %5lld %-14s %12.2f %12.2f %12.1f %7.2fx\n", name.c_str(), (long long)batch,
+                  lg::to_string(lg::IntArrayRef(sizes).slice(2)).c_str(), ips[0], ips[1], ms_cl, ips[1] / ips[0]);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -80,7 +80,7 @@ std::vector<int64_t> Flags::sizes(std::string_view name, size_t max_dims) const 
     rest = rest.substr(x + 1);
   }
   if (out.empty() || out.size() > max_dims)
-    fail("--" + std::string(name) + " must be " + (max_dims == 3 ? "T, TxHxW or HxW" : "H or HxW") +
+    fail("--" + std::string(name) + " must be " + (max_dims == 3 ? "H, HxW or TxHxW" : "H or HxW") +
          " with positive integers, got \"" + text + "\"");
   return out;
 }

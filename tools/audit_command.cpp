@@ -234,8 +234,8 @@ int audit_command(std::span<const std::string_view> args) {
 }
 
 int run_command(std::span<const std::string_view> args) {
-  std::vector<std::string_view> allowed = kModelFlags;
-  allowed.insert(allowed.end(), {"input", "output"});
+  // The input's shape comes from the file: --batch and --size do not apply.
+  std::vector<std::string_view> allowed{"model", "format", "convert", "dtype", "device", "weights", "input", "output"};
   const Flags flags("run", args, allowed);
   if (!flags.has("input") || !flags.has("output"))
     throw UsageError("[layoutguard run] --input FILE and --output FILE are required");

@@ -12,7 +12,7 @@
 //   layoutguard version                 version, build options and the CUDA probe
 //
 // Exit status: 0 on success, 1 when audit finds violations, 2 on bad usage or input (with the
-// reason on stderr).
+// reason on stderr), 3 on an internal error (a bug: please report it).
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -137,5 +137,8 @@ int main(int argc, char** argv) {
   } catch (const lg::Error& e) {
     std::cerr << "layoutguard: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {  // not expected: every input error is an lg::Error
+    std::cerr << "layoutguard: internal error: " << e.what() << "\n";
+    return 3;
   }
 }

@@ -24,10 +24,9 @@ ModelSetup parse_model_setup(const Flags& f) {
   s.size = info.size;
   if (f.has("size")) {
     const std::vector<int64_t> v = f.sizes("size", info.spatial_dims == 3 ? 3 : 2);
-    const size_t dims = info.size.size();
-    if (v.size() == 1) std::fill(s.size.end() - 2, s.size.end(), v[0]);  // square H = W
+    // H: square; HxW; TxHxW (3-D models): the given sizes replace the trailing ones.
+    if (v.size() == 1) std::fill(s.size.end() - 2, s.size.end(), v[0]);
     else std::copy(v.begin(), v.end(), s.size.end() - v.size());
-    (void)dims;
   }
   s.weights = f.get("weights", "");
   return s;

@@ -1,7 +1,7 @@
 // lg::models: torchvision's architectures with torchvision's state-dict key names, so a
 // checkpoint exported from torchvision (docs/models.md) loads with load_state_dict(strict).
-// Random initialisation follows torchvision (kaiming-normal fan_out convolutions, unit
-// BatchNorm); forward() is inference-ready after eval().
+// Random initialisation follows torchvision (kaiming-normal convolutions, unit BatchNorm);
+// forward() is inference-ready after eval().
 #pragma once
 
 #include <cstdint>

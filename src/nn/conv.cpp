@@ -39,7 +39,8 @@ ConvNd<D, Transposed>::ConvNd(Options o) : Module(conv_type_name<D, Transposed>(
   int64_t receptive = 1;
   for (int64_t k : opt.kernel_size()) {
     shape.push_back(k);
-    receptive *= k;
+    detail::require(!__builtin_mul_overflow(receptive, k, &receptive), n,
+                    "kernel_size " + to_string(opt.kernel_size()) + " is too large");
   }
   // PyTorch's fan_in is weight.size(1) * receptive field, for transposed weights too.
   const double bound = 1.0 / std::sqrt(double(shape[1] * receptive));

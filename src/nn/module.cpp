@@ -30,15 +30,17 @@ Tensor Module::operator()(const Tensor& input) {
   return forward(input);
 }
 
-void Module::register_slot(std::string name, Tensor* slot, bool is_parameter) {
+void Module::register_slot(std::string name, Tensor* slot, bool is_parameter, bool optional) {
   check_name(type_name_, name);
   for (const Slot& s : slots_)
     if (s.name == name) throw ValueError("[nn::Module] " + type_name_ + ": \"" + name + "\" is registered twice");
-  slots_.push_back({std::move(name), slot, is_parameter});
+  slots_.push_back({std::move(name), slot, is_parameter, optional});
 }
 
 void Module::register_parameter(std::string name, Tensor* slot) { register_slot(std::move(name), slot, true); }
-void Module::register_buffer(std::string name, Tensor* slot) { register_slot(std::move(name), slot, false); }
+void Module::register_buffer(std::string name, Tensor* slot, bool optional_in_checkpoint) {
+  register_slot(std::move(name), slot, false, optional_in_checkpoint);
+}
 
 void Module::attach(std::string name, std::shared_ptr<Module> child) {
   check_name(type_name_, name);
@@ -54,6 +56,13 @@ void Module::for_each_slot(const std::string& prefix, Fn&& fn) const {
   for (const Slot& s : slots_)
     if (s.tensor->defined()) fn(join(prefix, s.name), *s.tensor, s.is_parameter);
   for (const auto& [name, child] : children_) child->for_each_slot(join(prefix, name), fn);
+}
+
+template <class Fn>
+void Module::for_each_slot_info(const std::string& prefix, Fn&& fn) const {
+  for (const Slot& s : slots_)
+    if (s.tensor->defined()) fn(join(prefix, s.name), s);
+  for (const auto& [name, child] : children_) child->for_each_slot_info(join(prefix, name), fn);
 }
 
 NamedTensors Module::named_parameters(bool recurse) const {
@@ -143,11 +152,12 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
   std::vector<std::string> missing, mismatched;
   std::set<std::string> used;
   std::vector<std::pair<Tensor*, const Tensor*>> copies;
-  // for_each_slot hands out the member itself, so collecting pointers to it is safe.
-  for_each_slot("", [&](const std::string& n, Tensor& t, bool) {
+  // for_each_slot_info hands out the member itself, so collecting pointers to it is safe.
+  for_each_slot_info("", [&](const std::string& n, const Slot& slot) {
+    Tensor& t = *slot.tensor;
     auto it = dict.find(n);
     if (it == dict.end()) {
-      missing.push_back(n);
+      if (!slot.optional_in_checkpoint) missing.push_back(n);
       return;
     }
     used.insert(n);

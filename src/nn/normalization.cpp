@@ -30,7 +30,7 @@ BatchNormNd<D>::BatchNormNd(BatchNormOptions o) : Module("BatchNorm" + std::to_s
   register_parameter("bias", &bias);
   register_buffer("running_mean", &running_mean);
   register_buffer("running_var", &running_var);
-  register_buffer("num_batches_tracked", &num_batches_tracked);
+  register_buffer("num_batches_tracked", &num_batches_tracked, /*optional_in_checkpoint=*/true);
 }
 
 template <int D>

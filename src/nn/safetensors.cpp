@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -124,7 +125,12 @@ std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata
     offset += n;
     rows.push_back(std::move(row));
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {  // a name or metadata value that is not UTF-8
+    throw ValueError(std::string("[safetensors] tensor names and metadata must be valid UTF-8: ") + e.what());
+  }
   // Padding with spaces to a multiple of 8 keeps the data section 8-byte aligned, so a memory
   // map can hand out aligned tensors.
   text.append((8 - text.size() % 8) % 8, ' ');
@@ -139,11 +145,24 @@ std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata
 
 void save_safetensors(const std::string& path, const StateDict& tensors, const Metadata& metadata) {
   const std::string bytes = safetensors_bytes(tensors, metadata);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw ValueError("[safetensors] " + path + ": cannot open for writing: " + std::strerror(errno));
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) throw ValueError("[safetensors] " + path + ": write failed: " + std::strerror(errno));
+  // Written beside the target and renamed over it: tensors still mapped from the old file keep
+  // their bytes (the mapping holds the old inode), and a failed write leaves no half file.
+  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
+    if (!f) throw ValueError("[safetensors] " + path + ": cannot open for writing: " + std::strerror(errno));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) {
+      std::remove(temp.c_str());
+      throw ValueError("[safetensors] " + path + ": write failed: " + std::strerror(errno));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(temp.c_str());
+    throw ValueError("[safetensors] " + path + ": cannot replace the file: " + std::strerror(err));
+  }
 }
 
 }  // namespace lg::nn

@@ -26,6 +26,18 @@ constexpr SafetensorsDType kSafetensorsDTypes[] = {
     {kInt64, "I64"},   {kInt32, "I32"},   {kUInt8, "U8"},      {kBool, "BOOL"},
 };
 
+// JSON nesting deeper than this is rejected while parsing: a header needs depth 3, and
+// nlohmann's dump() recurses once per level, so unbounded depth could overflow the stack when an
+// error message quotes the value.
+constexpr int kMaxJsonDepth = 32;
+
+// A JSON value for an error message, cut to a readable length.
+std::string short_dump(const nlohmann::json& v) {
+  std::string text = v.dump();
+  if (text.size() > 120) text = text.substr(0, 117) + "...";
+  return text;
+}
+
 [[noreturn]] void fail(std::string_view source, const std::string& problem) {
   throw ValueError("[safetensors] " + std::string(source) + ": " + problem);
 }
@@ -41,12 +53,12 @@ DType parse_dtype(std::string_view source, const std::string& tensor, std::strin
 uint64_t as_offset(std::string_view source, const std::string& tensor, const nlohmann::json& v,
                    const char* what) {
   if (!v.is_number_unsigned())
-    fail(source, "tensor \"" + tensor + "\": " + what + " must be a non-negative integer, got " + v.dump());
+    fail(source, "tensor \"" + tensor + "\": " + what + " must be a non-negative integer, got " + short_dump(v));
   return v.get<uint64_t>();
 }
 
 SafetensorsEntry parse_entry(std::string_view source, const std::string& name, const nlohmann::json& info) {
-  if (!info.is_object()) fail(source, "tensor \"" + name + "\": entry must be a JSON object, got " + info.dump());
+  if (!info.is_object()) fail(source, "tensor \"" + name + "\": entry must be a JSON object, got " + short_dump(info));
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!info.contains(key)) fail(source, "tensor \"" + name + "\": entry has no \"" + key + "\"");
   SafetensorsEntry e;
@@ -54,13 +66,13 @@ SafetensorsEntry parse_entry(std::string_view source, const std::string& name, c
   if (!info["dtype"].is_string()) fail(source, "tensor \"" + name + "\": dtype must be a string");
   e.dtype = parse_dtype(source, name, info["dtype"].get<std::string>());
   const nlohmann::json& shape = info["shape"];
-  if (!shape.is_array()) fail(source, "tensor \"" + name + "\": shape must be an array, got " + shape.dump());
+  if (!shape.is_array()) fail(source, "tensor \"" + name + "\": shape must be an array, got " + short_dump(shape));
   // Element count times item size must not overflow; the byte range check below bounds it.
   uint64_t bytes = itemsize(e.dtype);
   bool overflow = false;
   for (const nlohmann::json& s : shape) {
     if (!s.is_number_unsigned() || s.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(source, "tensor \"" + name + "\": shape entries must be non-negative integers, got " + shape.dump());
+      fail(source, "tensor \"" + name + "\": shape entries must be non-negative integers, got " + short_dump(shape));
     const uint64_t n = s.get<uint64_t>();
     if (n != 0 && bytes > std::numeric_limits<uint64_t>::max() / n) overflow = true;
     bytes *= n;
@@ -69,14 +81,14 @@ SafetensorsEntry parse_entry(std::string_view source, const std::string& name, c
   if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) overflow = false, bytes = 0;
   const nlohmann::json& offsets = info["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
-    fail(source, "tensor \"" + name + "\": data_offsets must be [begin, end], got " + offsets.dump());
+    fail(source, "tensor \"" + name + "\": data_offsets must be [begin, end], got " + short_dump(offsets));
   e.begin = as_offset(source, name, offsets[0], "data_offsets[0]");
   e.end = as_offset(source, name, offsets[1], "data_offsets[1]");
   if (e.end < e.begin)
     fail(source, "tensor \"" + name + "\": data_offsets [" + std::to_string(e.begin) + ", " +
                      std::to_string(e.end) + "] end before they begin");
   if (overflow || bytes != e.end - e.begin)
-    fail(source, "tensor \"" + name + "\": shape " + shape.dump() + " of " + std::string(info["dtype"].get<std::string>()) +
+    fail(source, "tensor \"" + name + "\": shape " + short_dump(shape) + " of " + std::string(info["dtype"].get<std::string>()) +
                      " needs " + (overflow ? std::string("more than 2^64") : std::to_string(bytes)) +
                      " bytes but data_offsets give " + std::to_string(e.end - e.begin));
   return e;
@@ -102,6 +114,8 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std
   std::set<std::string> seen;
   std::string duplicate;
   auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth > kMaxJsonDepth)
+      fail(source, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     if (event == nlohmann::json::parse_event_t::key && depth == 1) {
       const std::string& key = parsed.get_ref<const std::string&>();
       if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
@@ -124,7 +138,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std
       if (!it.value().is_object()) fail(source, "__metadata__ must be an object of strings");
       for (auto m = it.value().begin(); m != it.value().end(); ++m) {
         if (!m.value().is_string())
-          fail(source, "__metadata__ value for \"" + m.key() + "\" must be a string, got " + m.value().dump());
+          fail(source, "__metadata__ value for \"" + m.key() + "\" must be a string, got " + short_dump(m.value()));
         h.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;

@@ -121,6 +121,12 @@ TEST_CASE("Module::load_state_dict: values copied into the members' own layout; 
   CHECK_NOTHROW(a.load_state_dict(sd, false));
   sd["conv.weight"] = lg::zeros({1});
   CHECK_THROWS_WITH_AS(a.load_state_dict(sd, false), doctest::Contains("shape mismatches"), lg::ValueError);
+  // A checkpoint without num_batches_tracked loads strictly, as in PyTorch (the count stays).
+  nn::StateDict no_count = b.state_dict();
+  no_count.erase("bn.num_batches_tracked");
+  a.bn->num_batches_tracked.fill_(5);
+  CHECK_NOTHROW(a.load_state_dict(no_count));
+  CHECK(a.bn->num_batches_tracked.item<int64_t>() == 5);
   // Dtypes convert: a float16 checkpoint loads into float32 members.
   nn::StateDict half = b.state_dict();
   half["fc.weight"] = half["fc.weight"].to(lg::kFloat16);

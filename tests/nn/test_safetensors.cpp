@@ -142,6 +142,9 @@ TEST_CASE("safetensors: corrupt files raise ValueError naming the file and the p
   check_rejects(header_of(R"({"t":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})") + std::string("\x01\x07", 2),
                 "BOOL bytes must be 0 or 1");
   check_rejects(header_of(R"({"__metadata__":{"k":1}})"), "must be a string");
+  // Deep nesting is refused while parsing (an error message quoting it must not recurse 10^6 times).
+  check_rejects(header_of(R"({"t":)" + std::string(1000000, '[') + std::string(1000000, ']') + "}"),
+                "nested deeper than");
 }
 
 TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") {
@@ -153,6 +156,17 @@ TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") 
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"__metadata__", lg::zeros({1})}}),
                        doctest::Contains("__metadata__"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"t", Tensor()}}), doctest::Contains("undefined"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"bad\xff", lg::zeros({1})}}), doctest::Contains("UTF-8"), lg::ValueError);
+}
+
+TEST_CASE("safetensors: saving over a file leaves tensors loaded from it intact") {
+  TempPath path("lg-overwrite.safetensors");
+  lg::nn::save_safetensors(path.str(), {{"t", lg::arange(1000, lg::TensorOptions().dtype(lg::kFloat32))}});
+  const lg::nn::TensorFile first = lg::nn::load_safetensors(path.str());
+  lg::nn::save_safetensors(path.str(), {{"u", lg::zeros({2})}});  // shorter, different bytes
+  CHECK(first.tensors.at("t").numel() == 1000);
+  CHECK(values(first.tensors.at("t"))[999] == 999.0);
+  CHECK(lg::nn::load_safetensors(path.str()).tensors.count("u") == 1);
 }
 
 }  // TEST_SUITE

@@ -29,6 +29,6 @@ else:
 print("report ok:", t)
 PY
 grep -q "^digraph layout_flow" "$tmp/flow.dot"
-[ "$(grep -c -- "->" "$tmp/flow.dot")" -gt 10 ] || { echo "flow graph has no edges"; exit 1; }
+[ "$(grep -cE '^  n[0-9]+ -> n[0-9]+;$' "$tmp/flow.dot")" -gt 10 ] || { echo "flow graph has no edges"; exit 1; }
 if command -v dot >/dev/null; then dot -Tsvg "$tmp/flow.dot" -o "$tmp/flow.svg"; fi
 echo "audit $model ok"

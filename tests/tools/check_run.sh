@@ -48,6 +48,8 @@ expect_failure "--size must be H or HxW" audit --size 2x3x4
 expect_failure "--model must be resnet18" audit --model vgg16
 expect_failure "--dtype must be" audit --dtype int8
 expect_failure "--batch needs a value" audit --batch
+expect_failure "--size must be H, HxW or TxHxW" audit --model r3d_18 --size 2x4x32x32
+expect_failure "unknown flag --batch" run --model resnet18 --batch 2 --input "$tmp/x.safetensors" --output "$tmp/o.safetensors"
 expect_failure "given twice" audit --batch 1 --batch 2
 expect_failure "--input FILE and --output FILE are required" run --model resnet18
 expect_failure "cannot open" run --model resnet18 --input "$tmp/missing.safetensors" --output "$tmp/o.safetensors"
@@ -55,7 +57,7 @@ expect_failure "needs a floating-point (N, 3, H, W) input" run --model resnet18 
 expect_failure "needs a floating-point (N, 3, T, H, W) input" run --model r3d_18 --input "$tmp/x.safetensors" --output "$tmp/o.safetensors"
 head -c 1000 "$tmp/x.safetensors" > "$tmp/truncated.safetensors"
 expect_failure "truncated.safetensors: tensor \"x\": data_offsets" audit --model resnet18 --size 32 --weights "$tmp/truncated.safetensors"
-expect_failure "missing keys (122)" audit --model resnet18 --size 32 --weights "$tmp/x.safetensors"
+expect_failure "missing keys (102)" audit --model resnet18 --size 32 --weights "$tmp/x.safetensors"
 version_text="$("$tool" version)"
 case "$version_text" in
   *"0 devices"*|*"built without CUDA"*) expect_failure "cuda" audit --model resnet18 --size 32 --device cuda ;;

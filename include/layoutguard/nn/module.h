@@ -75,7 +75,9 @@ class Module {
  protected:
   // `slot` must be a member of this module (it outlives the registration).
   void register_parameter(std::string name, Tensor* slot);
-  void register_buffer(std::string name, Tensor* slot);
+  // `optional_in_checkpoint`: a checkpoint may lack it and still load strictly, the member
+  // keeping its value (BatchNorm's num_batches_tracked, which PyTorch fills in the same way).
+  void register_buffer(std::string name, Tensor* slot, bool optional_in_checkpoint = false);
   template <class M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> child) {
     attach(std::move(name), child);
@@ -87,11 +89,14 @@ class Module {
     std::string name;
     Tensor* tensor;
     bool is_parameter;
+    bool optional_in_checkpoint = false;
   };
   void attach(std::string name, std::shared_ptr<Module> child);
-  void register_slot(std::string name, Tensor* slot, bool is_parameter);
+  void register_slot(std::string name, Tensor* slot, bool is_parameter, bool optional = false);
   template <class Fn>
   void for_each_slot(const std::string& prefix, Fn&& fn) const;
+  template <class Fn>
+  void for_each_slot_info(const std::string& prefix, Fn&& fn) const;
   void describe_into(const std::string& prefix, std::string& out) const;
 
   std::string type_name_;

@@ -87,7 +87,7 @@ DenseNet::DenseNet(int64_t growth_rate, std::vector<int64_t> block_config, int64
   }
   features->push_back("norm5", bn(c));
   classifier = register_module("classifier", std::make_shared<nn::Linear>(nn::LinearOptions(c, num_classes)));
-  detail::kaiming_fan_out<nn::Conv2d>(*this);
+  detail::kaiming_normal<nn::Conv2d>(*this, detail::Fan::In);
   classifier->bias.zero_();
 }
 

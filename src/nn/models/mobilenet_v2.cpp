@@ -58,7 +58,7 @@ MobileNetV2::MobileNetV2(int64_t num_classes) : Module("MobileNetV2") {
   classifier = register_module("classifier", std::make_shared<nn::Sequential>());
   classifier->push_back(std::make_shared<nn::Dropout>(0.2));
   auto fc = classifier->push_back(std::make_shared<nn::Linear>(nn::LinearOptions(1280, num_classes)));
-  detail::kaiming_fan_out<nn::Conv2d>(*this);
+  detail::kaiming_normal<nn::Conv2d>(*this, detail::Fan::Out);
   fc->weight = nn::detail::normal(fc->weight.sizes(), 0.01);
   fc->bias.zero_();
 }

@@ -37,9 +37,12 @@ std::shared_ptr<nn::Module> create_model(std::string_view name) {
   if (info.name == "densenet121") return densenet121();
   if (info.name == "r3d_18") return video::r3d_18();
   if (info.name == "unet") return unet();
-  UNetOptions legacy;
-  legacy.contiguous_only_upsample = true;
-  return unet(legacy);
+  if (info.name == "unet_legacy") {
+    UNetOptions legacy;
+    legacy.contiguous_only_upsample = true;
+    return unet(legacy);
+  }
+  throw NotImplementedError("[models] \"" + std::string(name) + "\" is listed but has no factory");
 }
 
 }  // namespace lg::models

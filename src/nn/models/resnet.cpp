@@ -101,6 +101,10 @@ ResNet::ResNet(std::string_view block, std::vector<int64_t> layers, int64_t num_
                       "block must be \"basic\" or \"bottleneck\", got \"" + std::string(block) + "\"");
   nn::detail::require(layers.size() == 4, "ResNet", "layers must have 4 entries, got " + to_string(layers));
   nn::detail::require(num_classes > 0, "ResNet", "num_classes must be positive");
+  nn::detail::require(block == "bottleneck" || (groups == 1 && width_per_group == 64), "ResNet",
+                      "the basic block supports only groups=1 and width_per_group=64, got " +
+                          std::to_string(groups) + " and " + std::to_string(width_per_group));
+  nn::detail::require(groups > 0 && width_per_group > 0, "ResNet", "groups and width_per_group must be positive");
   int64_t inplanes = 64;
   conv1 = register_module("conv1", std::make_shared<Conv2d>(Conv2dOptions(3, 64, {7}).stride({2}).padding({3}).bias(false)));
   bn1 = register_module("bn1", bn(64));
@@ -117,7 +121,7 @@ ResNet::ResNet(std::string_view block, std::vector<int64_t> layers, int64_t num_
   layer4 = register_module("layer4", make(512, layers[3], 2));
   avgpool = register_module("avgpool", std::make_shared<nn::AdaptiveAvgPool2d>(std::vector<int64_t>{1, 1}));
   fc = register_module("fc", std::make_shared<nn::Linear>(nn::LinearOptions(inplanes, num_classes)));
-  detail::kaiming_fan_out<Conv2d>(*this);
+  detail::kaiming_normal<Conv2d>(*this, detail::Fan::Out);
 }
 
 Tensor ResNet::forward(const Tensor& input) {

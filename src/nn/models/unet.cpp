@@ -113,7 +113,7 @@ UNet::UNet(UNetOptions o) : Module("UNet"), options_(o) {
                                                     o.contiguous_only_upsample ? Up::Kind::LegacyBilinear
                                                                                : Up::Kind::Bilinear));
   outc = register_module("outc", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(b, o.num_classes, {1})));
-  detail::kaiming_fan_out<nn::Conv2d, nn::ConvTranspose2d>(*this);
+  detail::kaiming_normal<nn::Conv2d, nn::ConvTranspose2d>(*this, detail::Fan::Out);
 }
 
 Tensor UNet::forward(const Tensor& x) {
@@ -124,9 +124,15 @@ Tensor UNet::forward(const Tensor& x) {
   Tensor x2 = (*down1)(x1);
   Tensor x3 = (*down2)(x2);
   Tensor x4 = (*down3)(x3);
-  Tensor y = (*std::static_pointer_cast<Up>(up1))(x4, x3);
-  y = (*std::static_pointer_cast<Up>(up2))(y, x2);
-  y = (*std::static_pointer_cast<Up>(up3))(y, x1);
+  // The stages are public (and reassignable) as nn::Module; only an Up stage takes (x, skip).
+  auto stage = [](const std::shared_ptr<nn::Module>& m, const char* name) {
+    auto up = std::dynamic_pointer_cast<Up>(m);
+    if (!up) throw ValueError(std::string("[models::UNet] ") + name + " must be a decoder (Up) stage");
+    return up;
+  };
+  Tensor y = (*stage(up1, "up1"))(x4, x3);
+  y = (*stage(up2, "up2"))(y, x2);
+  y = (*stage(up3, "up3"))(y, x1);
   return (*outc)(y);
 }
 

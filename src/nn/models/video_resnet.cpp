@@ -64,7 +64,7 @@ VideoResNet::VideoResNet(std::vector<int64_t> layers, int64_t num_classes) : Mod
   layer4 = register_module("layer4", make(512, layers[3], 2));
   avgpool = register_module("avgpool", std::make_shared<nn::AdaptiveAvgPool3d>(std::vector<int64_t>{1, 1, 1}));
   fc = register_module("fc", std::make_shared<nn::Linear>(nn::LinearOptions(512, num_classes)));
-  detail::kaiming_fan_out<nn::Conv3d>(*this);
+  detail::kaiming_normal<nn::Conv3d>(*this, detail::Fan::Out);
   fc->weight = nn::detail::normal(fc->weight.sizes(), 0.01);
   fc->bias.zero_();
 }

@@ -27,7 +27,8 @@ void run_on(lg::Device device) {
   const lg::Tensor input =
       lg::randint(1, 10, {2, 8, 4, 4}, lg::TensorOptions().dtype(lg::kFloat16).device(device));
 
-  const lg::Tensor& weight = model->named_parameters()[0].second;
+  // named_parameters() returns a fresh list: hold the Tensor (a handle), not a reference into it.
+  const lg::Tensor weight = model->named_parameters()[0].second;
   std::cout << tag << "weight before: " << lg::describe_layout(weight) << "\n";
   lg::nn::utils::convert_conv2d_weight_memory_format(*model, lg::MemoryFormat::ChannelsLast);
   std::cout << tag << "weight after:  " << lg::describe_layout(model->named_parameters()[0].second) << "\n";

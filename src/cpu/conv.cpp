@@ -9,6 +9,8 @@
 // Threads: either the kernel's own loop runs on OpenMP with single-threaded BLAS inside, or the
 // loop runs serially and BLAS threads itself (cpu/parallel.h) -- never both.
 #include <algorithm>
+
+#include <omp.h>
 #include <vector>
 
 #include "cpu/conv_geometry.h"
@@ -107,8 +109,13 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias
     return;
   }
   dispatch::note_kernel("conv_nhwc_im2col_gemm_cpu");
-  // Tiles of output rows whose im2col block stays around 1 MiB (cache-sized, per thread).
-  const int64_t tile = std::clamp<int64_t>((int64_t{1} << 18) / std::max<int64_t>(kg, 1), 16, 4096);
+  // Tiles of output rows whose im2col block stays around 1 MiB (cache-sized, per thread), and
+  // at least one tile per thread: with narrow groups (ResNeXt: K = 9 x 4) the cache bound
+  // alone gave one tile for a whole 56x56 image, so one thread. (Four tiles per thread cost
+  // up to 1.5x on wide batch-1 layers: every tile's GEMM packs the weights again.)
+  const int64_t threads = std::max<int64_t>(1, omp_get_max_threads());
+  const int64_t cache_rows = (int64_t{1} << 18) / std::max<int64_t>(kg, 1);
+  const int64_t tile = std::clamp<int64_t>(std::min(cache_rows, (M + threads - 1) / threads), 16, 4096);
   const int64_t tiles = (M + tile - 1) / tile;
   auto run_tiles = [&](int64_t t0, int64_t t1) {
     std::vector<T> col(static_cast<size_t>(std::min(tile, M) * kg));

@@ -36,6 +36,7 @@ const std::vector<Case2d>& cases_2d() {
       {"1x1 (a plain GEMM)", {2, 5, 4, 4}, {3, 5, 1, 1}, {1}, {0}, {1}, 1, true},
       {"1x1 stride 2", {2, 5, 5, 4}, {3, 5, 1, 1}, {2}, {0}, {1}, 1, false},
       {"groups 2", {2, 4, 5, 5}, {6, 2, 3, 3}, {1}, {1}, {1}, 2, true},
+      {"groups 4 (ResNeXt-like), stride 2, dilation 2", {2, 16, 9, 8}, {8, 4, 3, 3}, {2}, {2}, {2}, 4, true},
       {"depthwise stride 2", {2, 4, 7, 7}, {4, 1, 3, 3}, {2}, {1}, {1}, 4, true},
       {"depthwise multiplier 2", {1, 3, 5, 6}, {6, 1, 3, 3}, {1}, {1}, {1}, 3, false},
       {"2x3 kernel, per-dim stride and padding", {2, 3, 6, 7}, {4, 3, 2, 3}, {1, 2}, {1, 0}, {1}, 1, true},

@@ -4,14 +4,7 @@ set -euo pipefail
 tool="$1"; dir="$2"
 diff -u "$dir/explain_nc11.expected" <("$tool" explain 2,3,1,1 3,1,1,1)
 diff -u "$dir/explain_cl_slice.expected" <("$tool" explain '(2,3,2,5)' '(60,1,30,3)')
-expect_failure() {
-  local want="$1"; shift
-  set +e
-  err="$("$tool" "$@" 2>&1 >/dev/null)"; rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || { echo "expected exit 2 from: $*; got $rc"; exit 1; }
-  case "$err" in *"$want"*) ;; *) echo "expected '$want' in: $err"; exit 1 ;; esac
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect_failure.sh"
 expect_failure "STRIDES has 2" explain 2,3,4 60,1
 expect_failure "comma-separated integers" explain 2,x 1,1
 expect_failure "negative stride" explain 2,3 -1,1

@@ -4,14 +4,7 @@
 set -euo pipefail
 tool="$1"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-expect_failure() {
-  local want="$1"; shift
-  set +e
-  err="$("$tool" "$@" 2>&1 >/dev/null)"; rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || { echo "expected exit 2 from: $*; got $rc"; exit 1; }
-  case "$err" in *"$want"*) ;; *) echo "expected '$want' in: $err"; exit 1 ;; esac
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect_failure.sh"
 # An input file: 2 x 3 x 32 x 32 float32 written with the format's own rules.
 python3 - "$tmp/x.safetensors" <<'PY'
 import json, random, struct, sys

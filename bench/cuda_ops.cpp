@@ -4,7 +4,8 @@
 // ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
 // ratios, no pass/fail.
 //
-//   build/bench/cuda_ops [--quick] [--conv-only]
+//   build/bench/cuda_ops [--quick] [--conv-only] [--cudnn-benchmark]
+// --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
 #include <cmath>
@@ -43,10 +44,11 @@ void row(const char* name, const std::string& shape, double bytes, double ms, do
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, conv_only = false;
+  bool quick = false, conv_only = false, benchmark = false;
   for (int i = 1; i < argc; ++i) {
     quick |= std::strcmp(argv[i], "--quick") == 0;
     conv_only |= std::strcmp(argv[i], "--conv-only") == 0;
+    benchmark |= std::strcmp(argv[i], "--cudnn-benchmark") == 0;
   }
   if (!lg::cuda::is_available()) {
     std::printf("no usable GPU: %s\n", lg::cuda::probe_report().c_str());
@@ -91,7 +93,9 @@ int main(int argc, char** argv) {
                             {256, 64, 1, 1, 56},   {128, 128, 3, 1, 28},  {512, 128, 1, 1, 28}, {256, 256, 3, 1, 14},
                             {1024, 256, 1, 1, 14}, {512, 512, 3, 1, 7},   {2048, 512, 1, 1, 7}, {512, 2048, 1, 1, 7}};
   const int64_t batch = quick ? 32 : 256;
-  std::printf("\nconv2d float16 (cuDNN), batch %lld: TFLOPS from median times\n", static_cast<long long>(batch));
+  lg::cuda::set_cudnn_benchmark(benchmark);
+  std::printf("\nconv2d float16 (cuDNN%s), batch %lld: TFLOPS from median times\n", benchmark ? ", benchmark mode" : "",
+              static_cast<long long>(batch));
   std::printf("%-22s %12s %12s %10s\n", "layer", "NHWC", "NCHW", "NHWC/NCHW");
   double log_sum = 0;
   int wins = 0, n = 0;

@@ -1,10 +1,13 @@
-// CPU throughput of the model zoo: images (clips for r3d_18) per second in channels_last and in
-// contiguous (NCHW), batch 1 and 16, at the models' default input sizes, in eval mode with the
-// guard off. The ratio column is channels_last / contiguous in the same run; the peer numbers
-// for PyTorch on the same machine come from bench/peer/pytorch_models.py.
+// Throughput of the model zoo: images (clips for r3d_18) per second in channels_last and in
+// contiguous (NCHW), at the models' default input sizes, in eval mode with the guard off. The
+// ratio column is channels_last / contiguous in the same run; the peer numbers for PyTorch on
+// the same machine come from bench/peer/pytorch_models.py (same flags).
 //
 //   models [--quick] [--models resnet18,resnet50,...] [--batches 1,16]
+//          [--device cpu|cuda] [--dtype float32|float16|bfloat16]
 //   --quick: batch 1 only, one timed run per point
+//   --device cuda: every timed call ends with lg::cuda::synchronize(), and cuDNN runs in
+//                  benchmark mode (as the PyTorch peer runs with cudnn.benchmark = True)
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -37,6 +40,8 @@ int main(int argc, char** argv) {
   for (const lg::models::ModelInfo& m : lg::models::model_infos())
     if (m.name != "unet_legacy") models.emplace_back(m.name);
   std::vector<int64_t> batches{1, 16};
+  lg::Device device = lg::kCPU;
+  lg::DType dtype = lg::kFloat32;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--quick") {
@@ -44,16 +49,41 @@ int main(int argc, char** argv) {
       batches = {1};
     } else if (a == "--models" && i + 1 < argc) {
       models = split(argv[++i]);
+    } else if (a == "--device" && i + 1 < argc) {
+      const std::string_view d = argv[++i];
+      if (d != "cpu" && d != "cuda") {
+        std::cerr << "models: --device takes cpu or cuda, got " << d << "\n";
+        return 2;
+      }
+      device = d == "cuda" ? lg::Device::cuda(0) : lg::kCPU;
+    } else if (a == "--dtype" && i + 1 < argc) {
+      const std::string_view d = argv[++i];
+      if (d != "float32" && d != "float16" && d != "bfloat16") {
+        std::cerr << "models: --dtype takes float32, float16 or bfloat16, got " << d << "\n";
+        return 2;
+      }
+      dtype = d == "float16" ? lg::kFloat16 : d == "bfloat16" ? lg::kBFloat16 : lg::kFloat32;
     } else if (a == "--batches" && i + 1 < argc) {
       batches.clear();
       for (const std::string& b : split(argv[++i])) batches.push_back(std::stoll(b));
     } else {
-      std::cerr << "usage: models [--quick] [--models a,b] [--batches 1,16]\n";
+      std::cerr << "usage: models [--quick] [--models a,b] [--batches 1,16] [--device cpu|cuda] [--dtype float16]\n";
       return 2;
     }
   }
-  std::printf("layoutguard model throughput, CPU, float32, eval, %d threads%s\n", omp_get_max_threads(),
-              quick ? " (--quick)" : "");
+  const bool cuda = device.is_cuda();
+  if (cuda) {
+    if (!lg::cuda::is_available()) {
+      std::printf("no usable GPU: %s\n", lg::cuda::probe_report().c_str());
+      return 0;
+    }
+    lg::cuda::set_cudnn_benchmark(true);
+    std::printf("layoutguard %s model throughput, %s, %s, eval, cuDNN benchmark mode%s\n", LG_VERSION,
+                lg::cuda::probe_report().c_str(), std::string(lg::dtype_name(dtype)).c_str(), quick ? " (--quick)" : "");
+  } else {
+    std::printf("layoutguard %s model throughput, CPU, %s, eval, %d threads%s\n", LG_VERSION,
+                std::string(lg::dtype_name(dtype)).c_str(), omp_get_max_threads(), quick ? " (--quick)" : "");
+  }
   std::printf("%-16s %5s %-14s %12s %12s %12s %8s\n", "model", "batch", "input", "NCHW img/s", "NHWC img/s",
               "NHWC ms", "NHWC/NCHW");
   for (const std::string& name : models) {
@@ -63,16 +93,23 @@ int main(int argc, char** argv) {
       std::vector<int64_t> sizes{batch, 3};
       sizes.insert(sizes.end(), info.size.begin(), info.size.end());
       lg::manual_seed(0);
-      const lg::Tensor x = lg::randn(sizes);
+      const lg::Tensor x = lg::randn(sizes).to(lg::TensorOptions().dtype(dtype).device(device));
       double ips[2] = {0, 0}, ms_cl = 0;
       for (int f = 0; f < 2; ++f) {
         const lg::MemoryFormat fmt = f == 0 ? lg::MemoryFormat::Contiguous : cl;
         std::shared_ptr<lg::nn::Module> model = lg::models::create_model(name);
         model->eval();
+        model->to(dtype);
+        model->to(device);
         if (fmt == lg::MemoryFormat::ChannelsLast) lg::nn::utils::convert_conv2d_weight_memory_format(*model, fmt);
         if (fmt == lg::MemoryFormat::ChannelsLast3d) lg::nn::utils::convert_conv3d_weight_memory_format(*model, fmt);
         const lg::Tensor input = x.to(fmt);
-        const lg::bench::Timing t = lg::bench::time_it([&] { (*model)(input); }, quick ? 1 : 3, quick ? 0 : 3000);
+        const lg::bench::Timing t = lg::bench::time_it(
+            [&] {
+              (*model)(input);
+              if (cuda) lg::cuda::synchronize();
+            },
+            quick ? 1 : 10, quick ? 0 : 3000);
         ips[f] = double(batch) * 1000.0 / t.median_ms;
         if (f == 1) ms_cl = t.median_ms;
       }

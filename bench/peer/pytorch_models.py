@@ -1,28 +1,46 @@
 #!/usr/bin/env python3
-"""PyTorch's CPU throughput for the torchvision models that bench/models.cpp measures, in the
-same table shape: images (clips) per second, contiguous vs channels_last, eval, float32,
-torch.no_grad(), same thread count. Run beside `build/bench/models` on the same machine:
+"""PyTorch's throughput for the torchvision models that bench/models.cpp measures, in the same
+table shape: images (clips) per second, contiguous vs channels_last, eval, inference_mode, same
+thread count. On CUDA (--device cuda) every timed call ends with torch.cuda.synchronize() and
+cuDNN runs with cudnn.benchmark = True. Run beside `build/bench/models` on the same machine:
 
-    python3 bench/peer/pytorch_models.py [--quick] [--threads 2]
+    python3 bench/peer/pytorch_models.py [--quick] [--threads 2] [--device cuda --dtype float16]
+
+Where torchvision is not installed (a bare GPU machine), resnet50 comes from
+bench/peer/resnet50_plain.py, the same architecture in plain torch.nn.
 """
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import torch
-import torchvision
 
-MODELS = {
-    "resnet18": (torchvision.models.resnet18, [224, 224]),
-    "resnet50": (torchvision.models.resnet50, [224, 224]),
-    "resnext50_32x4d": (torchvision.models.resnext50_32x4d, [224, 224]),
-    "mobilenet_v2": (torchvision.models.mobilenet_v2, [224, 224]),
-    "densenet121": (torchvision.models.densenet121, [224, 224]),
-    "r3d_18": (torchvision.models.video.r3d_18, [16, 112, 112]),
-}
+try:
+    import torchvision
+
+    MODELS = {
+        "resnet18": (torchvision.models.resnet18, [224, 224]),
+        "resnet50": (torchvision.models.resnet50, [224, 224]),
+        "resnext50_32x4d": (torchvision.models.resnext50_32x4d, [224, 224]),
+        "mobilenet_v2": (torchvision.models.mobilenet_v2, [224, 224]),
+        "densenet121": (torchvision.models.densenet121, [224, 224]),
+        "r3d_18": (torchvision.models.video.r3d_18, [16, 112, 112]),
+    }
+    SOURCE = f"torchvision {torchvision.__version__}"
+except ImportError:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import resnet50_plain
+
+    MODELS = {"resnet50": (resnet50_plain.resnet50, [224, 224])}
+    SOURCE = "no torchvision: resnet50 from bench/peer/resnet50_plain.py"
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def median_ms(fn, runs, budget_ms):
+    fn()
     fn()
     ms = []
     while len(ms) < runs or (sum(ms) < budget_ms and len(ms) < 200):
@@ -38,23 +56,38 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--batches", default="1,16")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--dtype", default="float32", choices=list(DTYPES))
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    dtype = DTYPES[a.dtype]
+    cuda = a.device == "cuda"
     batches = [1] if a.quick else [int(b) for b in a.batches.split(",")]
-    print(f"PyTorch {torch.__version__} model throughput, CPU, float32, eval, {a.threads} threads")
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        where = f"{torch.cuda.get_device_name(0)}, cuDNN {torch.backends.cudnn.version()}, cudnn.benchmark"
+    else:
+        where = f"CPU, {a.threads} threads"
+    print(f"PyTorch {torch.__version__} model throughput, {where}, {a.dtype}, eval, {SOURCE}")
     print(f"{'model':16s} {'batch':>5s} {'input':14s} {'NCHW img/s':>12s} {'NHWC img/s':>12s} {'NHWC ms':>12s} {'NHWC/NCHW':>8s}")
     for name in a.models.split(","):
         ctor, size = MODELS[name]
         cl = torch.channels_last_3d if len(size) == 3 else torch.channels_last
         for batch in batches:
             torch.manual_seed(0)
-            x = torch.randn([batch, 3] + size)
+            x = torch.randn([batch, 3] + size).to(device=a.device, dtype=dtype)
             ips = []
             for fmt in (torch.contiguous_format, cl):
-                model = ctor(weights=None).eval().to(memory_format=fmt)
+                model = ctor(weights=None).eval().to(device=a.device, dtype=dtype, memory_format=fmt)
                 inp = x.contiguous(memory_format=fmt)
-                with torch.no_grad():
-                    ms = median_ms(lambda: model(inp), 1 if a.quick else 3, 0 if a.quick else 3000)
+
+                def call():
+                    model(inp)
+                    if cuda:
+                        torch.cuda.synchronize()
+
+                with torch.inference_mode():
+                    ms = median_ms(call, 1 if a.quick else 10, 0 if a.quick else 3000)
                 ips.append((batch * 1000 / ms, ms))
             print(f"{name:16s} {batch:5d} {str(tuple(size)).replace(' ', ''):14s} {ips[0][0]:12.2f} {ips[1][0]:12.2f} "
                   f"{ips[1][1]:12.1f} {ips[1][0] / ips[0][0]:7.2f}x", flush=True)

@@ -29,4 +29,12 @@ bool sync_debug();
 void set_allow_tf32(bool on);
 bool allow_tf32();
 
+// cuDNN benchmark mode, like torch.backends.cudnn.benchmark: off by default. When on, the first
+// convolution of each new (shapes, strides, dtypes, parameters) key times every engine
+// configuration cuDNN offers for it, on the call's own tensors, and keeps the fastest; later
+// calls with that key reuse the choice. The first call of a key is slower (tens of
+// milliseconds); pays off when the same shapes repeat, as in inference loops.
+void set_cudnn_benchmark(bool on);
+bool cudnn_benchmark();
+
 }  // namespace lg::cuda

@@ -3,9 +3,11 @@
 // Tensors reach cuDNN with their own dims and strides, so NHWC runs NHWC: the only conversions
 // are ATen's, an input or weight not dense in the output's format is made so first (a recorded
 // contiguous()). Execution plans are cached per (device, op, dtypes, dims, strides,
-// alignments, convolution parameters); the first engine configuration the heuristics propose
-// that finalises is used.
+// alignments, convolution parameters). The engine is the first configuration the heuristics
+// propose that finalises, or with lg::cuda::set_cudnn_benchmark(true) the fastest of all of
+// them, timed once per cache key.
 #include <array>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -112,6 +114,23 @@ struct Plan {
   int64_t workspace = 0;
 };
 
+// The device pointers of one execution, in the order of kUids.
+constexpr std::array<int64_t, 3> kUids{'x', 'w', 'y'};
+using Pointers = std::array<void*, 3>;
+
+cudnnStatus_t execute(cudnnHandle_t handle, const Desc& plan, Pointers pointers, void* workspace, std::string_view op) {
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, op);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, kUids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  pack.finalize();
+  return cudnnBackendExecute(handle, plan.get(), pack.get());
+}
+
+Tensor workspace_tensor(int64_t bytes, Device device) {
+  return empty({std::max<int64_t>(bytes, 1)}, TensorOptions().dtype(kUInt8).device(device));
+}
+
 std::unique_ptr<Desc> tensor_desc(const TensorInfo& t, cudnnDataType_t dt, std::string_view op) {
   auto d = std::make_unique<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR, op);
   d->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
@@ -145,9 +164,10 @@ struct ConvSpec {
   std::vector<int64_t> pre, post, stride, dilation;
 };
 
-// Builds the operation graph and the execution plan of the first workable engine config.
-Plan build_plan(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, const TensorInfo& w, const TensorInfo& y,
-                DType dtype, std::string_view op) {
+// The execution plans cuDNN can finalise for one convolution, in its heuristics' order of
+// preference (mode A, then the fallback list); with `first_only`, just the first of them.
+std::vector<Plan> candidate_plans(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, const TensorInfo& w,
+                                  const TensorInfo& y, DType dtype, bool first_only, std::string_view op) {
   const cudnnDataType_t dt = data_type(dtype);
   const cudnnDataType_t compute = dtype == kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   auto xd = tensor_desc(x, dt, op), wd = tensor_desc(w, dt, op), yd = tensor_desc(y, dt, op);
@@ -203,12 +223,13 @@ Plan build_plan(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, co
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   graph.finalize();
 
+  std::vector<Plan> plans;
   for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, op);
     heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
     heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
     heur.finalize();
-    constexpr int kMaxConfigs = 16;
+    constexpr int kMaxConfigs = 32;
     std::vector<std::unique_ptr<Desc>> configs;
     std::array<cudnnBackendDescriptor_t, kMaxConfigs> raw{};
     for (int i = 0; i < kMaxConfigs; ++i) {
@@ -232,18 +253,64 @@ Plan build_plan(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, co
                                               &count, &p.workspace),
                      op);
       p.plan = std::move(plan);
-      return p;
+      plans.push_back(std::move(p));
+      if (first_only) return plans;
     }
   }
+  if (!plans.empty()) return plans;
   throw NotImplementedError(lg::detail::str("[", op, "] cuDNN has no engine for this convolution (", dtype,
                                             ", input dims ", IntArrayRef(x.dims), " strides ", IntArrayRef(x.strides),
                                             ", weight dims ", IntArrayRef(w.dims), ")"));
 }
 
+// Benchmark mode: the candidate that runs fastest on the call's own tensors (one warm-up, then
+// the best of three timed runs each). Candidates whose workspace cannot be allocated or whose
+// execution fails are skipped, as PyTorch's benchmark skips them.
+Plan fastest_plan(cudnnHandle_t handle, std::vector<Plan> candidates, Pointers pointers, Device device,
+                  std::string_view op) {
+  cudaStream_t stream = cuda::detail::stream_for(device);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  LG_CUDA_CHECK(cudaEventCreate(&start), op);
+  LG_CUDA_CHECK(cudaEventCreate(&stop), op);
+  size_t best = candidates.size();
+  float best_ms = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Tensor ws;
+    try {
+      ws = workspace_tensor(candidates[i].workspace, device);
+    } catch (const OutOfMemoryError&) {
+      continue;
+    }
+    if (execute(handle, *candidates[i].plan, pointers, ws.data_ptr(), op) != CUDNN_STATUS_SUCCESS) continue;
+    float ms = 0;
+    for (int run = 0; run < 3; ++run) {
+      LG_CUDA_CHECK(cudaEventRecord(start, stream), op);
+      const cudnnStatus_t status = execute(handle, *candidates[i].plan, pointers, ws.data_ptr(), op);
+      LG_CUDA_CHECK(cudaEventRecord(stop, stream), op);
+      LG_CUDA_CHECK(cudaEventSynchronize(stop), op);
+      float t = 0;
+      LG_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop), op);
+      if (status != CUDNN_STATUS_SUCCESS) t = INFINITY;
+      ms = run == 0 ? t : std::min(ms, t);
+    }
+    if (std::isfinite(ms) && (best == candidates.size() || ms < best_ms)) {
+      best = i;
+      best_ms = ms;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  // A failed candidate must not leave its error behind for the next launch check.
+  (void)cudaGetLastError();
+  if (best == candidates.size()) return std::move(candidates.front());  // none ran: the heuristics' choice raises
+  return std::move(candidates[best]);
+}
+
 std::string key_of(Device device, const ConvSpec& s, DType dt, const TensorInfo& x, const TensorInfo& w,
                    const TensorInfo& y) {
   std::ostringstream k;
-  k << device.index() << (s.transposed ? "T" : "F") << static_cast<int>(dt) << (cuda::allow_tf32() ? "tf32" : "");
+  k << device.index() << (s.transposed ? "T" : "F") << static_cast<int>(dt) << (cuda::allow_tf32() ? "tf32" : "")
+    << (cuda::cudnn_benchmark() ? "bench" : "");
   for (const TensorInfo* t : {&x, &w, &y}) k << '|' << IntArrayRef(t->dims) << IntArrayRef(t->strides) << t->alignment;
   k << '|' << IntArrayRef(s.pre) << IntArrayRef(s.post) << IntArrayRef(s.stride) << IntArrayRef(s.dilation);
   return k.str();
@@ -274,28 +341,28 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
   }
   const TensorInfo xi = info(x, 'x', drop_depth), wi = info(w, 'w', drop_depth), yi = info(out, 'y', drop_depth);
   cudnnHandle_t handle = handle_for(device);
+  const Pointers pointers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   static std::mutex mutex;
   static std::map<std::string, Plan> cache;
+  const bool benchmark = cuda::cudnn_benchmark();
   const std::string key = key_of(device, s, out.dtype(), xi, wi, yi);
-  cudnnBackendDescriptor_t plan = nullptr;
+  const Desc* plan = nullptr;
   int64_t workspace = 0;
   {
+    // Held while a benchmark times candidates too: two threads must not time on one stream.
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, build_plan(handle, s, xi, wi, yi, out.dtype(), op)).first;
-    plan = it->second.plan->get();
+    if (it == cache.end()) {
+      std::vector<Plan> candidates = candidate_plans(handle, s, xi, wi, yi, out.dtype(), !benchmark, op);
+      Plan chosen = benchmark ? fastest_plan(handle, std::move(candidates), pointers, device, op)
+                              : std::move(candidates.front());
+      it = cache.emplace(key, std::move(chosen)).first;
+    }
+    plan = it->second.plan.get();  // map nodes are stable and never erased
     workspace = it->second.workspace;
   }
-  const Tensor ws = empty({std::max<int64_t>(workspace, 1)}, TensorOptions().dtype(kUInt8).device(device));
-  std::array<void*, 3> pointers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
-  std::array<int64_t, 3> uids{'x', 'w', 'y'};
-  void* ws_ptr = ws.data_ptr();
-  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, op);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_ptr);
-  pack.finalize();
-  LG_CUDNN_CHECK(cudnnBackendExecute(handle, plan, pack.get()), op);
+  const Tensor ws = workspace_tensor(workspace, device);
+  cudnn_check(execute(handle, *plan, pointers, ws.data_ptr(), op), "cudnnBackendExecute", op);
   cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", op, device);
   if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
 }

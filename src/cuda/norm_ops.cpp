@@ -1,9 +1,14 @@
 // batch_norm, group_norm, instance_norm and layer_norm on CUDA. The device computes per-group
 // moments and applies the affine map (kernels/norm.cu); the host turns the moments into
-// statistics and updates the running stats with core/channel_statistics.h, as the CPU does, so both devices
-// normalise with the same numbers. The moments cross to the host once per pass (a few KB): a
-// fused device-side reduction is the faster design and is left for later.
+// statistics and updates the running stats with core/channel_statistics.h, as the CPU does, so
+// both devices normalise with the same numbers. The moments cross to the host once per pass (a
+// few KB): a fused device-side reduction is the faster design and is left for later.
+//
+// Normalising with running stats (evaluation-mode batch norm, the inference path) never leaves
+// the device: a small kernel turns the stats into per-channel scale and shift, and a packed
+// kernel applies them to dense NCHW or channels-last tensors at memory bandwidth.
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include <layoutguard/factories.h>
@@ -52,11 +57,57 @@ void affine(const kernels::GroupedView& v, const Tensor& out, const Tensor& inpu
       "kernels::group_affine", op, out.device());
 }
 
+// The channel-affine view of a dense input that `out` shares strides with, if it is one: NCHW
+// contiguous, or channels innermost (channels_last and channels_last_3d).
+std::optional<kernels::ChannelAffine> channel_affine_view(const Tensor& out, const Tensor& input) {
+  if (out.strides() != input.strides() || !input.is_non_overlapping_and_dense() || input.dtype() == kFloat64)
+    return std::nullopt;
+  kernels::ChannelAffine a;
+  a.numel = input.numel();
+  a.channels = input.size(1);
+  if (input.is_contiguous()) a.inner = a.numel / (input.size(0) * a.channels);
+  else if (input.stride(1) == 1) a.channels_innermost = true;
+  else return std::nullopt;
+  return a;
+}
+
+const double* optional_ptr(const Tensor& t) { return t.defined() ? ptr(t) : nullptr; }
+
+// y = x * scale[c] + shift[c] through the packed kernel.
+void apply_channel_affine(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input, const Tensor& scale,
+                          const Tensor& shift, std::string_view op) {
+  cuda::detail::check_launch(
+      kernels::channel_affine(a, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),
+                              cuda::detail::scalar_type(input.dtype()), static_cast<const float*>(scale.data_ptr()),
+                              static_cast<const float*>(shift.data_ptr()), cuda::detail::stream_for(out.device())),
+      "kernels::channel_affine", op, out.device());
+}
+
+// Evaluation with running stats on a dense input: coefficients and affine map on the device.
+void channel_norm_running_cuda(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input,
+                               const dispatch::ChannelNormParams& p, std::string_view op) {
+  const Device device = out.device();
+  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
+  const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
+  const Tensor mean = p.running_mean.contiguous().to(f64), var = p.running_var.contiguous().to(f64);
+  const Tensor w = p.weight.defined() ? p.weight.contiguous().to(f64) : Tensor();
+  const Tensor b = p.bias.defined() ? p.bias.contiguous().to(f64) : Tensor();
+  const Tensor scale = empty({a.channels}, f32), shift = empty({a.channels}, f32);
+  cuda::detail::check_launch(kernels::channel_coefficients(a.channels, ptr(mean), ptr(var), optional_ptr(w),
+                                                           optional_ptr(b), p.eps, static_cast<float*>(scale.data_ptr()),
+                                                           static_cast<float*>(shift.data_ptr()),
+                                                           cuda::detail::stream_for(device)),
+                             "kernels::channel_coefficients", op, device);
+  apply_channel_affine(a, out, input, scale, shift, op);
+}
+
 void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
   const std::string_view op = "channel norm (CUDA)";
   if (out.numel() == 0) return;
   const Device device = out.device();
   const int64_t N = input.size(0), C = input.size(1);
+  const std::optional<kernels::ChannelAffine> fast = channel_affine_view(out, input);
+  if (fast && !p.use_input_stats) return channel_norm_running_cuda(*fast, out, input, p, op);
   kernels::GroupedView v;
   v.outer_dims = 2;
   v.inner_dims = 3;
@@ -88,6 +139,16 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   const std::vector<double> w = p.weight.defined() ? to_host(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? to_host(p.bias) : std::vector<double>(C, 0.0);
   const norm::ChannelStatistics::Affine af = stats.affine(w, b, p.eps);
+  if (fast && p.across_batch) {
+    // One statistic per channel: plane c of sample 0 holds channel c's map.
+    std::vector<double> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+    for (size_t c = 0; c < scale.size(); ++c) {
+      scale[c] = af.scale[c];
+      shift[c] = af.shift[c] - af.mean[c] * af.scale[c];
+    }
+    const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
+    return apply_channel_affine(*fast, out, input, to_device(scale, device).to(f32), to_device(shift, device).to(f32), op);
+  }
   affine(v, out, input, to_device(af.mean, device), to_device(af.scale, device), to_device(af.shift, device), Tensor(),
          Tensor(), op);
 }

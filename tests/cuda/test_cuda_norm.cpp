@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "cuda/cuda_testing.h"
 
@@ -27,23 +28,30 @@ Tol norm_device_tol(lg::DType dt) {
 TEST_SUITE("cuda") {
 
 TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, evaluation uses them") {
-  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16})
-    for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
-      CAPTURE(dt);
-      CAPTURE(f);
-      const Tensor x = noise_in({4, 6, 5, 7}, f, lg::kFloat32, 1).to(dt);
-      const Tensor w = noise_in({6}, MemoryFormat::Contiguous, lg::kFloat32, 2);
-      const Tensor b = noise_in({6}, MemoryFormat::Contiguous, lg::kFloat32, 3);
-      Tensor rm = lg::zeros({6}), rv = lg::ones({6});
-      Tensor drm = rm.cuda(), drv = rv.cuda();
-      const Tensor want = lg::batch_norm(x, w, b, rm, rv, true, 0.2, 1e-5);
-      const Tensor got = lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, true, 0.2, 1e-5);
-      check_same(got, want, norm_device_tol(dt));
-      check_same(drm, rm, {1e-6, 1e-5});
-      check_same(drv, rv, {1e-6, 1e-5});
-      check_same(lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, false), lg::batch_norm(x, w, b, rm, rv, false),
-                 norm_device_tol(dt));
-    }
+  // 6 channels take the scalar channel-affine kernel, 16 channels (and 24-element planes) the
+  // packed one; float64 the general per-plane kernel.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 6, 5, 7}, std::vector<int64_t>{2, 16, 4, 6}})
+    for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64})
+      for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+        CAPTURE(dt);
+        CAPTURE(f);
+        CAPTURE(lg::to_string(shape));
+        const int64_t C = shape[1];
+        const Tensor x = noise_in(shape, f, lg::kFloat32, 1).to(dt);
+        const Tensor w = noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 2);
+        const Tensor b = noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 3);
+        Tensor rm = lg::zeros({C}), rv = lg::ones({C});
+        Tensor drm = rm.cuda(), drv = rv.cuda();
+        const Tensor want = lg::batch_norm(x, w, b, rm, rv, true, 0.2, 1e-5);
+        const Tensor got = lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, true, 0.2, 1e-5);
+        check_same(got, want, norm_device_tol(dt));
+        check_same(drm, rm, {1e-6, 1e-5});
+        check_same(drv, rv, {1e-6, 1e-5});
+        check_same(lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, false),
+                   lg::batch_norm(x, w, b, rm, rv, false), norm_device_tol(dt));
+        check_same(lg::batch_norm(x.cuda(), std::nullopt, std::nullopt, drm, drv, false),
+                   lg::batch_norm(x, std::nullopt, std::nullopt, rm, rv, false), norm_device_tol(dt));
+      }
   const Tensor x5 = noise_in({2, 3, 4, 5, 6}, MemoryFormat::ChannelsLast3d, lg::kFloat32, 4);
   check_same(lg::batch_norm(x5.cuda(), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true),
              lg::batch_norm(x5, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true), norm_device_tol(lg::kFloat32));

@@ -114,7 +114,10 @@ TEST_CASE("conversions on the device match the CPU's exactly: formats, dtypes, b
 }
 
 TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-D, in 1/2/4/8-byte dtypes") {
-  const std::vector<std::vector<int64_t>> shapes{{3, 70, 9, 11}, {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}};
+  // Odd sizes take the scalar tiles; sizes divisible by 2 or 4 the packed ones for 2- and
+  // 1-byte types (partial 64- and 128-wide tiles included); 3 or 5 channels the thin planes.
+  const std::vector<std::vector<int64_t>> shapes{{3, 70, 9, 11},  {2, 3, 40, 41},  {2, 130, 1, 3}, {1, 33, 33, 33},
+                                                 {2, 68, 12, 20}, {3, 130, 10, 14}, {2, 5, 30, 20}, {2, 256, 7, 8}};
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
     for (const auto& shape : shapes) {
       CAPTURE(dt);
@@ -127,6 +130,17 @@ TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-
       CHECK(values(back.cpu()) == values(x));
       CHECK(ls(back) == ls(x));
     }
+  // A base one element off the packet alignment must take the scalar tiles.
+  for (lg::DType dt : {lg::kUInt8, lg::kFloat16}) {
+    const Tensor flat = lg::mul(noise_in({1 + 2 * 64 * 8 * 8}, MemoryFormat::Contiguous, lg::kFloat32, 23), 50.0).to(dt);
+    const Tensor x = flat.narrow(0, 1, 2 * 64 * 8 * 8).view({2, 64, 8, 8});
+    const Tensor moved = x.cuda().narrow(0, 0, 2);  // same shape; device copy is dense again
+    const Tensor dev_flat = flat.cuda();
+    const Tensor off = dev_flat.narrow(0, 1, 2 * 64 * 8 * 8).view({2, 64, 8, 8});
+    REQUIRE(reinterpret_cast<uintptr_t>(off.data_ptr()) % 4 != 0);
+    CHECK(values(off.contiguous(MemoryFormat::ChannelsLast).cpu()) == values(x));
+    CHECK(values(moved.contiguous(MemoryFormat::ChannelsLast).cpu()) == values(x));
+  }
   const Tensor x5 = noise_in({2, 37, 3, 9, 10}, MemoryFormat::Contiguous, lg::kFloat32, 22);
   const Tensor d5 = x5.cuda().contiguous(MemoryFormat::ChannelsLast3d);
   CHECK(values(d5.cpu()) == values(x5));

@@ -1,4 +1,4 @@
-// Copies on the device: strided copies by element size (a 32x32 shared-memory tile when the two
+// Copies on the device: strided copies by element size (a shared-memory tile when the two
 // innermost dims swap between source and destination, as between NCHW and NHWC), dtype
 // conversion of dense buffers, and fills.
 #include <utility>
@@ -51,56 +51,105 @@ __device__ inline void batch_offsets(const TransposePlan& p, I b, I& dbase, I& s
   }
 }
 
-// Tiles of 32 x 32 through shared memory: reads run along rows (unit stride in src), writes
-// along cols (unit stride in dst). Each block walks kTilesPerBlock tiles down the rows, so
-// blocks live long enough to keep loads in flight. I is int32_t whenever every offset fits.
-template <typename T, typename I>
+// Tiles of 32V x 32V through shared memory: reads run along rows (unit stride in src), writes
+// along cols (unit stride in dst), each thread moving V neighbours as one packet, so a warp
+// touches 32 * V * sizeof(T) contiguous bytes per access (V = 2 makes float16 warps move 128
+// bytes, as float32 ones do with V = 1). Each block walks several tiles down the rows, so blocks
+// live long enough to keep loads in flight. I is int32_t whenever every offset fits. V > 1
+// needs rows, cols and every stride but the unit ones divisible by V, and aligned bases.
+template <typename T, typename I, int V>
 __global__ void copy_transposed(TransposePlan p) {
-  __shared__ T tile[kTile][kTile + 1];
+  constexpr int kSide = kTile * V;
+  constexpr int kTiles = kTilesPerBlock / V > 0 ? kTilesPerBlock / V : 1;
+  // One element of padding keeps the column reads of the write phase on distinct banks.
+  __shared__ T tile[kSide][kSide + 1];
   const T* src = reinterpret_cast<const T*>(p.src);
   T* dst = reinterpret_cast<T*>(p.dst);
   const I rows = static_cast<I>(p.rows), cols = static_cast<I>(p.cols);
   const I src_row = static_cast<I>(p.src_row), src_col = static_cast<I>(p.src_col);
   const I dst_row = static_cast<I>(p.dst_row), dst_col = static_cast<I>(p.dst_col);
-  const I c0 = static_cast<I>(blockIdx.x) * kTile;
+  const I c0 = static_cast<I>(blockIdx.x) * kSide;
+  const int lane = static_cast<int>(threadIdx.x) * V;
   for (I b = blockIdx.z; b < static_cast<I>(p.batches); b += gridDim.z) {
     I dbase, sbase;
     batch_offsets<I>(p, b, dbase, sbase);
-    for (int t = 0; t < kTilesPerBlock; ++t) {
-      const I r0 = (static_cast<I>(blockIdx.y) * kTilesPerBlock + t) * kTile;
+    for (int t = 0; t < kTiles; ++t) {
+      const I r0 = (static_cast<I>(blockIdx.y) * kTiles + t) * kSide;
       if (r0 >= rows) break;
-      const I r = r0 + threadIdx.x;
+      const I r = r0 + lane;
 #pragma unroll
-      for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      for (int k = threadIdx.y; k < kSide; k += kTileRows) {
         const I c = c0 + k;
-        if (r < rows && c < cols) tile[k][threadIdx.x] = src[sbase + r * src_row + c * src_col];
+        if (r < rows && c < cols) {
+          if constexpr (V == 1) {
+            tile[k][lane] = src[sbase + r * src_row + c * src_col];
+          } else {
+            const Packet<T, V> in = *reinterpret_cast<const Packet<T, V>*>(src + sbase + r + c * src_col);
+#pragma unroll
+            for (int v = 0; v < V; ++v) tile[k][lane + v] = in.v[v];
+          }
+        }
       }
       __syncthreads();
-      const I c = c0 + threadIdx.x;
+      const I c = c0 + lane;
 #pragma unroll
-      for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      for (int k = threadIdx.y; k < kSide; k += kTileRows) {
         const I rr = r0 + k;
-        if (rr < rows && c < cols) dst[dbase + rr * dst_row + c * dst_col] = tile[threadIdx.x][k];
+        if (rr < rows && c < cols) {
+          if constexpr (V == 1) {
+            dst[dbase + rr * dst_row + c * dst_col] = tile[lane][k];
+          } else {
+            Packet<T, V> out;
+#pragma unroll
+            for (int v = 0; v < V; ++v) out.v[v] = tile[lane + v][k];
+            *reinterpret_cast<Packet<T, V>*>(dst + dbase + rr * dst_row + c) = out;
+          }
+        }
       }
       __syncthreads();
     }
   }
 }
 
-// A plane with few columns (NCHW -> NHWC of an RGB image): one thread per row reads its
-// columns (coalesced across threads in src) and writes them next to each other in dst.
+// A plane with few columns (fewer than kTile / 4: NCHW <-> NHWC of an RGB image): a block
+// stages kThreads rows x cols through shared memory, so both the reads and the writes run
+// along whichever side is unit-stride (row after row when the columns are innermost, one
+// column at a time across the rows otherwise).
+constexpr int kThinCols = kTile / 4;
+
 template <typename T, typename I>
 __global__ void copy_thin(TransposePlan p) {
+  __shared__ T stage[kThinCols * kThreads];  // row r, column c at r * cols + c
   const T* src = reinterpret_cast<const T*>(p.src);
   T* dst = reinterpret_cast<T*>(p.dst);
-  const I rows = static_cast<I>(p.rows), cols = static_cast<I>(p.cols), total = rows * static_cast<I>(p.batches);
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
-    const I b = i / rows, r = i % rows;
+  const I rows = static_cast<I>(p.rows), cols = static_cast<I>(p.cols);
+  const I chunks = (rows + kThreads - 1) / kThreads;
+  const I src_row = static_cast<I>(p.src_row), src_col = static_cast<I>(p.src_col);
+  const I dst_row = static_cast<I>(p.dst_row), dst_col = static_cast<I>(p.dst_col);
+  const I tid = threadIdx.x;
+  for (I block = blockIdx.x; block < chunks * static_cast<I>(p.batches); block += gridDim.x) {
+    const I b = block / chunks, r0 = (block % chunks) * kThreads;
+    const I n = rows - r0 < kThreads ? rows - r0 : kThreads;
     I dbase, sbase;
     batch_offsets<I>(p, b, dbase, sbase);
-    const T* s = src + sbase + r * static_cast<I>(p.src_row);
-    T* d = dst + dbase + r * static_cast<I>(p.dst_row);
-    for (I c = 0; c < cols; ++c) d[c * static_cast<I>(p.dst_col)] = s[c * static_cast<I>(p.src_col)];
+    if (src_col == 1) {
+      for (I k = tid; k < n * cols; k += kThreads) {
+        const I r = k / cols, c = k - r * cols;
+        stage[k] = src[sbase + (r0 + r) * src_row + c];
+      }
+    } else if (tid < n) {
+      for (I c = 0; c < cols; ++c) stage[tid * cols + c] = src[sbase + (r0 + tid) * src_row + c * src_col];
+    }
+    __syncthreads();
+    if (dst_col == 1) {
+      for (I k = tid; k < n * cols; k += kThreads) {
+        const I r = k / cols, c = k - r * cols;
+        dst[dbase + (r0 + r) * dst_row + c] = stage[k];
+      }
+    } else if (tid < n) {
+      for (I c = 0; c < cols; ++c) dst[dbase + (r0 + tid) * dst_row + c * dst_col] = stage[tid * cols + c];
+    }
+    __syncthreads();
   }
 }
 
@@ -165,26 +214,37 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
       p.batches *= g.sizes[d];
     }
     const bool narrow = reach < (int64_t{1} << 31) && g.numel < (int64_t{1} << 31);
-    if (p.cols < kTile / 4 || p.rows < kTile / 4) {
-      // One side is thin: a thread per position along the long side walks the short one.
-      const bool thin_cols = p.cols < p.rows;
-      if (!thin_cols) {  // swap the roles of rows and cols: a thread per column
+    if (p.cols < kThinCols || p.rows < kThinCols) {
+      // One side is thin: blocks of kThreads positions along the long side.
+      if (p.cols >= kThinCols) {  // make the thin side the columns
         std::swap(p.rows, p.cols);
         std::swap(p.src_row, p.src_col);
         std::swap(p.dst_row, p.dst_col);
       }
-      const unsigned blocks = blocks_for(p.rows * p.batches, kThreads);
+      const int64_t chunks = (p.rows + kThreads - 1) / kThreads * p.batches;
+      const unsigned blocks = static_cast<unsigned>(chunks < 65535 * 8 ? chunks : 65535 * 8);
       if (narrow) copy_thin<T, int32_t><<<blocks, kThreads, 0, stream>>>(p);
       else copy_thin<T, int64_t><<<blocks, kThreads, 0, stream>>>(p);
       return cudaGetLastError();
     }
-    const int64_t gx = (p.cols + kTile - 1) / kTile;
-    const int64_t gy = (p.rows + kTile * kTilesPerBlock - 1) / (kTile * kTilesPerBlock);
+    // Packets of V = 4 / sizeof(T) elements for 1- and 2-byte types when everything divides.
+    constexpr int V = sizeof(T) < 4 ? static_cast<int>(4 / sizeof(T)) : 1;
+    bool packed = V > 1 && p.rows % V == 0 && p.cols % V == 0 && p.src_col % V == 0 && p.dst_row % V == 0 &&
+                  reinterpret_cast<uintptr_t>(p.src) % (V * sizeof(T)) == 0 &&
+                  reinterpret_cast<uintptr_t>(p.dst) % (V * sizeof(T)) == 0;
+    for (int d = 0; d < p.nb; ++d) packed = packed && p.bsrc[d] % V == 0 && p.bdst[d] % V == 0;
+    const int side = kTile * (packed ? V : 1);
+    const int tiles = packed ? (kTilesPerBlock / V > 0 ? kTilesPerBlock / V : 1) : kTilesPerBlock;
+    const int64_t gx = (p.cols + side - 1) / side;
+    const int64_t gy = (p.rows + int64_t{side} * tiles - 1) / (int64_t{side} * tiles);
     if (gy <= 65535 && gx <= 65535) {
       const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                       static_cast<unsigned>(p.batches < 65535 ? p.batches : 65535));
-      if (narrow) copy_transposed<T, int32_t><<<grid, dim3(kTile, kTileRows), 0, stream>>>(p);
-      else copy_transposed<T, int64_t><<<grid, dim3(kTile, kTileRows), 0, stream>>>(p);
+      const dim3 block(kTile, kTileRows);
+      if (packed && narrow) copy_transposed<T, int32_t, V><<<grid, block, 0, stream>>>(p);
+      else if (packed) copy_transposed<T, int64_t, V><<<grid, block, 0, stream>>>(p);
+      else if (narrow) copy_transposed<T, int32_t, 1><<<grid, block, 0, stream>>>(p);
+      else copy_transposed<T, int64_t, 1><<<grid, block, 0, stream>>>(p);
       return cudaGetLastError();
     }
   }

@@ -32,6 +32,12 @@ struct Storage<__nv_bfloat16> {
   __device__ static __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
 };
 
+// V elements of T moved as one aligned load or store.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Packet {
+  T v[V];
+};
+
 template <typename S>
 inline constexpr bool kFloating = std::is_floating_point_v<typename Storage<S>::Compute>;
 

@@ -145,4 +145,18 @@ cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type,
 cudaError_t group_affine(const GroupedView& v, const char* in, char* out, ScalarType type, const double* mean,
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
 
+// Per channel c < channels: scale[c] = w[c] / sqrt(var[c] + eps), shift[c] = b[c] - mean[c] *
+// scale[c] (w, b may be null: 1 and 0), in double, stored as float -- evaluation-mode batch norm
+// on the device, with no host round trip.
+cudaError_t channel_coefficients(int64_t channels, const double* mean, const double* var, const double* w,
+                                 const double* b, double eps, float* scale, float* shift, cudaStream_t stream);
+// y = x * scale[c] + shift[c] over a dense tensor whose channel of element i is i % channels
+// (channels innermost, NHWC) or (i / inner) % channels (NCHW); x and y share their strides.
+struct ChannelAffine {
+  int64_t numel = 0, channels = 1, inner = 1;
+  bool channels_innermost = false;
+};
+cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,
+                           const float* shift, cudaStream_t stream);
+
 }  // namespace lg::cuda::kernels

@@ -50,7 +50,80 @@ __global__ void affine_kernel(GroupedView v, const S* x, S* y, const double* mea
   }
 }
 
+__global__ void coefficients_kernel(int64_t channels, const double* mean, const double* var, const double* w,
+                                    const double* b, double eps, float* scale, float* shift) {
+  for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < channels;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double s = (w != nullptr ? w[c] : 1.0) / sqrt(var[c] + eps);
+    scale[c] = static_cast<float>(s);
+    shift[c] = static_cast<float>((b != nullptr ? b[c] : 0.0) - mean[c] * s);
+  }
+}
+
+// V neighbours per thread as one 16-byte packet; with channels innermost they are V channels of
+// one position (channels % V == 0), otherwise V positions of one channel (inner % V == 0).
+template <typename S, int V, bool kChannelsInnermost>
+__global__ void channel_affine_kernel(ChannelAffine a, const S* x, S* y, const float* scale, const float* shift) {
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  const int64_t packets = a.numel / V;
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < packets;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = p * V;
+    const Packet<S, V> in = reinterpret_cast<const Packet<S, V>*>(x)[p];
+    Packet<S, V> out;
+    if constexpr (kChannelsInnermost) {
+      const int64_t c0 = i % a.channels;
+#pragma unroll
+      for (int v = 0; v < V; ++v)
+        out.v[v] = T::store(static_cast<C>(static_cast<float>(T::load(in.v[v])) * scale[c0 + v] + shift[c0 + v]));
+    } else {
+      const int64_t c = (i / a.inner) % a.channels;
+      const float sc = scale[c], sh = shift[c];
+#pragma unroll
+      for (int v = 0; v < V; ++v) out.v[v] = T::store(static_cast<C>(static_cast<float>(T::load(in.v[v])) * sc + sh));
+    }
+    reinterpret_cast<Packet<S, V>*>(y)[p] = out;
+  }
+}
+
+template <typename S, int V>
+void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, const float* scale, const float* shift,
+                           cudaStream_t stream) {
+  const unsigned blocks = blocks_for(a.numel / V, kThreads);
+  const S* x = reinterpret_cast<const S*>(in);
+  S* y = reinterpret_cast<S*>(out);
+  if (a.channels_innermost) channel_affine_kernel<S, V, true><<<blocks, kThreads, 0, stream>>>(a, x, y, scale, shift);
+  else channel_affine_kernel<S, V, false><<<blocks, kThreads, 0, stream>>>(a, x, y, scale, shift);
+}
+
 }  // namespace
+
+cudaError_t channel_coefficients(int64_t channels, const double* mean, const double* var, const double* w,
+                                 const double* b, double eps, float* scale, float* shift, cudaStream_t stream) {
+  if (channels == 0) return cudaSuccess;
+  coefficients_kernel<<<blocks_for(channels, kThreads), kThreads, 0, stream>>>(channels, mean, var, w, b, eps, scale,
+                                                                               shift);
+  return cudaGetLastError();
+}
+
+cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,
+                           const float* shift, cudaStream_t stream) {
+  if (a.numel == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (kFloating<S> && !std::is_same_v<S, double>) {
+      constexpr int V = static_cast<int>(16 / sizeof(S));
+      const bool aligned = reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+      const bool packs = aligned && (a.channels_innermost ? a.channels % V == 0 : a.inner % V == 0);
+      if (packs) launch_channel_affine<S, V>(a, in, out, scale, shift, stream);
+      else launch_channel_affine<S, 1>(a, in, out, scale, shift, stream);
+      err = cudaGetLastError();
+    }
+  });
+  return err;
+}
 
 cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type, const double* shift, int power,
                           double* out, cudaStream_t stream) {

@@ -6,9 +6,15 @@
 //   models [--quick] [--models resnet18,resnet50,...] [--batches 1,16]
 //          [--device cpu|cuda] [--dtype float32|float16|bfloat16]
 //   --quick: batch 1 only, one timed run per point
+//   --profile: after the timings, per-op times of one forward in each format: host (the time
+//              between consecutive top-level ops returning, nothing waited for) and, on CUDA,
+//              device (the device synchronised after every op, so each op's own time)
 //   --device cuda: every timed call ends with lg::cuda::synchronize(), and cuDNN runs in
 //                  benchmark mode (as the PyTorch peer runs with cudnn.benchmark = True)
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -32,10 +38,43 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
+// Per-op profile of one forward: time between consecutive top-level ops returning, summed by op
+// name; with `sync`, each op first waits for the device.
+void profile(lg::nn::Module& model, const lg::Tensor& input, bool sync, const char* what) {
+  struct Entry {
+    double ms = 0;
+    int calls = 0;
+  };
+  std::map<std::string, Entry> by_op;
+  auto last = std::chrono::steady_clock::now();
+  {
+    lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& call) {
+      if (call.depth != 0) return;
+      if (sync) lg::cuda::synchronize();
+      const auto now = std::chrono::steady_clock::now();
+      Entry& e = by_op[std::string(call.op) + " [" + std::string(call.kernel) + "]"];
+      e.ms += std::chrono::duration<double, std::milli>(now - last).count();
+      ++e.calls;
+      last = std::chrono::steady_clock::now();
+    });
+    if (sync) lg::cuda::synchronize();
+    last = std::chrono::steady_clock::now();
+    model(input);
+  }
+  std::vector<std::pair<std::string, Entry>> rows(by_op.begin(), by_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  double total = 0;
+  for (const auto& r : rows) total += r.second.ms;
+  std::printf("  profile (%s), %.2f ms in all:\n", what, total);
+  for (const auto& [name, e] : rows)
+    std::printf("    %-52s %5d calls %9.3f ms %6.1f%% %8.1f us/call\n", name.c_str(), e.calls, e.ms, 100 * e.ms / total,
+                1000 * e.ms / e.calls);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, profiling = false;
   std::vector<std::string> models;
   for (const lg::models::ModelInfo& m : lg::models::model_infos())
     if (m.name != "unet_legacy") models.emplace_back(m.name);
@@ -47,6 +86,8 @@ int main(int argc, char** argv) {
     if (a == "--quick") {
       quick = true;
       batches = {1};
+    } else if (a == "--profile") {
+      profiling = true;
     } else if (a == "--models" && i + 1 < argc) {
       models = split(argv[++i]);
     } else if (a == "--device" && i + 1 < argc) {
@@ -67,7 +108,8 @@ int main(int argc, char** argv) {
       batches.clear();
       for (const std::string& b : split(argv[++i])) batches.push_back(std::stoll(b));
     } else {
-      std::cerr << "usage: models [--quick] [--models a,b] [--batches 1,16] [--device cpu|cuda] [--dtype float16]\n";
+      std::cerr << "usage: models [--quick] [--profile] [--models a,b] [--batches 1,16] [--device cpu|cuda] "
+                   "[--dtype float16]\n";
       return 2;
     }
   }
@@ -112,6 +154,11 @@ int main(int argc, char** argv) {
             quick ? 1 : 10, quick ? 0 : 3000);
         ips[f] = double(batch) * 1000.0 / t.median_ms;
         if (f == 1) ms_cl = t.median_ms;
+        if (profiling) {
+          const std::string label = name + " batch " + std::to_string(batch) + (f == 0 ? " NCHW" : " NHWC");
+          profile(*model, input, false, (label + ", host").c_str());
+          if (cuda) profile(*model, input, true, (label + ", device").c_str());
+        }
       }
       std::printf("%-16s %5lld %-14s %12.2f %12.2f %12.1f %7.2fx\n", name.c_str(), (long long)batch,
                   lg::to_string(lg::IntArrayRef(sizes).slice(2)).c_str(), ips[0], ips[1], ms_cl, ips[1] / ips[0]);

@@ -58,6 +58,7 @@ def main():
     ap.add_argument("--batches", default="1,16")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--dtype", default="float32", choices=list(DTYPES))
+    ap.add_argument("--profile", action="store_true", help="torch.profiler table of one forward per format")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     dtype = DTYPES[a.dtype]
@@ -89,6 +90,13 @@ def main():
                 with torch.inference_mode():
                     ms = median_ms(call, 1 if a.quick else 10, 0 if a.quick else 3000)
                 ips.append((batch * 1000 / ms, ms))
+                if a.profile:
+                    acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+                    with torch.inference_mode(), torch.profiler.profile(activities=acts) as prof:
+                        call()
+                    key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+                    print(f"  profile {name} batch {batch} {fmt}:")
+                    print(prof.key_averages().table(sort_by=key, row_limit=14))
             print(f"{name:16s} {batch:5d} {str(tuple(size)).replace(' ', ''):14s} {ips[0][0]:12.2f} {ips[1][0]:12.2f} "
                   f"{ips[1][1]:12.1f} {ips[1][0] / ips[0][0]:7.2f}x", flush=True)
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <cudnn.h>
@@ -127,9 +127,12 @@ cudnnStatus_t execute(cudnnHandle_t handle, const Desc& plan, Pointers pointers,
   return cudnnBackendExecute(handle, plan.get(), pack.get());
 }
 
+// The workspace an engine asks for; none (an undefined tensor, a null pointer) for zero bytes.
 Tensor workspace_tensor(int64_t bytes, Device device) {
-  return empty({std::max<int64_t>(bytes, 1)}, TensorOptions().dtype(kUInt8).device(device));
+  return bytes > 0 ? empty({bytes}, TensorOptions().dtype(kUInt8).device(device)) : Tensor();
 }
+
+void* workspace_ptr(const Tensor& ws) { return ws.defined() ? ws.data_ptr() : nullptr; }
 
 std::unique_ptr<Desc> tensor_desc(const TensorInfo& t, cudnnDataType_t dt, std::string_view op) {
   auto d = std::make_unique<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR, op);
@@ -281,11 +284,11 @@ Plan fastest_plan(cudnnHandle_t handle, std::vector<Plan> candidates, Pointers p
     } catch (const OutOfMemoryError&) {
       continue;
     }
-    if (execute(handle, *candidates[i].plan, pointers, ws.data_ptr(), op) != CUDNN_STATUS_SUCCESS) continue;
+    if (execute(handle, *candidates[i].plan, pointers, workspace_ptr(ws), op) != CUDNN_STATUS_SUCCESS) continue;
     float ms = 0;
     for (int run = 0; run < 3; ++run) {
       LG_CUDA_CHECK(cudaEventRecord(start, stream), op);
-      const cudnnStatus_t status = execute(handle, *candidates[i].plan, pointers, ws.data_ptr(), op);
+      const cudnnStatus_t status = execute(handle, *candidates[i].plan, pointers, workspace_ptr(ws), op);
       LG_CUDA_CHECK(cudaEventRecord(stop, stream), op);
       LG_CUDA_CHECK(cudaEventSynchronize(stop), op);
       float t = 0;
@@ -306,14 +309,29 @@ Plan fastest_plan(cudnnHandle_t handle, std::vector<Plan> candidates, Pointers p
   return std::move(candidates[best]);
 }
 
+// The plan-cache key: the raw bytes of every number that shapes the plan (built per call, so
+// kept cheap: no formatting).
 std::string key_of(Device device, const ConvSpec& s, DType dt, const TensorInfo& x, const TensorInfo& w,
                    const TensorInfo& y) {
-  std::ostringstream k;
-  k << device.index() << (s.transposed ? "T" : "F") << static_cast<int>(dt) << (cuda::allow_tf32() ? "tf32" : "")
-    << (cuda::cudnn_benchmark() ? "bench" : "");
-  for (const TensorInfo* t : {&x, &w, &y}) k << '|' << IntArrayRef(t->dims) << IntArrayRef(t->strides) << t->alignment;
-  k << '|' << IntArrayRef(s.pre) << IntArrayRef(s.post) << IntArrayRef(s.stride) << IntArrayRef(s.dilation);
-  return k.str();
+  std::string k;
+  k.reserve(512);
+  const auto put = [&k](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const auto put_all = [&put](const std::vector<int64_t>& v) {
+    put(static_cast<int64_t>(v.size()));
+    for (int64_t e : v) put(e);
+  };
+  put(device.index());
+  put(s.transposed);
+  put(static_cast<int64_t>(dt));
+  put(cuda::allow_tf32());
+  put(cuda::cudnn_benchmark());
+  for (const TensorInfo* t : {&x, &w, &y}) {
+    put_all(t->dims);
+    put_all(t->strides);
+    put(t->alignment);
+  }
+  for (const std::vector<int64_t>* v : {&s.pre, &s.post, &s.stride, &s.dilation}) put_all(*v);
+  return k;
 }
 
 void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
@@ -343,7 +361,7 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
   cudnnHandle_t handle = handle_for(device);
   const Pointers pointers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   static std::mutex mutex;
-  static std::map<std::string, Plan> cache;
+  static std::unordered_map<std::string, Plan> cache;
   const bool benchmark = cuda::cudnn_benchmark();
   const std::string key = key_of(device, s, out.dtype(), xi, wi, yi);
   const Desc* plan = nullptr;
@@ -358,11 +376,11 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
                               : std::move(candidates.front());
       it = cache.emplace(key, std::move(chosen)).first;
     }
-    plan = it->second.plan.get();  // map nodes are stable and never erased
+    plan = it->second.plan.get();  // nodes are stable across rehashing and never erased
     workspace = it->second.workspace;
   }
   const Tensor ws = workspace_tensor(workspace, device);
-  cudnn_check(execute(handle, *plan, pointers, ws.data_ptr(), op), "cudnnBackendExecute", op);
+  cudnn_check(execute(handle, *plan, pointers, workspace_ptr(ws), op), "cudnnBackendExecute", op);
   cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", op, device);
   if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
 }

@@ -7,6 +7,7 @@
 // Normalising with running stats (evaluation-mode batch norm, the inference path) never leaves
 // the device: a small kernel turns the stats into per-channel scale and shift, and a packed
 // kernel applies them to dense NCHW or channels-last tensors at memory bandwidth.
+#include <array>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -71,34 +72,37 @@ std::optional<kernels::ChannelAffine> channel_affine_view(const Tensor& out, con
   return a;
 }
 
-const double* optional_ptr(const Tensor& t) { return t.defined() ? ptr(t) : nullptr; }
-
 // y = x * scale[c] + shift[c] through the packed kernel.
-void apply_channel_affine(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input, const Tensor& scale,
-                          const Tensor& shift, std::string_view op) {
+void apply_channel_affine(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input, const float* scale,
+                          const float* shift, std::string_view op) {
   cuda::detail::check_launch(
       kernels::channel_affine(a, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),
-                              cuda::detail::scalar_type(input.dtype()), static_cast<const float*>(scale.data_ptr()),
-                              static_cast<const float*>(shift.data_ptr()), cuda::detail::stream_for(out.device())),
+                              cuda::detail::scalar_type(input.dtype()), scale, shift,
+                              cuda::detail::stream_for(out.device())),
       "kernels::channel_affine", op, out.device());
 }
 
-// Evaluation with running stats on a dense input: coefficients and affine map on the device.
+// Evaluation with running stats on a dense input: coefficients and affine map on the device,
+// two launches. The stats keep their dtype when all four share one (the usual case), else they
+// meet in float32.
 void channel_norm_running_cuda(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input,
                                const dispatch::ChannelNormParams& p, std::string_view op) {
   const Device device = out.device();
-  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
-  const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
-  const Tensor mean = p.running_mean.contiguous().to(f64), var = p.running_var.contiguous().to(f64);
-  const Tensor w = p.weight.defined() ? p.weight.contiguous().to(f64) : Tensor();
-  const Tensor b = p.bias.defined() ? p.bias.contiguous().to(f64) : Tensor();
-  const Tensor scale = empty({a.channels}, f32), shift = empty({a.channels}, f32);
-  cuda::detail::check_launch(kernels::channel_coefficients(a.channels, ptr(mean), ptr(var), optional_ptr(w),
-                                                           optional_ptr(b), p.eps, static_cast<float*>(scale.data_ptr()),
-                                                           static_cast<float*>(shift.data_ptr()),
-                                                           cuda::detail::stream_for(device)),
-                             "kernels::channel_coefficients", op, device);
-  apply_channel_affine(a, out, input, scale, shift, op);
+  std::array<Tensor, 4> stats{p.running_mean, p.running_var, p.weight, p.bias};
+  DType dt = p.running_mean.dtype();
+  for (const Tensor& t : stats)
+    if (t.defined() && t.dtype() != dt) dt = kFloat32;
+  for (Tensor& t : stats)
+    if (t.defined() && (t.dtype() != dt || !t.is_contiguous())) t = t.contiguous().to(dt);
+  const auto raw = [](const Tensor& t) -> const void* { return t.defined() ? t.data_ptr() : nullptr; };
+  const Tensor coefficients = empty({2, a.channels}, TensorOptions().dtype(kFloat32).device(device));
+  float* scale = static_cast<float*>(coefficients.data_ptr());
+  cuda::detail::check_launch(
+      kernels::channel_coefficients(a.channels, cuda::detail::scalar_type(dt), raw(stats[0]), raw(stats[1]),
+                                    raw(stats[2]), raw(stats[3]), p.eps, scale, scale + a.channels,
+                                    cuda::detail::stream_for(device)),
+      "kernels::channel_coefficients", op, device);
+  apply_channel_affine(a, out, input, scale, scale + a.channels, op);
 }
 
 void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
@@ -146,8 +150,10 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
       scale[c] = af.scale[c];
       shift[c] = af.shift[c] - af.mean[c] * af.scale[c];
     }
-    const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
-    return apply_channel_affine(*fast, out, input, to_device(scale, device).to(f32), to_device(shift, device).to(f32), op);
+    scale.insert(scale.end(), shift.begin(), shift.end());
+    const Tensor coefficients = to_device(scale, device).to(kFloat32);
+    const float* sc = static_cast<const float*>(coefficients.data_ptr());
+    return apply_channel_affine(*fast, out, input, sc, sc + C, op);
   }
   affine(v, out, input, to_device(af.mean, device), to_device(af.scale, device), to_device(af.shift, device), Tensor(),
          Tensor(), op);

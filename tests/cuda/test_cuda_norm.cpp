@@ -38,9 +38,10 @@ TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, 
         CAPTURE(lg::to_string(shape));
         const int64_t C = shape[1];
         const Tensor x = noise_in(shape, f, lg::kFloat32, 1).to(dt);
-        const Tensor w = noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 2);
-        const Tensor b = noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 3);
-        Tensor rm = lg::zeros({C}), rv = lg::ones({C});
+        const lg::DType pdt = dt == lg::kFloat64 ? lg::kFloat64 : lg::kFloat32;  // parameters and stats
+        const Tensor w = noise_in({C}, MemoryFormat::Contiguous, pdt, 2);
+        const Tensor b = noise_in({C}, MemoryFormat::Contiguous, pdt, 3);
+        Tensor rm = lg::zeros({C}, pdt), rv = lg::ones({C}, pdt);
         Tensor drm = rm.cuda(), drv = rv.cuda();
         const Tensor want = lg::batch_norm(x, w, b, rm, rv, true, 0.2, 1e-5);
         const Tensor got = lg::batch_norm(x.cuda(), w.cuda(), b.cuda(), drm, drv, true, 0.2, 1e-5);

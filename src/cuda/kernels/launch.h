@@ -146,10 +146,11 @@ cudaError_t group_affine(const GroupedView& v, const char* in, char* out, Scalar
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
 
 // Per channel c < channels: scale[c] = w[c] / sqrt(var[c] + eps), shift[c] = b[c] - mean[c] *
-// scale[c] (w, b may be null: 1 and 0), in double, stored as float -- evaluation-mode batch norm
-// on the device, with no host round trip.
-cudaError_t channel_coefficients(int64_t channels, const double* mean, const double* var, const double* w,
-                                 const double* b, double eps, float* scale, float* shift, cudaStream_t stream);
+// scale[c] (w, b may be null: 1 and 0), computed in double and stored as float, with mean, var, w
+// and b all of `stats_type` -- evaluation-mode batch norm on the device, no host round trip.
+cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const void* mean, const void* var,
+                                 const void* w, const void* b, double eps, float* scale, float* shift,
+                                 cudaStream_t stream);
 // y = x * scale[c] + shift[c] over a dense tensor whose channel of element i is i % channels
 // (channels innermost, NHWC) or (i / inner) % channels (NCHW); x and y share their strides.
 struct ChannelAffine {

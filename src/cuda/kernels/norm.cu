@@ -50,13 +50,17 @@ __global__ void affine_kernel(GroupedView v, const S* x, S* y, const double* mea
   }
 }
 
-__global__ void coefficients_kernel(int64_t channels, const double* mean, const double* var, const double* w,
-                                    const double* b, double eps, float* scale, float* shift) {
+template <typename S>
+__global__ void coefficients_kernel(int64_t channels, const S* mean, const S* var, const S* w, const S* b, double eps,
+                                    float* scale, float* shift) {
+  using T = Storage<S>;
   for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < channels;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double s = (w != nullptr ? w[c] : 1.0) / sqrt(var[c] + eps);
+    const double wc = w != nullptr ? static_cast<double>(T::load(w[c])) : 1.0;
+    const double bc = b != nullptr ? static_cast<double>(T::load(b[c])) : 0.0;
+    const double s = wc / sqrt(static_cast<double>(T::load(var[c])) + eps);
     scale[c] = static_cast<float>(s);
-    shift[c] = static_cast<float>((b != nullptr ? b[c] : 0.0) - mean[c] * s);
+    shift[c] = static_cast<float>(bc - static_cast<double>(T::load(mean[c])) * s);
   }
 }
 
@@ -99,12 +103,21 @@ void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, co
 
 }  // namespace
 
-cudaError_t channel_coefficients(int64_t channels, const double* mean, const double* var, const double* w,
-                                 const double* b, double eps, float* scale, float* shift, cudaStream_t stream) {
+cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const void* mean, const void* var,
+                                 const void* w, const void* b, double eps, float* scale, float* shift,
+                                 cudaStream_t stream) {
   if (channels == 0) return cudaSuccess;
-  coefficients_kernel<<<blocks_for(channels, kThreads), kThreads, 0, stream>>>(channels, mean, var, w, b, eps, scale,
-                                                                               shift);
-  return cudaGetLastError();
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(stats_type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (kFloating<S>) {
+      coefficients_kernel<S><<<blocks_for(channels, kThreads), kThreads, 0, stream>>>(
+          channels, static_cast<const S*>(mean), static_cast<const S*>(var), static_cast<const S*>(w),
+          static_cast<const S*>(b), eps, scale, shift);
+      err = cudaGetLastError();
+    }
+  });
+  return err;
 }
 
 cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,

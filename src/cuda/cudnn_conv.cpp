@@ -6,6 +6,7 @@
 // alignments, convolution parameters). The engine is the first configuration the heuristics
 // propose that finalises, or with lg::cuda::set_cudnn_benchmark(true) the fastest of all of
 // them, timed once per cache key.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -232,15 +233,22 @@ std::vector<Plan> candidate_plans(cudnnHandle_t handle, const ConvSpec& s, const
     heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
     heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
     heur.finalize();
-    constexpr int kMaxConfigs = 32;
+    // Benchmark mode takes every configuration the heuristics know (as PyTorch's benchmark
+    // does); otherwise the first few are plenty to find one that finalises.
+    int64_t wanted = 8;
+    if (!first_only &&
+        cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &wanted,
+                                 nullptr) != CUDNN_STATUS_SUCCESS)
+      wanted = 32;
+    wanted = std::clamp<int64_t>(wanted, 1, 256);
     std::vector<std::unique_ptr<Desc>> configs;
-    std::array<cudnnBackendDescriptor_t, kMaxConfigs> raw{};
-    for (int i = 0; i < kMaxConfigs; ++i) {
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < wanted; ++i) {
       configs.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, op));
-      raw[static_cast<size_t>(i)] = configs.back()->get();
+      raw.push_back(configs.back()->get());
     }
     int64_t returned = 0;
-    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxConfigs,
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, wanted,
                                  &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
       continue;
     for (int64_t i = 0; i < returned; ++i) {

@@ -1,11 +1,12 @@
 // Upsampling, pooling and pad on CUDA: the infer steps (src/ops) already turned every op into
-// explicit per-dim taps, windows or source maps; this file moves those small tables to the
-// device and launches the kernels of kernels/window.cu.
+// explicit per-dim taps, windows or source maps; this file fetches those small tables on the
+// device (cached by content: cuda/device_tables.h) and launches the kernels of kernels/window.cu.
 #include <cstring>
 #include <vector>
 
 #include <layoutguard/factories.h>
 
+#include "cuda/device_tables.h"
 #include "cuda/geometry.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
@@ -25,15 +26,7 @@ kernels::View5 view5(const Tensor& t) {
   return v;
 }
 
-// A host table copied to the device; the returned tensor keeps it alive (freed in stream order
-// after the kernel that reads it).
-template <typename T>
-Tensor device_table(const std::vector<T>& values, Device device) {
-  const DType dt = std::is_same_v<T, double> ? kFloat64 : kInt64;
-  Tensor host = empty({static_cast<int64_t>(values.size())}, dt);
-  std::copy(values.begin(), values.end(), static_cast<T*>(host.data_ptr()));
-  return host.to(device);
-}
+using cuda::detail::device_table;
 
 void upsample_cuda(const Tensor& out, const Tensor& input, const dispatch::InterpTaps& taps) {
   kernels::InterpArgs a;

@@ -1,6 +1,8 @@
 // Upsampling, pooling and pad on CUDA against the CPU kernels: same output (and indices)
 // strides, values within the dtype's tolerance (exact where no arithmetic is involved), over
 // contiguous, channels_last and channels_last_3d inputs.
+#include <cmath>
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -55,11 +57,14 @@ TEST_CASE("upsampling on CUDA equals the CPU's in every mode") {
 }
 
 TEST_CASE("pooling on CUDA equals the CPU's, indices included") {
+  // 16 channels in channels_last take the packed kernel where no indices are asked for.
+  for (int64_t channels : {6, 16})
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16})
     for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
       CAPTURE(dt);
       CAPTURE(f);
-      const Tensor x = noise_in({2, 6, 11, 13}, f, lg::kFloat32, 3).to(dt);
+      CAPTURE(channels);
+      const Tensor x = noise_in({2, channels, 11, 13}, f, lg::kFloat32, 3).to(dt);
       const Tensor d = x.cuda();
       const Tol tol = window_tol(dt);
       const auto [v, i] = lg::max_pool2d_with_indices(x, {3}, {2}, {1}, {1}, true);
@@ -78,13 +83,19 @@ TEST_CASE("pooling on CUDA equals the CPU's, indices included") {
     }
   for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast3d}) {
     CAPTURE(f);
-    const Tensor x = noise_in({2, 3, 6, 7, 8}, f, lg::kFloat32, 4);
+    const Tensor x = noise_in({2, 8, 6, 7, 8}, f, lg::kFloat32, 4);
     check_same(lg::max_pool3d(x.cuda(), {2}), lg::max_pool3d(x, {2}), {0, 0});
     check_same(lg::avg_pool3d(x.cuda(), {3}, {2}, {1}), lg::avg_pool3d(x, {3}, {2}, {1}), window_tol(lg::kFloat32));
     check_same(lg::adaptive_avg_pool3d(x.cuda(), {1, 1, 1}), lg::adaptive_avg_pool3d(x, {1, 1, 1}), window_tol(lg::kFloat32));
   }
-  const Tensor ints = lg::randint(-50, 50, {2, 3, 8, 8}, lg::kInt64).to(MemoryFormat::ChannelsLast);
-  check_same(lg::max_pool2d(ints.cuda(), {2}), lg::max_pool2d(ints, {2}), {0, 0});
+  for (int64_t channels : {3, 4}) {
+    const Tensor ints = lg::randint(-50, 50, {2, channels, 8, 8}, lg::kInt64).to(MemoryFormat::ChannelsLast);
+    check_same(lg::max_pool2d(ints.cuda(), {2}), lg::max_pool2d(ints, {2}), {0, 0});
+  }
+  // NaN wins a max window in the packed kernel too.
+  Tensor with_nan = lg::zeros({1, 8, 4, 4}).contiguous(MemoryFormat::ChannelsLast);
+  with_nan.select(1, 3).select(1, 1).select(1, 1).fill_(std::nan(""));
+  check_same(lg::max_pool2d(with_nan.cuda(), {2}), lg::max_pool2d(with_nan, {2}), {0, 0});
 }
 
 TEST_CASE("pad on CUDA equals the CPU's in every mode, any rank, with cropping") {

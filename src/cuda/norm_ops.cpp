@@ -4,9 +4,12 @@
 // both devices normalise with the same numbers. The moments cross to the host once per pass (a
 // few KB): a fused device-side reduction is the faster design and is left for later.
 //
-// Normalising with running stats (evaluation-mode batch norm, the inference path) never leaves
-// the device: a small kernel turns the stats into per-channel scale and shift, and a packed
-// kernel applies them to dense NCHW or channels-last tensors at memory bandwidth.
+// Batch norm on dense NCHW or channels-last tensors never leaves the device: in evaluation a
+// small kernel turns the running stats into per-channel scale and shift; in training two
+// coalesced passes sum each channel and its squared deviations (atomics in double), one kernel
+// turns them into statistics, updates the running stats and makes scale and shift; a packed
+// kernel then applies them at memory bandwidth. Group, instance and layer norm, and batch norm
+// on other strides, take the per-group path above.
 #include <array>
 #include <cmath>
 #include <optional>
@@ -105,6 +108,57 @@ void channel_norm_running_cuda(const kernels::ChannelAffine& a, const Tensor& ou
   apply_channel_affine(a, out, input, scale, scale + a.channels, op);
 }
 
+// The dtype the statistics kernels read the stats in: the running stats' own (they are updated
+// in place), which the weight and bias are brought to. None when the running stats are not
+// contiguous float tensors of one dtype (the host path then takes over).
+std::optional<DType> stats_dtype(const dispatch::ChannelNormParams& p) {
+  if (!p.running_mean.defined()) return p.weight.defined() ? p.weight.dtype() : kFloat32;
+  if (p.running_mean.dtype() != p.running_var.dtype() || !p.running_mean.is_contiguous() ||
+      !p.running_var.is_contiguous())
+    return std::nullopt;
+  return p.running_mean.dtype();
+}
+
+// Training-mode batch norm on a dense input, all on the device: channel sums, sums of squared
+// deviations from the mean (two passes, as the CPU computes), the statistics with the
+// running-stat update, then the affine map. Nothing crosses to the host.
+void batch_norm_training_cuda(const kernels::ChannelAffine& a, DType dt, const Tensor& out, const Tensor& input,
+                              const dispatch::ChannelNormParams& p, std::string_view op) {
+  const Device device = out.device();
+  cudaStream_t stream = cuda::detail::stream_for(device);
+  const Tensor sums = zeros({2, a.channels}, TensorOptions().dtype(kFloat64).device(device));
+  double* sum = static_cast<double*>(sums.data_ptr());
+  double* squares = sum + a.channels;
+  const char* x = static_cast<const char*>(input.data_ptr());
+  const kernels::ScalarType type = cuda::detail::scalar_type(input.dtype());
+  const double count = static_cast<double>(a.numel / a.channels);
+  cuda::detail::check_launch(kernels::channel_sums(a, x, type, nullptr, 0.0, 1, sum, stream), "kernels::channel_sums",
+                             op, device);
+  cuda::detail::check_launch(kernels::channel_sums(a, x, type, sum, 1.0 / count, 2, squares, stream),
+                             "kernels::channel_sums", op, device);
+  const auto as_stats = [&](const Tensor& t) { return t.defined() ? t.contiguous().to(dt) : Tensor(); };
+  const Tensor w = as_stats(p.weight), b = as_stats(p.bias);
+  const Tensor coefficients = empty({2, a.channels}, TensorOptions().dtype(kFloat32).device(device));
+  kernels::BatchStatistics st;
+  st.channels = a.channels;
+  st.count = count;
+  st.momentum = p.momentum;
+  st.eps = p.eps;
+  st.sums = sum;
+  st.squares = squares;
+  if (p.running_mean.defined()) {
+    st.running_mean = p.running_mean.data_ptr();
+    st.running_var = p.running_var.data_ptr();
+  }
+  st.w = w.defined() ? w.data_ptr() : nullptr;
+  st.b = b.defined() ? b.data_ptr() : nullptr;
+  st.scale = static_cast<float*>(coefficients.data_ptr());
+  st.shift = st.scale + a.channels;
+  cuda::detail::check_launch(kernels::batch_statistics(st, cuda::detail::scalar_type(dt), stream),
+                             "kernels::batch_statistics", op, device);
+  apply_channel_affine(a, out, input, st.scale, st.shift, op);
+}
+
 void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
   const std::string_view op = "channel norm (CUDA)";
   if (out.numel() == 0) return;
@@ -112,6 +166,10 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   const int64_t N = input.size(0), C = input.size(1);
   const std::optional<kernels::ChannelAffine> fast = channel_affine_view(out, input);
   if (fast && !p.use_input_stats) return channel_norm_running_cuda(*fast, out, input, p, op);
+  if (fast && p.across_batch) {
+    if (const std::optional<DType> dt = stats_dtype(p); dt && is_floating_point(*dt))
+      return batch_norm_training_cuda(*fast, *dt, out, input, p, op);
+  }
   kernels::GroupedView v;
   v.outer_dims = 2;
   v.inner_dims = 3;

@@ -29,8 +29,10 @@ TEST_SUITE("cuda") {
 
 TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, evaluation uses them") {
   // 6 channels take the scalar channel-affine kernel, 16 channels (and 24-element planes) the
-  // packed one; float64 the general per-plane kernel.
-  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 6, 5, 7}, std::vector<int64_t>{2, 16, 4, 6}})
+  // packed one; float64 the general per-plane kernel. The larger shapes spread each channel's
+  // sums over many blocks (atomics).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 6, 5, 7}, std::vector<int64_t>{2, 16, 4, 6},
+                                            std::vector<int64_t>{8, 64, 20, 20}, std::vector<int64_t>{4, 8, 128, 128}})
     for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64})
       for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
         CAPTURE(dt);

@@ -1,6 +1,7 @@
 // Copies on the device: strided copies by element size (a shared-memory tile when the two
 // innermost dims swap between source and destination, as between NCHW and NHWC), dtype
 // conversion of dense buffers, and fills.
+#include <algorithm>
 #include <utility>
 
 #include "cuda/kernels/device_types.cuh"
@@ -153,6 +154,118 @@ __global__ void copy_thin(TransposePlan p) {
   }
 }
 
+// NCHW <-> NHWC in the two shapes the square tiles serve badly, both with the plane dense on
+// each side: a "planar" side holding M planes of K elements (m * K + k) and an "interleaved"
+// side holding K rows of M elements (k * M + m). kPlanarSrc is NCHW -> NHWC. Global memory moves
+// in 16-byte packets of V elements on both sides; shared memory does the reordering.
+//
+// Short planes (K <= kShortPlane, e.g. 7x7 maps of 2048 channels, which would fill a quarter
+// of a 64-wide tile): a block takes kPlaneChunk whole planes -- one contiguous run on the
+// planar side, K runs of kPlaneChunk elements on the interleaved side.
+constexpr int kShortPlane = 64, kPlaneChunk = 64;
+
+template <typename T, typename I, int V, bool kPlanarSrc>
+__global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, TransposePlan p, I K, I M) {
+  constexpr int kPad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));  // spreads the banks
+  constexpr int kRow = kPlaneChunk + kPad;
+  __shared__ T stage[kShortPlane * kRow];  // element (k, m) at k * kRow + (m - m0)
+  const T* src = reinterpret_cast<const T*>(src_bytes);
+  T* dst = reinterpret_cast<T*>(dst_bytes);
+  const I chunks = (M + kPlaneChunk - 1) / kPlaneChunk;
+  for (I block = blockIdx.x; block < chunks * static_cast<I>(p.batches); block += gridDim.x) {
+    const I b = block / chunks, m0 = (block % chunks) * kPlaneChunk;
+    const I w = M - m0 < kPlaneChunk ? M - m0 : kPlaneChunk;  // a multiple of V
+    I dbase, sbase;
+    batch_offsets<I>(p, b, dbase, sbase);
+    const T* in = src + sbase;
+    T* out = dst + dbase;
+    if constexpr (kPlanarSrc) {
+      for (I q = threadIdx.x * V; q < w * K; q += blockDim.x * V) {
+        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const I m = (q + e) / K, k = q + e - m * K;
+          stage[k * kRow + m] = v.v[e];
+        }
+      }
+    } else {
+      for (I q = threadIdx.x * V; q < K * w; q += blockDim.x * V) {
+        const I k = q / w, m = q - k * w;
+        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + k * M + m0 + m);
+#pragma unroll
+        for (int e = 0; e < V; ++e) stage[k * kRow + m + e] = v.v[e];
+      }
+    }
+    __syncthreads();
+    if constexpr (kPlanarSrc) {
+      for (I q = threadIdx.x * V; q < K * w; q += blockDim.x * V) {
+        const I k = q / w, m = q - k * w;
+        Packet<T, V> v;
+#pragma unroll
+        for (int e = 0; e < V; ++e) v.v[e] = stage[k * kRow + m + e];
+        *reinterpret_cast<Packet<T, V>*>(out + k * M + m0 + m) = v;
+      }
+    } else {
+      for (I q = threadIdx.x * V; q < w * K; q += blockDim.x * V) {
+        Packet<T, V> v;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const I m = (q + e) / K, k = q + e - m * K;
+          v.v[e] = stage[k * kRow + m];
+        }
+        *reinterpret_cast<Packet<T, V>*>(out + m0 * K + q) = v;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Few planes (M < kThinCols, e.g. an RGB image): a block takes kThreads * V positions of every
+// plane -- M runs on the planar side, one contiguous run on the interleaved side, which is also
+// the order of the staging buffer.
+template <typename T, typename I, int V, bool kPlanarSrc>
+__global__ void copy_few_planes(const char* src_bytes, char* dst_bytes, TransposePlan p, I K, I M, I plane_stride) {
+  constexpr int kChunk = kThreads * V;
+  __shared__ Packet<T, V> stage_packets[kChunk * kThinCols / V];  // element (k, m) at (k - k0) * M + m
+  T* stage = reinterpret_cast<T*>(stage_packets);
+  const T* src = reinterpret_cast<const T*>(src_bytes);
+  T* dst = reinterpret_cast<T*>(dst_bytes);
+  const I chunks = (K + kChunk - 1) / kChunk;
+  for (I block = blockIdx.x; block < chunks * static_cast<I>(p.batches); block += gridDim.x) {
+    const I b = block / chunks, k0 = (block % chunks) * kChunk;
+    const I n = K - k0 < kChunk ? K - k0 : kChunk;  // a multiple of V
+    I dbase, sbase;
+    batch_offsets<I>(p, b, dbase, sbase);
+    const T* in = src + sbase;
+    T* out = dst + dbase;
+    if constexpr (kPlanarSrc) {
+      for (I m = 0; m < M; ++m)
+        for (I k = threadIdx.x * V; k < n; k += blockDim.x * V) {
+          const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m * plane_stride + k0 + k);
+#pragma unroll
+          for (int e = 0; e < V; ++e) stage[(k + e) * M + m] = v.v[e];
+        }
+    } else {
+      for (I q = threadIdx.x; q < n * M / V; q += blockDim.x)
+        stage_packets[q] = reinterpret_cast<const Packet<T, V>*>(in + k0 * M)[q];
+    }
+    __syncthreads();
+    if constexpr (kPlanarSrc) {
+      for (I q = threadIdx.x; q < n * M / V; q += blockDim.x)
+        reinterpret_cast<Packet<T, V>*>(out + k0 * M)[q] = stage_packets[q];
+    } else {
+      for (I m = 0; m < M; ++m)
+        for (I k = threadIdx.x * V; k < n; k += blockDim.x * V) {
+          Packet<T, V> v;
+#pragma unroll
+          for (int e = 0; e < V; ++e) v.v[e] = stage[(k + e) * M + m];
+          *reinterpret_cast<Packet<T, V>*>(out + m * plane_stride + k0 + k) = v;
+        }
+    }
+    __syncthreads();
+  }
+}
+
 template <typename T>
 __global__ void fill_generic(Geometry g, T value) {
   T* dst = reinterpret_cast<T*>(g.data[0]);
@@ -214,6 +327,11 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
       p.batches *= g.sizes[d];
     }
     const bool narrow = reach < (int64_t{1} << 31) && g.numel < (int64_t{1} << 31);
+    // 16-byte packets on both sides need every offset a multiple of kV elements.
+    constexpr int kV = static_cast<int>(16 / sizeof(T));
+    bool aligned = reinterpret_cast<uintptr_t>(p.src) % 16 == 0 && reinterpret_cast<uintptr_t>(p.dst) % 16 == 0;
+    for (int d = 0; d < p.nb; ++d) aligned = aligned && p.bsrc[d] % kV == 0 && p.bdst[d] % kV == 0;
+    const unsigned max_blocks = 65535 * 8;
     if (p.cols < kThinCols || p.rows < kThinCols) {
       // One side is thin: blocks of kThreads positions along the long side.
       if (p.cols >= kThinCols) {  // make the thin side the columns
@@ -221,11 +339,49 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
         std::swap(p.src_row, p.src_col);
         std::swap(p.dst_row, p.dst_col);
       }
+      // Planar <-> interleaved with whole packets: the packed few-planes kernel.
+      const bool planar_src = p.src_row == 1 && p.dst_col == 1 && p.dst_row == p.cols;
+      const bool planar_dst = p.dst_row == 1 && p.src_col == 1 && p.src_row == p.cols;
+      const int64_t plane_stride = planar_src ? p.src_col : p.dst_col;
+      if (aligned && (planar_src || planar_dst) && p.rows % kV == 0 && plane_stride % kV == 0) {
+        const int64_t blocks = (p.rows + kThreads * kV - 1) / (kThreads * kV) * p.batches;
+        const unsigned grid = static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
+        const char* src = static_cast<const char*>(p.src);
+        char* dst = static_cast<char*>(p.dst);
+        const int64_t K = p.rows, M = p.cols;
+        if (narrow && planar_src)
+          copy_few_planes<T, int32_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+        else if (narrow)
+          copy_few_planes<T, int32_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+        else if (planar_src)
+          copy_few_planes<T, int64_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+        else
+          copy_few_planes<T, int64_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+        return cudaGetLastError();
+      }
       const int64_t chunks = (p.rows + kThreads - 1) / kThreads * p.batches;
-      const unsigned blocks = static_cast<unsigned>(chunks < 65535 * 8 ? chunks : 65535 * 8);
+      const unsigned blocks = static_cast<unsigned>(chunks < max_blocks ? chunks : max_blocks);
       if (narrow) copy_thin<T, int32_t><<<blocks, kThreads, 0, stream>>>(p);
       else copy_thin<T, int64_t><<<blocks, kThreads, 0, stream>>>(p);
       return cudaGetLastError();
+    }
+    // A short plane, both sides dense over it (rows unit-stride in src, cols in dst): the packed
+    // short-planes kernel, K the short side.
+    const bool dense_plane = p.src_col == p.rows && p.dst_row == p.cols;
+    if (aligned && dense_plane && std::min(p.rows, p.cols) <= kShortPlane) {
+      const bool planar_src = p.rows <= kShortPlane;  // the short side is unit-stride in src
+      const int64_t K = planar_src ? p.rows : p.cols, M = planar_src ? p.cols : p.rows;
+      if (M % kV == 0) {
+        const int64_t blocks = (M + kPlaneChunk - 1) / kPlaneChunk * p.batches;
+        const unsigned grid = static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
+        const char* src = static_cast<const char*>(p.src);
+        char* dst = static_cast<char*>(p.dst);
+        if (narrow && planar_src) copy_short_planes<T, int32_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
+        else if (narrow) copy_short_planes<T, int32_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
+        else if (planar_src) copy_short_planes<T, int64_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
+        else copy_short_planes<T, int64_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
+        return cudaGetLastError();
+      }
     }
     // Packets of V = 4 / sizeof(T) elements for 1- and 2-byte types when everything divides.
     constexpr int V = sizeof(T) < 4 ? static_cast<int>(4 / sizeof(T)) : 1;

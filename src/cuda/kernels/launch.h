@@ -160,4 +160,22 @@ struct ChannelAffine {
 cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,
                            const float* shift, cudaStream_t stream);
 
+// out[c] += sum over channel c's elements of (x - shift_sums[c] * shift_scale)^power (power 1 or
+// 2; shift_sums may be null), in double, through atomics: out must start zeroed.
+cudaError_t channel_sums(const ChannelAffine& a, const char* in, ScalarType type, const double* shift_sums,
+                         double shift_scale, int power, double* out, cudaStream_t stream);
+// Training-mode batch norm from the sums above: mean = sums / count, biased var = squares /
+// count; the running stats (nullable, of `stats_type`) become (1 - momentum) * running +
+// momentum * batch (variance unbiased, as the CPU does), and scale/shift as in
+// channel_coefficients (w, b nullable, of `stats_type`).
+struct BatchStatistics {
+  int64_t channels = 0;
+  double count = 0, momentum = 0.1, eps = 1e-5;
+  const double *sums = nullptr, *squares = nullptr;
+  void *running_mean = nullptr, *running_var = nullptr;
+  const void *w = nullptr, *b = nullptr;
+  float *scale = nullptr, *shift = nullptr;
+};
+cudaError_t batch_statistics(const BatchStatistics& s, ScalarType stats_type, cudaStream_t stream);
+
 }  // namespace lg::cuda::kernels

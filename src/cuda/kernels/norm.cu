@@ -1,6 +1,10 @@
 // Normalisation on the device: per-group moments (a block per group, a shared-memory tree
-// reduction in double) and the elementwise affine map. The host combines the moments into
-// statistics (src/cuda/norm_ops.cpp), exactly as the CPU kernel does.
+// reduction in double) and the elementwise affine map, the host combining the moments into
+// statistics (src/cuda/norm_ops.cpp) exactly as the CPU kernel does; and for batch norm on
+// dense NCHW or channels-last tensors, per-channel sums, statistics and a packed affine map that
+// never leave the device.
+#include <algorithm>
+
 #include "cuda/kernels/device_types.cuh"
 
 namespace lg::cuda::kernels {
@@ -91,6 +95,77 @@ __global__ void channel_affine_kernel(ChannelAffine a, const S* x, S* y, const f
   }
 }
 
+// Channels innermost: threadIdx.x walks 32 neighbouring channels (coalesced), threadIdx.y and
+// blockIdx.y walk the positions; the 8 partial sums of a channel meet in shared memory.
+template <typename S>
+__global__ void channel_sums_innermost(ChannelAffine a, const S* x, const double* shift_sums, double shift_scale,
+                                       int power, double* out) {
+  __shared__ double partial[8][33];
+  const int64_t c = blockIdx.x * 32 + threadIdx.x, positions = a.numel / a.channels;
+  double acc = 0;
+  if (c < a.channels) {
+    const double shift = shift_sums != nullptr ? shift_sums[c] * shift_scale : 0.0;
+    for (int64_t p = blockIdx.y * 8 + threadIdx.y; p < positions; p += static_cast<int64_t>(gridDim.y) * 8) {
+      const double d = static_cast<double>(Storage<S>::load(x[p * a.channels + c])) - shift;
+      acc += power == 1 ? d : d * d;
+    }
+  }
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < a.channels) {
+    double sum = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) sum += partial[k][threadIdx.x];
+    atomicAdd(out + c, sum);
+  }
+}
+
+// NCHW: block (c, chunk) walks its share of channel c's N planes of `inner` elements.
+template <typename S>
+__global__ void channel_sums_planar(ChannelAffine a, const S* x, const double* shift_sums, double shift_scale, int power,
+                                    double* out) {
+  __shared__ double partial[kThreads];
+  const int64_t c = blockIdx.x, per_channel = a.numel / a.channels;
+  const double shift = shift_sums != nullptr ? shift_sums[c] * shift_scale : 0.0;
+  double acc = 0;
+  for (int64_t i = blockIdx.y * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < per_channel;
+       i += static_cast<int64_t>(gridDim.y) * blockDim.x) {
+    const int64_t n = i / a.inner, s = i - n * a.inner;
+    const double d = static_cast<double>(Storage<S>::load(x[(n * a.channels + c) * a.inner + s])) - shift;
+    acc += power == 1 ? d : d * d;
+  }
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out + c, partial[0]);
+}
+
+template <typename S>
+__global__ void batch_statistics_kernel(BatchStatistics st) {
+  using T = Storage<S>;
+  const double unbias = st.count > 1 ? st.count / (st.count - 1) : 1.0;
+  for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < st.channels;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double mean = st.sums[c] / st.count, var = st.squares[c] / st.count;
+    if (st.running_mean != nullptr) {
+      S* rm = static_cast<S*>(st.running_mean);
+      S* rv = static_cast<S*>(st.running_var);
+      rm[c] = T::store(static_cast<typename T::Compute>((1 - st.momentum) * static_cast<double>(T::load(rm[c])) +
+                                                        st.momentum * mean));
+      rv[c] = T::store(static_cast<typename T::Compute>((1 - st.momentum) * static_cast<double>(T::load(rv[c])) +
+                                                        st.momentum * var * unbias));
+    }
+    const double w = st.w != nullptr ? static_cast<double>(T::load(static_cast<const S*>(st.w)[c])) : 1.0;
+    const double b = st.b != nullptr ? static_cast<double>(T::load(static_cast<const S*>(st.b)[c])) : 0.0;
+    const double scale = w / sqrt(var + st.eps);
+    st.scale[c] = static_cast<float>(scale);
+    st.shift[c] = static_cast<float>(b - mean * scale);
+  }
+}
+
 template <typename S, int V>
 void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, const float* scale, const float* shift,
                            cudaStream_t stream) {
@@ -132,6 +207,46 @@ cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, Sc
       const bool packs = aligned && (a.channels_innermost ? a.channels % V == 0 : a.inner % V == 0);
       if (packs) launch_channel_affine<S, V>(a, in, out, scale, shift, stream);
       else launch_channel_affine<S, 1>(a, in, out, scale, shift, stream);
+      err = cudaGetLastError();
+    }
+  });
+  return err;
+}
+
+cudaError_t channel_sums(const ChannelAffine& a, const char* in, ScalarType type, const double* shift_sums,
+                         double shift_scale, int power, double* out, cudaStream_t stream) {
+  if (a.numel == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (kFloating<S>) {
+      const S* x = reinterpret_cast<const S*>(in);
+      // Enough blocks to fill the device, each thread summing a few dozen elements.
+      if (a.channels_innermost) {
+        const int64_t gx = (a.channels + 31) / 32, positions = a.numel / a.channels;
+        const int64_t gy = std::max<int64_t>(1, std::min<int64_t>((positions + 255) / 256, std::max<int64_t>(1, 4096 / gx)));
+        channel_sums_innermost<S><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<int64_t>(gy, 65535))),
+                                    dim3(32, 8), 0, stream>>>(a, x, shift_sums, shift_scale, power, out);
+      } else {
+        const int64_t per_channel = a.numel / a.channels;
+        const int64_t gy =
+            std::max<int64_t>(1, std::min<int64_t>((per_channel + 8191) / 8192, std::max<int64_t>(1, 4096 / a.channels)));
+        channel_sums_planar<S><<<dim3(static_cast<unsigned>(a.channels), static_cast<unsigned>(std::min<int64_t>(gy, 65535))),
+                                 kThreads, 0, stream>>>(a, x, shift_sums, shift_scale, power, out);
+      }
+      err = cudaGetLastError();
+    }
+  });
+  return err;
+}
+
+cudaError_t batch_statistics(const BatchStatistics& st, ScalarType stats_type, cudaStream_t stream) {
+  if (st.channels == 0) return cudaSuccess;
+  cudaError_t err = cudaErrorInvalidValue;
+  visit(stats_type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (kFloating<S>) {
+      batch_statistics_kernel<S><<<blocks_for(st.channels, kThreads), kThreads, 0, stream>>>(st);
       err = cudaGetLastError();
     }
   });

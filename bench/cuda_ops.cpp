@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     conv_only |= std::strcmp(argv[i], "--conv-only") == 0;
     benchmark |= std::strcmp(argv[i], "--cudnn-benchmark") == 0;
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows survive a run cut short
   if (!lg::cuda::is_available()) {
     std::printf("no usable GPU: %s\n", lg::cuda::probe_report().c_str());
     return 0;

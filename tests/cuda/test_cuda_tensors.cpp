@@ -120,7 +120,7 @@ TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-
   // planes of at most 64 pixels the short-planes kernel (72 channels: a partial chunk).
   const std::vector<std::vector<int64_t>> shapes{
       {3, 70, 9, 11}, {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}, {2, 68, 12, 20}, {3, 130, 10, 14},
-      {2, 5, 30, 20}, {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64}};
+      {2, 5, 30, 20}, {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64}, {1, 264, 5, 5}};
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
     for (const auto& shape : shapes) {
       CAPTURE(dt);

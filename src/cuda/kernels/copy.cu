@@ -160,21 +160,24 @@ __global__ void copy_thin(TransposePlan p) {
 // in 16-byte packets of V elements on both sides; shared memory does the reordering.
 //
 // Short planes (K <= kShortPlane, e.g. 7x7 maps of 2048 channels, which would fill a quarter
-// of a 64-wide tile): a block takes kPlaneChunk whole planes -- one contiguous run on the
-// planar side, K runs of kPlaneChunk elements on the interleaved side.
-constexpr int kShortPlane = 64, kPlaneChunk = 64;
+// of a 64-wide tile): a block takes 256 bytes' worth of whole planes -- one contiguous run on
+// the planar side, K runs of 256 bytes on the interleaved side.
+constexpr int kShortPlane = 64;
+template <typename T>
+constexpr int kPlaneChunk = static_cast<int>(256 / sizeof(T));
 
 template <typename T, typename I, int V, bool kPlanarSrc>
 __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, TransposePlan p, I K, I M) {
+  constexpr int kChunk = kPlaneChunk<T>;
   constexpr int kPad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));  // spreads the banks
-  constexpr int kRow = kPlaneChunk + kPad;
+  constexpr int kRow = kChunk + kPad;
   __shared__ T stage[kShortPlane * kRow];  // element (k, m) at k * kRow + (m - m0)
   const T* src = reinterpret_cast<const T*>(src_bytes);
   T* dst = reinterpret_cast<T*>(dst_bytes);
-  const I chunks = (M + kPlaneChunk - 1) / kPlaneChunk;
+  const I chunks = (M + kChunk - 1) / kChunk;
   for (I block = blockIdx.x; block < chunks * static_cast<I>(p.batches); block += gridDim.x) {
-    const I b = block / chunks, m0 = (block % chunks) * kPlaneChunk;
-    const I w = M - m0 < kPlaneChunk ? M - m0 : kPlaneChunk;  // a multiple of V
+    const I b = block / chunks, m0 = (block % chunks) * kChunk;
+    const I w = M - m0 < kChunk ? M - m0 : kChunk;  // a multiple of V
     I dbase, sbase;
     batch_offsets<I>(p, b, dbase, sbase);
     const T* in = src + sbase;
@@ -372,7 +375,7 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
       const bool planar_src = p.rows <= kShortPlane;  // the short side is unit-stride in src
       const int64_t K = planar_src ? p.rows : p.cols, M = planar_src ? p.cols : p.rows;
       if (M % kV == 0) {
-        const int64_t blocks = (M + kPlaneChunk - 1) / kPlaneChunk * p.batches;
+        const int64_t blocks = (M + kPlaneChunk<T> - 1) / kPlaneChunk<T> * p.batches;
         const unsigned grid = static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
         const char* src = static_cast<const char*>(p.src);
         char* dst = static_cast<char*>(p.dst);

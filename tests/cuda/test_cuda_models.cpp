@@ -149,3 +149,19 @@ TEST_CASE("shadow=1 on CUDA catches a CUDA kernel whose channels_last values are
   }
   CHECK_NOTHROW(wrong({x.contiguous()}));
 }
+
+TEST_CASE("unet_legacy on CUDA loses channels_last at its contiguous-only custom op, as on the CPU") {
+  CleanGuard clean;
+  auto model = lg::models::create_model("unet_legacy");
+  model->eval();
+  model->to(kGpu);
+  lg::manual_seed(6);
+  const Tensor x = lg::randn({1, 3, 32, 32}).cuda();
+  auto [y, violations] = run_recorded(*model, x, MemoryFormat::ChannelsLast);
+  CHECK(violations >= 1);
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE_FALSE(r.violations.empty());
+  CHECK(r.violations[0].first.op == "legacy_upsample2x");
+  CHECK(r.violations[0].first.module_path == "up3.up");
+  CHECK(y.device() == kGpu);
+}

@@ -48,13 +48,15 @@ class Down : public nn::Module {
 // A bilinear 2x upsample as a third-party op might ship it: registered through the custom-op
 // API with a contiguous-only kernel. The dispatcher feeds it NCHW copies and its output stays
 // NCHW -- under the guard, a violation at this op's module path.
+// The one body serves both devices (it calls public ops), so the demo shows the same violation
+// on CUDA.
 const CustomOp& legacy_upsample_op() {
-  static const CustomOp op = register_op(
-      "legacy_upsample2x", LayoutPolicy::Preserve, KernelLayouts::ContiguousOnly,
-      [](const std::vector<Tensor>& in) {
-        const Tensor& x = in.at(0);
-        return std::vector<Tensor>{upsample_bilinear2d(x, {x.size(2) * 2, x.size(3) * 2}, true)};
-      });
+  static const auto body = [](const std::vector<Tensor>& in) {
+    const Tensor& x = in.at(0);
+    return std::vector<Tensor>{upsample_bilinear2d(x, {x.size(2) * 2, x.size(3) * 2}, true)};
+  };
+  static const CustomOp op =
+      register_op("legacy_upsample2x", LayoutPolicy::Preserve, KernelLayouts::ContiguousOnly, body, body);
   return op;
 }
 

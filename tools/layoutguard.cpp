@@ -115,6 +115,12 @@ int version() {
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string_view> args(argv + 1, argv + argc);
+    // --help (or -h, or `help`) anywhere asks for the usage text, on stdout, with success.
+    for (std::string_view a : args)
+      if (a == "--help" || a == "-h" || (args.size() == 1 && a == "help")) {
+        std::cout << kUsage;
+        return 0;
+      }
     if (!args.empty() && args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
     if (args.empty()) return lg::tools::audit_command({});
     if (!args.empty() && args[0] == "run") return lg::tools::run_command(std::span(args).subspan(1));

@@ -11,6 +11,8 @@ expect_failure "negative stride" explain 2,3 -1,1
 expect_failure "negative size" explain 2,-3 3,1
 expect_failure "usage:" frobnicate
 expect_failure "usage:" ops --html
+help_text="$("$tool" audit --help)"  # exit 0, usage on stdout
+grep -q "^usage: layoutguard audit" <<<"$help_text"
 # docs/operators.md is the generated catalogue: regenerate it with
 #   build/tools/layoutguard ops --markdown > docs/operators.md
 # The page lists the CUDA kernels of a CUDA build, so only a CUDA build can reproduce it.

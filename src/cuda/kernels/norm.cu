@@ -12,6 +12,20 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// The sum of every thread's `value` over a block of kThreads threads, through a shared-memory
+// tree in `partial`; every thread gets it, and `partial` is free again on return.
+__device__ inline double block_sum(double* partial, double value) {
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  const double total = partial[0];
+  __syncthreads();
+  return total;
+}
+
 template <typename S>
 __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, int power, double* out) {
   __shared__ double partial[kThreads];
@@ -23,14 +37,8 @@ __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, i
       const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride)])) - s;
       acc += power == 1 ? d : d * d;
     }
-    partial[threadIdx.x] = acc;
-    __syncthreads();
-    for (int width = kThreads / 2; width > 0; width /= 2) {
-      if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) out[g] = partial[0];
-    __syncthreads();
+    const double total = block_sum(partial, acc);
+    if (threadIdx.x == 0) out[g] = total;
   }
 }
 
@@ -134,13 +142,8 @@ __global__ void channel_sums_planar(ChannelAffine a, const S* x, const double* s
     const double d = static_cast<double>(Storage<S>::load(x[(n * a.channels + c) * a.inner + s])) - shift;
     acc += power == 1 ? d : d * d;
   }
-  partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (int width = kThreads / 2; width > 0; width /= 2) {
-    if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicAdd(out + c, partial[0]);
+  const double total = block_sum(partial, acc);
+  if (threadIdx.x == 0) atomicAdd(out + c, total);
 }
 
 template <typename S>

@@ -1,7 +1,7 @@
 // Bandwidth of layout conversions (NCHW <-> NHWC, dtype casts) against memcpy of the same
 // bytes, measured in the same run. Prints a table of medians; no pass/fail.
 //
-//   build/bench/bench_layout_conversion [--quick]
+//   build/bench/bench_layout_conversion [--quick | --smoke] [--json PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,27 +14,35 @@
 
 #include <layoutguard/layoutguard.h>
 
-#include "timing.h"
+#include "report.h"
 
 namespace {
 
 using lg::bench::Timing;
 using lg::bench::time_it;
 
-void report(const char* name, const std::string& shape, double bytes_moved, Timing t, double memcpy_ms) {
+void report(lg::bench::Results& results, const char* name, const std::string& shape, double bytes_moved, Timing t,
+            double memcpy_ms) {
   const double gbs = bytes_moved / (t.median_ms * 1e-3) / 1e9;
   std::printf("%-34s %-16s %9.3f %9.3f %9.3f %8.2f %7.0f%%\n", name, shape.c_str(), t.median_ms,
               t.min_ms, t.max_ms, gbs, 100.0 * memcpy_ms / t.median_ms);
+  nlohmann::json r = lg::bench::timing_json(t);
+  r.update({{"section", "layout_conversion"}, {"case", name}, {"shape", shape}, {"bytes_moved", bytes_moved},
+            {"gb_per_s", gbs}, {"pct_of_memcpy", 100.0 * memcpy_ms / t.median_ms}});
+  results.add(std::move(r));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  const int runs = quick ? 5 : 15;
+  const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
+  const bool quick = args.quick;
+  lg::bench::Results results("bench_layout_conversion", args);
+  const int runs = args.smoke ? 2 : quick ? 10 : 15;
   using lg::MemoryFormat;
   struct Shape { int64_t n, c, h, w; };
-  const std::vector<Shape> shapes = quick ? std::vector<Shape>{{8, 64, 56, 56}}
+  const std::vector<Shape> shapes = args.smoke ? std::vector<Shape>{{1, 64, 56, 56}}
+                                    : quick    ? std::vector<Shape>{{8, 64, 56, 56}}
                                           : std::vector<Shape>{{32, 64, 56, 56}, {32, 256, 56, 56},
                                                                {32, 512, 28, 28}, {32, 2048, 7, 7},
                                                                {32, 3, 224, 224}};
@@ -65,16 +73,16 @@ int main(int argc, char** argv) {
     }, runs);
     const Timing mc = mcn.median_ms < mc1.median_ms ? mcn : mc1;
     // Bytes moved = read + write.
-    report("memcpy, 1 thread (peer)", shape, 2.0 * bytes, mc1, mc.median_ms);
-    report("memcpy, OpenMP threads (peer)", shape, 2.0 * bytes, mcn, mc.median_ms);
-    report("copy_ NCHW -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nchw); }, runs), mc.median_ms);
-    report("copy_ NCHW -> NHWC", shape, 2.0 * bytes, time_it([&] { dst_cl.copy_(nchw); }, runs), mc.median_ms);
-    report("copy_ NHWC -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nhwc); }, runs), mc.median_ms);
-    report("contiguous(ChannelsLast) (+alloc)", shape, 2.0 * bytes,
+    report(results, "memcpy, 1 thread (peer)", shape, 2.0 * bytes, mc1, mc.median_ms);
+    report(results, "memcpy, OpenMP threads (peer)", shape, 2.0 * bytes, mcn, mc.median_ms);
+    report(results, "copy_ NCHW -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nchw); }, runs), mc.median_ms);
+    report(results, "copy_ NCHW -> NHWC", shape, 2.0 * bytes, time_it([&] { dst_cl.copy_(nchw); }, runs), mc.median_ms);
+    report(results, "copy_ NHWC -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nhwc); }, runs), mc.median_ms);
+    report(results, "contiguous(ChannelsLast) (+alloc)", shape, 2.0 * bytes,
            time_it([&] { (void)nchw.contiguous(MemoryFormat::ChannelsLast); }, runs), mc.median_ms);
     lg::Tensor half_cl = lg::empty_like(nhwc, lg::kFloat16);
-    report("copy_ f32 NCHW -> f16 NHWC", shape, 1.5 * bytes,
+    report(results, "copy_ f32 NCHW -> f16 NHWC", shape, 1.5 * bytes,
            time_it([&] { half_cl.copy_(nchw); }, runs), mc.median_ms);
   }
-  return 0;
+  return results.finish();
 }

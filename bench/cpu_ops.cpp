@@ -4,7 +4,8 @@
 // NCHW<->NHWC conversion bandwidth against memcpy of the same bytes. A benchmark, not a test:
 // it prints medians (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick]     (threads: OMP_NUM_THREADS, default all cores)
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH]   (threads: OMP_NUM_THREADS, default all cores)
+// --quick: batch 1 only; --smoke: the first layer and the smallest bandwidth case only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,7 +19,7 @@
 
 #include <layoutguard/layoutguard.h>
 
-#include "timing.h"
+#include "report.h"
 
 #if LG_BENCH_HAVE_DNNL
 #include <dnnl.hpp>
@@ -81,7 +82,7 @@ struct DnnlConv {
 };
 #endif
 
-void conv_table(bool quick, int runs) {
+void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
   std::printf("\nconv2d fp32, %d threads: GFLOPS as median (min-max time ms)\n", omp_get_max_threads());
   std::printf("%-22s %5s %20s %20s %20s %8s %8s\n", "layer", "batch", "ours NHWC", "ours NCHW", "oneDNN NHWC",
               "NHWC/NCHW", "NHWC/oneDNN");
@@ -90,6 +91,7 @@ void conv_table(bool quick, int runs) {
   for (int64_t batch : {int64_t{1}, int64_t{16}}) {
     for (const ConvShape& s : kResNet50) {
       if (quick && batch == 16) continue;
+      if (smoke && &s != &kResNet50.front()) continue;
       const int64_t pad = s.k / 2;
       const lg::Tensor x_cl = lg::randn({batch, s.cin, s.h, s.h}).contiguous(lg::MemoryFormat::ChannelsLast);
       const lg::Tensor x_cf = x_cl.contiguous();
@@ -110,6 +112,12 @@ void conv_table(bool quick, int runs) {
       };
       std::string dnnl_cell = "n/a";
       double dnnl_ratio = NAN;
+      nlohmann::json record{{"section", "cpu_conv"},
+                            {"layer", name},
+                            {"batch", batch},
+                            {"gflop", gf},
+                            {"nhwc", lg::bench::timing_json(nhwc)},
+                            {"nchw", lg::bench::timing_json(nchw)}};
 #if LG_BENCH_HAVE_DNNL
       const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad});
       DnnlConv peer(s, batch, x_cl, w_cf, y);
@@ -117,7 +125,9 @@ void conv_table(bool quick, int runs) {
       dnnl_cell = cell(dn);
       dnnl_ratio = dn.median_ms / nhwc.median_ms;
       ratio_dnnl.push_back(dnnl_ratio);
+      record["onednn_nhwc"] = lg::bench::timing_json(dn);
 #endif
+      results.add(std::move(record));
       const double vs_nchw = nchw.median_ms / nhwc.median_ms;
       nhwc_wins += vs_nchw >= 1.0 ? 1 : 0;
       ++layers;
@@ -132,8 +142,8 @@ void conv_table(bool quick, int runs) {
                                  : (std::to_string(std::exp(log_sum / static_cast<double>(ratio_dnnl.size()))) + "x").c_str());
 }
 
-void bandwidth_table(bool quick, int runs) {
-  const int64_t n = quick ? 8 : 32;
+void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
+  const int64_t n = smoke ? 1 : quick ? 8 : 32;
   const std::vector<int64_t> shape{n, 64, 56, 56};
   const lg::Tensor x = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast), y = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast);
   const lg::Tensor x_cf = x.contiguous();
@@ -149,6 +159,10 @@ void bandwidth_table(bool quick, int runs) {
     const double gbs = traffic_factor * bytes / (t.median_ms * 1e-3) / 1e9;
     const double memcpy_gbs = 2.0 * bytes / (mc.median_ms * 1e-3) / 1e9;
     std::printf("%-40s %8.3f ms %8.1f GB/s %6.0f%%\n", name, t.median_ms, gbs, 100.0 * gbs / memcpy_gbs);
+    nlohmann::json r = lg::bench::timing_json(t);
+    r.update({{"section", "cpu_bandwidth"}, {"case", name}, {"shape", lg::to_string(shape)}, {"gb_per_s", gbs},
+              {"pct_of_memcpy", 100.0 * gbs / memcpy_gbs}});
+    results.add(std::move(r));
   };
   row("memcpy", 2.0, mc);
   row("relu NHWC", 2.0, time_it([&] { (void)lg::relu(x); }, runs));
@@ -160,10 +174,17 @@ void bandwidth_table(bool quick, int runs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  const int runs = quick ? 3 : 10;
-  std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, quick ? "quick" : "full");
-  conv_table(quick, runs);
-  bandwidth_table(quick, runs);
-  return 0;
+  const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
+  const int runs = args.smoke ? 2 : 10;
+  lg::bench::Results results("cpu_ops", args);
+#if LG_BENCH_HAVE_DNNL
+  const dnnl_version_t* v = dnnl_version();
+  results.set("onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch));
+#else
+  results.set("onednn", nullptr);
+#endif
+  std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
+  conv_table(results, args.quick, args.smoke, runs);
+  bandwidth_table(results, args.quick, args.smoke, runs);
+  return results.finish();
 }

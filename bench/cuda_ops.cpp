@@ -4,7 +4,7 @@
 // ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
 // ratios, no pass/fail.
 //
-//   build/bench/cuda_ops [--quick] [--conv-only] [--cudnn-benchmark]
+//   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]
 // --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
@@ -18,7 +18,7 @@
 
 #include <layoutguard/layoutguard.h>
 
-#include "timing.h"
+#include "report.h"
 
 namespace {
 
@@ -36,31 +36,42 @@ double per_call_ms(const std::function<void()>& fn, int reps, bool ours) {
   return t.median_ms / reps;
 }
 
-void row(const char* name, const std::string& shape, double bytes, double ms, double memcpy_ms) {
+void row(lg::bench::Results& results, const char* name, const std::string& shape, double bytes, double ms,
+         double memcpy_ms) {
   std::printf("%-40s %-20s %9.4f ms %8.1f GB/s %6.0f%%\n", name, shape.c_str(), ms, bytes / (ms * 1e-3) / 1e9,
               100.0 * memcpy_ms / ms);
+  results.add({{"section", "cuda_bandwidth"}, {"case", name}, {"shape", shape}, {"median_ms", ms},
+               {"gb_per_s", bytes / (ms * 1e-3) / 1e9}, {"pct_of_memcpy", 100.0 * memcpy_ms / ms}});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, conv_only = false, benchmark = false;
-  for (int i = 1; i < argc; ++i) {
-    quick |= std::strcmp(argv[i], "--quick") == 0;
-    conv_only |= std::strcmp(argv[i], "--conv-only") == 0;
-    benchmark |= std::strcmp(argv[i], "--cudnn-benchmark") == 0;
+  const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
+  const bool quick = args.quick;
+  bool conv_only = false, benchmark = false;
+  for (std::string_view a : args.rest) {
+    conv_only |= a == "--conv-only";
+    benchmark |= a == "--cudnn-benchmark";
+    if (a != "--conv-only" && a != "--cudnn-benchmark") {
+      std::fprintf(stderr, "usage: cuda_ops [--quick|--smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]\n");
+      return 2;
+    }
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows survive a run cut short
+  lg::bench::Results results("cuda_ops", args);
   if (!lg::cuda::is_available()) {
     std::printf("no usable GPU: %s\n", lg::cuda::probe_report().c_str());
-    return 0;
+    results.set("skipped", "no usable GPU");
+    return results.finish();
   }
   std::printf("layoutguard %s CUDA bandwidth: %s\n", LG_VERSION, lg::cuda::probe_report().c_str());
   std::printf("bytes moved = read + write; %% = cudaMemcpy D2D time of the same bytes / our time\n\n");
   const std::vector<std::vector<int64_t>> shapes =
-      quick ? std::vector<std::vector<int64_t>>{{32, 64, 56, 56}}
+      args.smoke ? std::vector<std::vector<int64_t>>{{1, 64, 56, 56}}
+      : quick    ? std::vector<std::vector<int64_t>>{{32, 64, 56, 56}}
             : std::vector<std::vector<int64_t>>{{32, 64, 56, 56}, {256, 256, 56, 56}, {256, 2048, 7, 7}, {256, 3, 224, 224}};
-  const int reps = quick ? 5 : 20;
+  const int reps = args.smoke ? 1 : quick ? 5 : 20;
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
     if (conv_only) break;
     for (const auto& s : shapes) {
@@ -75,13 +86,13 @@ int main(int argc, char** argv) {
       void* b = dst_cf.data_ptr();
       const double memcpy_ms =
           per_call_ms([&] { cudaMemcpyAsync(b, a, nchw.nbytes(), cudaMemcpyDeviceToDevice, nullptr); }, reps, false);
-      row("cudaMemcpy D2D (peer)", shape, 2 * bytes, memcpy_ms, memcpy_ms);
-      row("copy_ NCHW -> NHWC", shape, 2 * bytes, per_call_ms([&] { dst_cl.copy_(nchw); }, reps, true), memcpy_ms);
-      row("copy_ NHWC -> NCHW", shape, 2 * bytes, per_call_ms([&] { dst_cf.copy_(nhwc); }, reps, true), memcpy_ms);
-      row("contiguous(channels_last) (+alloc)", shape, 2 * bytes,
+      row(results, "cudaMemcpy D2D (peer)", shape, 2 * bytes, memcpy_ms, memcpy_ms);
+      row(results, "copy_ NCHW -> NHWC", shape, 2 * bytes, per_call_ms([&] { dst_cl.copy_(nchw); }, reps, true), memcpy_ms);
+      row(results, "copy_ NHWC -> NCHW", shape, 2 * bytes, per_call_ms([&] { dst_cf.copy_(nhwc); }, reps, true), memcpy_ms);
+      row(results, "contiguous(channels_last) (+alloc)", shape, 2 * bytes,
           per_call_ms([&] { (void)nchw.contiguous(MemoryFormat::ChannelsLast); }, reps, true), memcpy_ms);
-      row("relu NHWC", shape, 2 * bytes, per_call_ms([&] { (void)lg::relu(nhwc); }, reps, true), memcpy_ms);
-      row("add NHWC + NHWC", shape, 3 * bytes, per_call_ms([&] { (void)lg::add(nhwc, other); }, reps, true),
+      row(results, "relu NHWC", shape, 2 * bytes, per_call_ms([&] { (void)lg::relu(nhwc); }, reps, true), memcpy_ms);
+      row(results, "add NHWC + NHWC", shape, 3 * bytes, per_call_ms([&] { (void)lg::add(nhwc, other); }, reps, true),
           1.5 * memcpy_ms);
     }
   }
@@ -93,7 +104,7 @@ int main(int argc, char** argv) {
   const Shape resnet50[] = {{3, 64, 7, 2, 224},    {64, 64, 1, 1, 56},    {64, 64, 3, 1, 56},   {64, 256, 1, 1, 56},
                             {256, 64, 1, 1, 56},   {128, 128, 3, 1, 28},  {512, 128, 1, 1, 28}, {256, 256, 3, 1, 14},
                             {1024, 256, 1, 1, 14}, {512, 512, 3, 1, 7},   {2048, 512, 1, 1, 7}, {512, 2048, 1, 1, 7}};
-  const int64_t batch = quick ? 32 : 256;
+  const int64_t batch = args.smoke ? 1 : quick ? 32 : 256;
   lg::cuda::set_cudnn_benchmark(benchmark);
   std::printf("\nconv2d float16 (cuDNN%s), batch %lld: TFLOPS from median times\n", benchmark ? ", benchmark mode" : "",
               static_cast<long long>(batch));
@@ -114,10 +125,14 @@ int main(int argc, char** argv) {
                   static_cast<long long>(s.stride), static_cast<long long>(s.h));
     std::printf("%-22s %12.1f %12.1f %9.2fx\n", name, flops / (nhwc * 1e-3) / 1e12, flops / (nchw * 1e-3) / 1e12,
                 nchw / nhwc);
+    results.add({{"section", "cuda_conv"}, {"layer", name}, {"batch", batch}, {"dtype", "float16"},
+                 {"cudnn_benchmark", benchmark}, {"nhwc_ms", nhwc}, {"nchw_ms", nchw},
+                 {"nhwc_tflops", flops / (nhwc * 1e-3) / 1e12}, {"nchw_tflops", flops / (nchw * 1e-3) / 1e12}});
+    if (args.smoke) break;
     log_sum += std::log(nchw / nhwc);
     wins += nhwc <= nchw;
     ++n;
   }
   std::printf("NHWC faster on %d of %d layers; geomean NHWC speed-up %.2fx\n", wins, n, std::exp(log_sum / n));
-  return 0;
+  return results.finish();
 }

@@ -4,7 +4,7 @@
 // Run it from a normal build and from a -Dhooks=false build (scripts/bench-hooks does both):
 // the "off" column of the first minus that of the second is the fast path's cost.
 //
-//   build/bench/hook_overhead [--quick]
+//   build/bench/hook_overhead [--quick | --smoke] [--json PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <layoutguard/layoutguard.h>
+
+#include "report.h"
 
 namespace {
 
@@ -43,8 +45,10 @@ double under_mode(lg::guard::Mode mode, const std::function<void()>& op, int ite
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  const int iters = quick ? 20000 : 200000, reps = quick ? 5 : 11;
+  const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
+  lg::bench::Results results("hook_overhead", args);
+  results.set("hooks_compiled_in", static_cast<bool>(LG_ENABLE_HOOKS));
+  const int iters = args.smoke ? 1000 : args.quick ? 20000 : 200000, reps = args.smoke ? 3 : 11;
   // The guard's own settings come from here, not from the caller's environment; the warn
   // column must not print, and the exit summary would only add noise.
   lg::guard::Options quiet = lg::guard::parse_options("", "summary=0");
@@ -79,7 +83,11 @@ int main(int argc, char** argv) {
     const double warn = under_mode(lg::guard::Mode::Warn, c.op, iters, reps);
     const double thrw = under_mode(lg::guard::Mode::Throw, c.op, iters, reps);
     std::printf("%-42s %9.1f %9.1f %9.1f %9.1f %9.1f\n", c.name, off, noop, record, warn, thrw);
+    const auto ns = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    results.add({{"section", "hook_overhead"}, {"op", c.name}, {"hooks_compiled_in", static_cast<bool>(LG_ENABLE_HOOKS)},
+                 {"calls_per_run", iters}, {"runs", reps}, {"off_ns", off}, {"noop_hook_ns", ns(noop)},
+                 {"record_ns", ns(record)}, {"warn_ns", ns(warn)}, {"throw_ns", ns(thrw)}});
   }
   std::printf("(-1: not available with hooks compiled out)\n");
-  return 0;
+  return results.finish();
 }

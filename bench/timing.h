@@ -12,6 +12,7 @@ namespace lg::bench {
 
 struct Timing {
   double median_ms, min_ms, max_ms;
+  int runs;  // timed calls behind the median
 };
 
 inline Timing time_it(const std::function<void()>& fn, int runs, double budget_ms = 0) {
@@ -26,7 +27,7 @@ inline Timing time_it(const std::function<void()>& fn, int runs, double budget_m
     total += ms.back();
   }
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
+  return {ms[ms.size() / 2], ms.front(), ms.back(), static_cast<int>(ms.size())};
 }
 
 }  // namespace lg::bench

@@ -10,7 +10,9 @@ Where torchvision is not installed (a bare GPU machine), resnet50 comes from
 bench/peer/resnet50_plain.py, the same architecture in plain torch.nn.
 """
 import argparse
+import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -39,7 +41,9 @@ except ImportError:
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
-def median_ms(fn, runs, budget_ms):
+def timing(fn, runs, budget_ms):
+    """Two warm-up calls, then at least `runs` timed calls (more while under budget_ms, up to
+    200): median, min, max (ms) and the number of calls, as bench/timing.h does."""
     fn()
     fn()
     ms = []
@@ -47,40 +51,75 @@ def median_ms(fn, runs, budget_ms):
         t0 = time.perf_counter()
         fn()
         ms.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(ms)
+    return {"median_ms": statistics.median(ms), "min_ms": min(ms), "max_ms": max(ms), "runs": len(ms)}
+
+
+def machine_info(threads):
+    def first(path, key):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(key):
+                        return line.split(":" if ":" in line else "=", 1)[1].strip().strip('"')
+        except OSError:
+            pass
+        return "unknown"
+
+    return {"cpu": first("/proc/cpuinfo", "model name"), "logical_cores": os.cpu_count(), "threads": threads,
+            "load_average": list(os.getloadavg()), "os": first("/etc/os-release", "PRETTY_NAME"),
+            "torch": torch.__version__, "models_from": SOURCE}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="resnet18 (or the first model), batch 1, 64x64, one call")
+    ap.add_argument("--json", help="write the results here, as bench/report.h does")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--batches", default="1,16")
+    ap.add_argument("--size", type=int, default=0, help="S x S input instead of the model's default")
+    ap.add_argument("--formats", default="both", choices=["both", "channels_last"])
+    ap.add_argument("--runs", type=int, default=0, help="at least this many timed calls per round")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--dtype", default="float32", choices=list(DTYPES))
     ap.add_argument("--profile", action="store_true", help="torch.profiler table of one forward per format")
     a = ap.parse_args()
+    a.quick = a.quick or a.smoke
     torch.set_num_threads(a.threads)
     dtype = DTYPES[a.dtype]
     cuda = a.device == "cuda"
     batches = [1] if a.quick else [int(b) for b in a.batches.split(",")]
+    models = a.models.split(",")
+    if a.smoke:
+        models = ["resnet18" if "resnet18" in MODELS else next(iter(MODELS))]
+        a.size = 64
+    doc = {"program": "pytorch_models", "mode": "smoke" if a.smoke else "quick" if a.quick else "full",
+           "machine": machine_info(a.threads), "records": []}
     if cuda:
         torch.backends.cudnn.benchmark = True
         where = f"{torch.cuda.get_device_name(0)}, cuDNN {torch.backends.cudnn.version()}, cudnn.benchmark"
+        doc["machine"]["gpu"] = torch.cuda.get_device_name(0)
     else:
         where = f"CPU, {a.threads} threads"
     print(f"PyTorch {torch.__version__} model throughput, {where}, {a.dtype}, eval, {SOURCE}")
     print(f"{'model':16s} {'batch':>5s} {'input':14s} {'NCHW img/s':>12s} {'NHWC img/s':>12s} {'NHWC ms':>12s} {'NHWC/NCHW':>8s}")
-    for name in a.models.split(","):
+    rounds, min_runs, budget = (1, 1 if a.smoke else 3, 0) if a.quick else (3, 10, 1000)
+    if a.runs:
+        min_runs = a.runs
+    for name in models:
         ctor, size = MODELS[name]
+        if a.size:
+            size = size[:-2] + [a.size, a.size]
         cl = torch.channels_last_3d if len(size) == 3 else torch.channels_last
+        formats = (torch.contiguous_format, cl) if a.formats == "both" else (cl,)
         for batch in batches:
             torch.manual_seed(0)
             x = torch.randn([batch, 3] + size).to(device=a.device, dtype=dtype)
-            # Both formats side by side, timed alternately for 3 rounds; each keeps its best
-            # round, as bench/models.cpp does.
+            # Both formats side by side, timed alternately; each keeps its best round, as
+            # bench/models.cpp does.
             runs = {}
-            for fmt in (torch.contiguous_format, cl):
+            for fmt in formats:
                 model = ctor(weights=None).eval().to(device=a.device, dtype=dtype, memory_format=fmt)
                 runs[fmt] = (model, x.contiguous(memory_format=fmt))
 
@@ -91,12 +130,12 @@ def main():
                     torch.cuda.synchronize()
 
             best = {}
-            for _ in range(1 if a.quick else 3):
+            for _ in range(rounds):
                 for fmt in runs:
                     with torch.inference_mode():
-                        ms = median_ms(lambda: call(fmt), 1 if a.quick else 10, 0 if a.quick else 1000)
-                    best[fmt] = min(ms, best.get(fmt, ms))
-            ips = [(batch * 1000 / best[fmt], best[fmt]) for fmt in runs]
+                        t = timing(lambda: call(fmt), min_runs, budget)
+                    if fmt not in best or t["median_ms"] < best[fmt]["median_ms"]:
+                        best[fmt] = t
             if a.profile:
                 acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
                 for fmt in runs:
@@ -105,8 +144,21 @@ def main():
                     key = "self_cuda_time_total" if cuda else "self_cpu_time_total"
                     print(f"  profile {name} batch {batch} {fmt}:")
                     print(prof.key_averages().table(sort_by=key, row_limit=14))
-            print(f"{name:16s} {batch:5d} {str(tuple(size)).replace(' ', ''):14s} {ips[0][0]:12.2f} {ips[1][0]:12.2f} "
-                  f"{ips[1][1]:12.1f} {ips[1][0] / ips[0][0]:7.2f}x", flush=True)
+            ips = {fmt: batch * 1000 / best[fmt]["median_ms"] for fmt in best}
+            cf = ips.get(torch.contiguous_format, float("nan"))
+            input_text = str(tuple(size)).replace(" ", "")
+            print(f"{name:16s} {batch:5d} {input_text:14s} {cf:12.2f} {ips[cl]:12.2f} "
+                  f"{best[cl]['median_ms']:12.1f} {ips[cl] / cf:7.2f}x", flush=True)
+            record = {"section": "models", "model": name, "batch": batch, "input": input_text, "device": a.device,
+                      "dtype": a.dtype, "channels_last": best[cl], "channels_last_img_per_s": ips[cl],
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            if torch.contiguous_format in best:
+                record["contiguous"] = best[torch.contiguous_format]
+                record["contiguous_img_per_s"] = cf
+            doc["records"].append(record)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1)
 
 
 if __name__ == "__main__":

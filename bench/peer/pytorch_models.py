@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--json", help="write the results here, as bench/report.h does")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--batches", default="1,16")
+    ap.add_argument("--batches", help="comma-separated (default 1,16; 1 with --quick)")
     ap.add_argument("--size", type=int, default=0, help="S x S input instead of the model's default")
     ap.add_argument("--formats", default="both", choices=["both", "channels_last"])
     ap.add_argument("--runs", type=int, default=0, help="at least this many timed calls per round")
@@ -89,7 +89,7 @@ def main():
     torch.set_num_threads(a.threads)
     dtype = DTYPES[a.dtype]
     cuda = a.device == "cuda"
-    batches = [1] if a.quick else [int(b) for b in a.batches.split(",")]
+    batches = [int(b) for b in (a.batches or ("1" if a.quick else "1,16")).split(",")]
     models = a.models.split(",")
     if a.smoke:
         models = ["resnet18" if "resnet18" in MODELS else next(iter(MODELS))]

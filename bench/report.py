@@ -268,6 +268,15 @@ class Report:
             return
         rows = [[r["case"], r["shape"], fmt(r["gb_per_s"], 0), fmt(r["pct_of_memcpy"], 0, " %")] for r in bw]
         text = table(["case", "shape", "GB/s", "% of cudaMemcpy D2D"], rows)
+        conv = records(self.doc, "cuda_ops", "cuda_conv")
+        gpu_name = next((r["machine"].get("cuda", "") for r in runs_of(self.doc, "cuda_ops")), "")
+        peak = dense_fp16_peak_tflops(gpu_name)
+        if conv:
+            crow = [[r["layer"], r["batch"], fmt(r["nhwc_tflops"], 1), fmt(r["nchw_tflops"], 1),
+                     fmt(100 * r["nhwc_tflops"] / peak if peak else None, 0, " %")] for r in conv]
+            text += (f"\n\ncuDNN conv2d float16 (TFLOPS; % of the data-sheet dense float16 peak, "
+                     f"{fmt(peak, 0)} TFLOPS for this GPU):\n\n" +
+                     table(["layer", "batch", "NHWC", "NCHW", "NHWC % of peak"], crow))
         mrows = []
         for r in ours:
             p = next((q for q in peer if q["model"] == r["model"] and q["batch"] == r["batch"]), None)
@@ -290,6 +299,14 @@ class Report:
         self.blocks["summary"] = (f"{met_n} goals met, {missed} missed, in the run of {self.doc['created']} "
                                   f"(machine below).\n\n" +
                                   table(["measurement", "ours", "peer", "ratio", "goal", "met?"], rows))
+
+
+def dense_fp16_peak_tflops(device_text):
+    """Dense (no sparsity) float16 tensor-core peak from NVIDIA's data sheets, by device name."""
+    for name, tflops in (("H100 PCIe", 756.0), ("H100", 989.4), ("H200", 989.4), ("A100", 312.0)):
+        if name in device_text:
+            return tflops
+    return None
 
 
 def met(ok, _value):

@@ -59,6 +59,11 @@ def fmt(v, digits=2, suffix=""):
     return f"{v:.{digits}f}{suffix}"
 
 
+def spread(t):
+    """A timing's median with its min-max, in ms."""
+    return f"{t['median_ms']:.1f} ({t['min_ms']:.1f}–{t['max_ms']:.1f})"
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -172,12 +177,14 @@ class Report:
             wins += nhwc >= nchw
             if dn:
                 vs_dnnl.append(nhwc / dn)
-            rows.append([r["layer"], r["batch"], fmt(nhwc, 1), fmt(nchw, 1), fmt(dn, 1), fmt(nhwc / nchw, 2, "×"),
+            rows.append([r["layer"], r["batch"], fmt(nhwc, 1), spread(r["nhwc"]), fmt(nchw, 1), fmt(dn, 1),
+                         fmt(nhwc / nchw, 2, "×"),
                          fmt(nhwc / dn if dn else None, 2, "×"), fmt(100 * nhwc / peak if peak else None, 0, " %")])
         self.blocks["cpu_conv"] = (
-            "GFLOPS from median times (min–max in the JSON); oneDNN runs NHWC activations with weights in its "
+            "GFLOPS from median times; oneDNN runs NHWC activations with weights in its "
             "preferred blocked format.\n\n" +
-            table(["layer", "batch", "ours NHWC", "ours NCHW", "oneDNN NHWC", "NHWC/NCHW", "NHWC/oneDNN", "% of peak"],
+            table(["layer", "batch", "ours NHWC", "ours NHWC ms (min–max)", "ours NCHW", "oneDNN NHWC", "NHWC/NCHW",
+                   "NHWC/oneDNN", "% of peak"],
                   rows))
         g = geomean(vs_dnnl)
         self.summary.append(["CPU conv2d NHWC float32, ResNet-50 layers, geomean vs oneDNN", "", "oneDNN NHWC",
@@ -200,8 +207,10 @@ class Report:
             ratio_self = r["channels_last_img_per_s"] / r["contiguous_img_per_s"]
             vs_peer = r["channels_last_img_per_s"] / p["channels_last_img_per_s"] if p else None
             rows.append([r["model"], r["batch"], fmt(r["contiguous_img_per_s"], 2), fmt(r["channels_last_img_per_s"], 2),
-                         fmt(ratio_self, 2, "×"), fmt(p["contiguous_img_per_s"] if p else None, 2),
-                         fmt(p["channels_last_img_per_s"] if p else None, 2), fmt(vs_peer, 2, "×")])
+                         spread(r["channels_last"]), fmt(ratio_self, 2, "×"),
+                         fmt(p["contiguous_img_per_s"] if p else None, 2),
+                         fmt(p["channels_last_img_per_s"] if p else None, 2),
+                         spread(p["channels_last"]) if p else "—", fmt(vs_peer, 2, "×")])
             if r["model"] == "resnet50":
                 self.summary.append([f"CPU ResNet-50 channels_last, batch {r['batch']} (img/s)",
                                      fmt(r["channels_last_img_per_s"], 2),
@@ -212,8 +221,9 @@ class Report:
                                  fmt(ratio_self, 2, "×"), "≥ 1.15×", met(ratio_self >= 1.15, ratio_self)])
         peer_text = f"peer: PyTorch {torch_version}, same thread count" if torch_version else "no PyTorch run"
         self.blocks["models"] = (f"Images (clips for r3d_18) per second, eval, float32; {peer_text}.\n\n" +
-                                 table(["model", "batch", "ours NCHW", "ours NHWC", "NHWC/NCHW", "PyTorch NCHW",
-                                        "PyTorch NHWC", "ours/PyTorch NHWC"], rows))
+                                 table(["model", "batch", "ours NCHW img/s", "ours NHWC img/s", "ours NHWC ms (min–max)",
+                                        "NHWC/NCHW", "PyTorch NCHW img/s", "PyTorch NHWC img/s",
+                                        "PyTorch NHWC ms (min–max)", "ours/PyTorch NHWC"], rows))
         plot_models(ours, peer, self.img)
 
     # --- 4. scaling --------------------------------------------------------------------------
@@ -225,11 +235,12 @@ class Report:
         rows = []
         for r in sorted(ours, key=lambda r: (r["input"], r["batch"])):
             p = next((q for q in peer if q["input"] == r["input"] and q["batch"] == r["batch"]), None)
-            rows.append([r["batch"], r["input"], fmt(r["channels_last"]["median_ms"], 1),
+            rows.append([r["batch"], r["input"], spread(r["channels_last"]),
                          fmt(r["channels_last"]["median_ms"] / r["batch"], 2), fmt(r["peak_rss_mib"], 0),
                          fmt(p["channels_last"]["median_ms"] if p else None, 1), fmt(p["peak_rss_mib"] if p else None, 0)])
         text = ("ResNet-50 channels_last, one process per point (peak memory is the process's maximum resident set).\n\n" +
-                table(["batch", "input", "ours ms", "ours ms/img", "ours peak MiB", "PyTorch ms", "PyTorch peak MiB"], rows))
+                table(["batch", "input", "ours ms (min–max)", "ours ms/img", "ours peak MiB", "PyTorch ms",
+                       "PyTorch peak MiB"], rows))
         by_batch = sorted([r for r in ours if r["input"] == "(224,224)"], key=lambda r: r["batch"])
         if len(by_batch) >= 2:
             first, last = by_batch[0], by_batch[-1]
@@ -244,10 +255,10 @@ class Report:
     def bandwidth(self):
         conv = records(self.doc, "bench_layout_conversion", "layout_conversion")
         bw = records(self.doc, "cpu_ops", "cpu_bandwidth")
-        rows = [[r["case"], r["shape"], fmt(r["median_ms"], 3), fmt(r["gb_per_s"], 2), fmt(r["pct_of_memcpy"], 0, " %")]
-                for r in bw + conv]
+        rows = [[r["case"], r["shape"], f"{r['median_ms']:.3f} ({r['min_ms']:.3f}–{r['max_ms']:.3f})",
+                 fmt(r["gb_per_s"], 2), fmt(r["pct_of_memcpy"], 0, " %")] for r in bw + conv]
         self.blocks["bandwidth"] = "Bytes moved = read + written; % = the same bytes through memcpy.\n\n" + table(
-            ["case", "shape", "median ms", "GB/s", "% of memcpy"], rows)
+            ["case", "shape", "median ms (min–max)", "GB/s", "% of memcpy"], rows)
         for r in bw:
             if r["case"].startswith(("relu", "add", "NCHW", "NHWC")):
                 self.summary.append([f"CPU {r['case']}, {r['shape']}", fmt(r["gb_per_s"], 1, " GB/s"), "memcpy",

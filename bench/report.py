@@ -324,21 +324,27 @@ def met(ok, _value):
     return "yes" if ok else "**no**"
 
 
+def grouped_bars(plt, labels, columns, size, rotation, fontsize):
+    """One group of bars per label, one bar per (name, values) column, with a legend."""
+    fig, ax = plt.subplots(figsize=size)
+    width = 0.8 / len(columns)
+    for i, (name, vals) in enumerate(columns):
+        ax.bar([x + (i - (len(columns) - 1) / 2) * width for x in range(len(labels))], vals, width, label=name)
+    ax.set_xticks(range(len(labels)), labels, rotation=rotation, ha="right", fontsize=fontsize)
+    ax.legend()
+    return fig
+
+
 def plot_conv(recs, img):
     plt = pyplot()
     if plt is None:
         return
-    labels = [f"{r['layer']} b{r['batch']}" for r in recs]
     series = [("ours NHWC", "nhwc"), ("ours NCHW", "nchw"), ("oneDNN NHWC", "onednn_nhwc")]
-    fig, ax = plt.subplots(figsize=(11, 4.5))
-    width = 0.27
-    for i, (name, key) in enumerate(series):
-        vals = [r["gflop"] / (r[key]["median_ms"] * 1e-3) if key in r else 0 for r in recs]
-        ax.bar([x + (i - 1) * width for x in range(len(recs))], vals, width, label=name)
-    ax.set_xticks(range(len(recs)), labels, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("GFLOPS")
-    ax.set_title("CPU conv2d float32, ResNet-50 layers")
-    ax.legend()
+    columns = [(name, [r["gflop"] / (r[key]["median_ms"] * 1e-3) if key in r else 0 for r in recs])
+               for name, key in series]
+    fig = grouped_bars(plt, [f"{r['layer']} b{r['batch']}" for r in recs], columns, (11, 4.5), 60, 7)
+    fig.axes[0].set_ylabel("GFLOPS")
+    fig.axes[0].set_title("CPU conv2d float32, ResNet-50 layers")
     save(fig, img, "cpu_conv.png")
 
 
@@ -346,9 +352,6 @@ def plot_models(ours, peer, img):
     plt = pyplot()
     if plt is None:
         return
-    labels = [f"{r['model']} b{r['batch']}" for r in ours]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    width = 0.2
     cols = [("ours NCHW", [r["contiguous_img_per_s"] for r in ours]),
             ("ours NHWC", [r["channels_last_img_per_s"] for r in ours])]
     for key, name in (("contiguous_img_per_s", "PyTorch NCHW"), ("channels_last_img_per_s", "PyTorch NHWC")):
@@ -357,13 +360,11 @@ def plot_models(ours, peer, img):
             p = next((q for q in peer if q["model"] == r["model"] and q["batch"] == r["batch"]), None)
             vals.append(p[key] if p else 0)
         cols.append((name, vals))
-    for i, (name, vals) in enumerate(cols):
-        ax.bar([x + (i - 1.5) * width for x in range(len(ours))], vals, width, label=name)
-    ax.set_xticks(range(len(ours)), labels, rotation=45, ha="right", fontsize=8)
+    fig = grouped_bars(plt, [f"{r['model']} b{r['batch']}" for r in ours], cols, (10, 4.5), 45, 8)
+    ax = fig.axes[0]
     ax.set_ylabel("images per second")
     ax.set_yscale("log")
     ax.set_title("CPU model throughput, float32")
-    ax.legend()
     save(fig, img, "models_cpu.png")
 
 

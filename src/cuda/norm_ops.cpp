@@ -201,18 +201,6 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   const std::vector<double> w = p.weight.defined() ? to_host(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? to_host(p.bias) : std::vector<double>(C, 0.0);
   const norm::ChannelStatistics::Affine af = stats.affine(w, b, p.eps);
-  if (fast && p.across_batch) {
-    // One statistic per channel: plane c of sample 0 holds channel c's map.
-    std::vector<double> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
-    for (size_t c = 0; c < scale.size(); ++c) {
-      scale[c] = af.scale[c];
-      shift[c] = af.shift[c] - af.mean[c] * af.scale[c];
-    }
-    scale.insert(scale.end(), shift.begin(), shift.end());
-    const Tensor coefficients = to_device(scale, device).to(kFloat32);
-    const float* sc = static_cast<const float*>(coefficients.data_ptr());
-    return apply_channel_affine(*fast, out, input, sc, sc + C, op);
-  }
   affine(v, out, input, to_device(af.mean, device), to_device(af.scale, device), to_device(af.shift, device), Tensor(),
          Tensor(), op);
 }

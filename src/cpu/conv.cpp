@@ -1,8 +1,9 @@
 // CPU convolution kernels (2-D given as 3-D with depth 1), native in both layouts:
 //   NHWC: out is the [N*D*H*W, C_out] matrix; an im2col row per output pixel (taps x channels,
-//         channels innermost, copied in runs) times the weight packed as [taps x C_in, C_out]
-//         (no transposed operand: OpenBLAS runs that form measurably faster). A 1x1
-//         stride-1 convolution of dense NHWC input is one GEMM on the input itself.
+//         channels innermost, copied in runs) times the weight as [taps x C_in, C_out]. A 1x1
+//         stride-1 convolution of dense NHWC input is one GEMM on the input itself. float32 on
+//         AVX2 CPUs runs the panel GEMM over cached weight panels (cpu/panel_gemm.h); float64
+//         and other CPUs run OpenBLAS (no transposed operand: it runs that form faster).
 //   NCHW: per image, out is [C_out, D*H*W] = weight [C_out, C*taps] x im2col [C*taps, D*H*W].
 //   Depthwise (one channel per group) skips the GEMM: NHWC vectorises across channels, NCHW
 //         along output rows.
@@ -11,11 +12,13 @@
 #include <algorithm>
 
 #include <omp.h>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/conv_geometry.h"
 #include "cpu/gemm.h"
 #include "cpu/packed_weights.h"
+#include "cpu/panel_gemm.h"
 #include "cpu/parallel.h"
 #include "cpu/register.h"
 #include "dispatch/dispatcher.h"
@@ -48,6 +51,31 @@ void fill_bias_rows(T* out, int64_t rows, int64_t c, int64_t ld, const T* bias, 
 }
 
 // ---- NHWC, GEMM ----
+
+// The NHWC GEMM's B, one [taps x cg_in, cg_out] matrix per group: either the panel GEMM's
+// cached panels (float32 on AVX2 CPUs), or the (tap, i, o)-ordered weight for BLAS.
+template <typename T>
+struct NhwcWeight {
+  const T* plain = nullptr;       // row stride C_out; group gi's columns start at gi * cg_out
+  const float* panels = nullptr;  // group gi at gi * panel_stride
+  int64_t panel_stride = 0;
+
+  // C[rows x cg_out] (+)= A[rows x K] * B of group gi. `parallel`: thread the product itself.
+  void gemm(const ConvGeometry& g, int64_t gi, int64_t rows, int64_t k, const T* a, int64_t lda, bool accumulate, T* c,
+            bool parallel) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (panels) {
+        const float* b = panels + gi * panel_stride;
+        if (parallel) cpu::panel_gemm_parallel(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out);
+        else cpu::panel_gemm(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out);
+        return;
+      }
+    }
+    const T beta = accumulate ? T(1) : T(0);
+    if (parallel) cpu::gemm_split_rows(false, false, rows, g.cg_out, k, T(1), a, lda, plain + gi * g.cg_out, g.c_out, beta, c, g.c_out);
+    else cpu::gemm(false, false, rows, g.cg_out, k, T(1), a, lda, plain + gi * g.cg_out, g.c_out, beta, c, g.c_out);
+  }
+};
 
 // col[r][tap][c] for output rows r0 .. r0 + rows of group gi.
 template <typename T>
@@ -96,16 +124,15 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
 }
 
 template <typename T>
-void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias, int64_t bias_stride, T* out) {
+void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, const T* bias, int64_t bias_stride, T* out) {
   const int64_t M = g.batch * g.out_plane(), kg = g.taps() * g.cg_in, cout = g.c_out;
-  const T beta = bias ? T(1) : T(0);
+  const bool accumulate = bias != nullptr;  // onto the bias rows
   int64_t ld = 0;
   if (g.pointwise_kernel() && g.input_rows_uniform(&ld)) {
     dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
     if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
     for (int64_t gi = 0; gi < g.groups; ++gi)
-      cpu::gemm_split_rows(false, false, M, g.cg_out, g.cg_in, T(1), x + gi * g.cg_in, ld, w + gi * g.cg_out, cout, beta,
-                           out + gi * g.cg_out, cout);
+      w.gemm(g, gi, M, g.cg_in, x + gi * g.cg_in, ld, accumulate, out + gi * g.cg_out, true);
     return;
   }
   dispatch::note_kernel("conv_nhwc_im2col_gemm_cpu");
@@ -124,8 +151,7 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const T* w, const T* bias
       if (bias) fill_bias_rows(out + r0 * cout, rows, cout, cout, bias, bias_stride);
       for (int64_t gi = 0; gi < g.groups; ++gi) {
         im2col_rows(g, x, gi, r0, rows, col.data());
-        cpu::gemm(false, false, rows, g.cg_out, kg, T(1), col.data(), kg, w + gi * g.cg_out, cout, beta,
-                  out + r0 * cout + gi * g.cg_out, cout);
+        w.gemm(g, gi, rows, kg, col.data(), kg, accumulate, out + r0 * cout + gi * g.cg_out, false);
       }
     }
   };
@@ -280,9 +306,13 @@ void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, co
   if (p.channels_last) {
     if (depthwise) {
       conv_nhwc_depthwise(g, x, cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>(), b, bs, o);
+    } else if (std::is_same_v<T, float> && cpu::panel_gemm_supported()) {
+      const Tensor panels = cpu::packed_weight_panels(weight, g.groups);
+      const NhwcWeight<T> w{nullptr, panels.data_ptr<float>(), panels.numel() / g.groups};
+      conv_nhwc_gemm(g, x, w, b, bs, o);
     } else {
-      const Tensor w = cpu::packed_weight(weight, dt, kOrderTapsIO);
-      conv_nhwc_gemm(g, x, w.data_ptr<T>(), b, bs, o);
+      const Tensor plain = cpu::packed_weight(weight, dt, kOrderTapsIO);
+      conv_nhwc_gemm(g, x, NhwcWeight<T>{plain.data_ptr<T>()}, b, bs, o);
     }
   } else {
     const Tensor w = cpu::packed_weight(weight, dt, kOrderOITaps);

@@ -9,6 +9,7 @@
 #include <layoutguard/factories.h>
 
 #include "cpu/elementwise.h"
+#include "cpu/panel_gemm.h"
 
 namespace lg::cpu {
 namespace {
@@ -20,6 +21,7 @@ struct Key {
   std::vector<int64_t> sizes, strides;
   DType dtype = kFloat32, compute = kFloat32;
   std::array<int, 5> order{};
+  int64_t panel_groups = 0;  // > 0: the panel GEMM's packing (cpu/panel_gemm.h) of this many groups
   bool operator==(const Key&) const = default;
 };
 
@@ -94,14 +96,27 @@ Tensor pack(const Tensor& weight, DType compute, const std::array<int, 5>& order
   return out;
 }
 
-}  // namespace
+// The NHWC GEMM's B for group gi is [(tap, i) x o] over that group's output channels: the
+// (tap, i, o)-ordered weight, columns gi * cg_out onwards, row stride C_out.
+constexpr std::array<int, 5> kOrderTapsIO{2, 3, 4, 1, 0};
 
-Tensor packed_weight(const Tensor& weight, DType compute, const std::array<int, 5>& order) {
-  LG_ASSERT(weight.dim() == 5, "packed_weight takes 5-D weights");
-  if (weight.dtype() == compute && has_order(weight, order)) return weight;
+Tensor pack_panels_of(const Tensor& weight, int64_t groups) {
+  const Tensor plain = weight.dtype() == kFloat32 && has_order(weight, kOrderTapsIO)
+                           ? weight
+                           : pack(weight, kFloat32, kOrderTapsIO);
+  const int64_t c_out = weight.size(0), cg_out = c_out / groups;
+  const int64_t k = weight.size(1) * weight.size(2) * weight.size(3) * weight.size(4);
+  const int64_t per_group = panel_buffer_size(k, cg_out);
+  Tensor out = empty({groups * per_group}, TensorOptions().dtype(kFloat32));
+  const float* src = plain.data_ptr<float>();
+  for (int64_t gi = 0; gi < groups; ++gi)
+    pack_panels(src + gi * cg_out, c_out, k, cg_out, out.data_ptr<float>() + gi * per_group);
+  return out;
+}
 
-  Key key{weight.storage().id(), weight.version(), weight.storage_offset(), weight.sizes().vec(),
-          weight.strides().vec(), weight.dtype(), compute, order};
+// The cached packing under `key`, built by `build` on a miss.
+template <typename Build>
+Tensor cached(Key key, const Tensor& weight, Build&& build) {
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -114,7 +129,7 @@ Tensor packed_weight(const Tensor& weight, DType compute, const std::array<int, 
     }
     ++c.stats.misses;
   }
-  Tensor packed = pack(weight, compute, order);  // outside the lock: packing takes time
+  Tensor packed = build();  // outside the lock: packing takes time
 
   std::lock_guard<std::mutex> lock(c.mutex);
   c.entries.push_front(Entry{std::move(key), weight.storage().watch(), packed});
@@ -137,6 +152,25 @@ Tensor packed_weight(const Tensor& weight, DType compute, const std::array<int, 
   }
   c.stats.entries = static_cast<int64_t>(c.entries.size());
   return packed;
+}
+
+Key key_of(const Tensor& weight, DType compute, const std::array<int, 5>& order, int64_t panel_groups) {
+  return Key{weight.storage().id(), weight.version(), weight.storage_offset(), weight.sizes().vec(),
+             weight.strides().vec(), weight.dtype(), compute, order, panel_groups};
+}
+
+}  // namespace
+
+Tensor packed_weight(const Tensor& weight, DType compute, const std::array<int, 5>& order) {
+  LG_ASSERT(weight.dim() == 5, "packed_weight takes 5-D weights");
+  if (weight.dtype() == compute && has_order(weight, order)) return weight;
+  return cached(key_of(weight, compute, order, 0), weight, [&] { return pack(weight, compute, order); });
+}
+
+Tensor packed_weight_panels(const Tensor& weight, int64_t groups) {
+  LG_ASSERT(weight.dim() == 5 && groups > 0 && weight.size(0) % groups == 0, "packed_weight_panels of ",
+            weight.sizes(), " in ", groups, " groups");
+  return cached(key_of(weight, kFloat32, kOrderTapsIO, groups), weight, [&] { return pack_panels_of(weight, groups); });
 }
 
 PackCacheStats pack_cache_stats() {

@@ -16,6 +16,11 @@ namespace lg::cpu {
 // exactly that; otherwise a cached packing (built on a miss).
 Tensor packed_weight(const Tensor& weight, DType compute, const std::array<int, 5>& order);
 
+// The weight as the panel GEMM's B (cpu/panel_gemm.h), float32, group after group: for group
+// gi, pack_panels of the [(kD, kH, kW, C_in/groups) x C_out/groups] matrix. Cached like
+// packed_weight. Packing is portable; running the panel GEMM needs panel_gemm_supported().
+Tensor packed_weight_panels(const Tensor& weight, int64_t groups);
+
 struct PackCacheStats {
   int64_t hits = 0, misses = 0, entries = 0, bytes = 0;
 };

@@ -1,0 +1,209 @@
+// The panel GEMM: a 6 x 16 register tile (12 accumulators, two B loads and six broadcasts of A
+// per step of k), blocked so a 16-column strip of B (kKc rows, 16 KiB) stays in L1 while the
+// kernel sweeps a block of kMc rows of A (kMc x kKc, 144 KiB) held in L2.
+// The AVX2 code is compiled per function (target attributes), so the library still runs on any
+// x86-64; panel_gemm_supported() gates it at run time.
+#include "cpu/panel_gemm.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "cpu/parallel.h"
+
+#include <layoutguard/error.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LG_PANEL_GEMM_X86 1
+#include <immintrin.h>
+#define LG_AVX2_FMA __attribute__((target("avx2,fma")))
+#else
+#define LG_PANEL_GEMM_X86 0
+#endif
+
+namespace lg::cpu {
+namespace {
+
+constexpr int64_t kMr = 6;     // rows per register tile
+constexpr int64_t kKc = 256;   // k per block: one B strip of kKc x 16 floats = 16 KiB
+constexpr int64_t kMc = 144;   // rows per A block: 144 x 256 floats = 144 KiB
+
+int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
+
+#if LG_PANEL_GEMM_X86
+
+// Lanes [0, valid) of an 8-lane mask set (valid may be <= 0 or >= 8).
+LG_AVX2_FMA __m256i lane_mask(int64_t valid) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(valid, 0, 8))), lanes);
+}
+
+// Stores one row of the tile: C row (+)= (lo, hi), only the first `cols` columns when partial.
+template <bool kPartial>
+LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumulate, __m256i m0, __m256i m1) {
+  if constexpr (kPartial) {
+    if (accumulate) {
+      lo = _mm256_add_ps(lo, _mm256_maskload_ps(cr, m0));
+      hi = _mm256_add_ps(hi, _mm256_maskload_ps(cr + 8, m1));
+    }
+    _mm256_maskstore_ps(cr, m0, lo);
+    _mm256_maskstore_ps(cr + 8, m1, hi);
+  } else {
+    if (accumulate) {
+      lo = _mm256_add_ps(lo, _mm256_loadu_ps(cr));
+      hi = _mm256_add_ps(hi, _mm256_loadu_ps(cr + 8));
+    }
+    _mm256_storeu_ps(cr, lo);
+    _mm256_storeu_ps(cr + 8, hi);
+  }
+}
+
+// C tile (MR rows x 16 columns, of which `cols` are stored) (+)= A tile * B strip, where the A
+// tile is packed: kMr floats per step of k (rows past MR are padding, never read).
+// The accumulators are named variables, not an array: GCC 12 keeps an array of __m256 in
+// memory and stores it on every step of k, which halved the speed.
+template <int MR, bool kPartial>
+LG_AVX2_FMA void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                      int64_t cols) {
+  static_assert(MR >= 1 && MR <= kMr);
+  __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
+         l5 = l0, h5 = l0;
+#define LG_PANEL_ROW(r)                               \
+  if constexpr (MR > r) {                             \
+    const __m256 av = _mm256_broadcast_ss(a + r);     \
+    l##r = _mm256_fmadd_ps(av, b0, l##r);             \
+    h##r = _mm256_fmadd_ps(av, b1, h##r);             \
+  }
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kPanelWidth) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    LG_PANEL_ROW(0)
+    LG_PANEL_ROW(1)
+    LG_PANEL_ROW(2)
+    LG_PANEL_ROW(3)
+    LG_PANEL_ROW(4)
+    LG_PANEL_ROW(5)
+  }
+#undef LG_PANEL_ROW
+  __m256i m0 = _mm256_setzero_si256(), m1 = m0;
+  if constexpr (kPartial) {
+    m0 = lane_mask(cols);
+    m1 = lane_mask(cols - 8);
+  }
+  store_row<kPartial>(c, l0, h0, accumulate, m0, m1);
+  if constexpr (MR > 1) store_row<kPartial>(c + ldc, l1, h1, accumulate, m0, m1);
+  if constexpr (MR > 2) store_row<kPartial>(c + 2 * ldc, l2, h2, accumulate, m0, m1);
+  if constexpr (MR > 3) store_row<kPartial>(c + 3 * ldc, l3, h3, accumulate, m0, m1);
+  if constexpr (MR > 4) store_row<kPartial>(c + 4 * ldc, l4, h4, accumulate, m0, m1);
+  if constexpr (MR > 5) store_row<kPartial>(c + 5 * ldc, l5, h5, accumulate, m0, m1);
+}
+
+template <bool kPartial>
+LG_AVX2_FMA void tile_rows(int64_t rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                           bool accumulate, int64_t cols) {
+  switch (rows) {
+    case 6: return tile<6, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+    case 5: return tile<5, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+    case 4: return tile<4, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+    case 3: return tile<3, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+    case 2: return tile<2, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+    default: return tile<1, kPartial>(kc, a, b, c, ldc, accumulate, cols);
+  }
+}
+
+// packed[t][p][r] = a[(6t + r) * lda + p] for the mc x kc block: the tiles' rows interleaved,
+// so the kernel reads A sequentially. Reading A in place instead put six rows whose stride is a
+// multiple of 4 KiB (C_in = 1024, 2048) in one L1 set, next to the B strip: conflict misses.
+void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed) {
+  for (int64_t r0 = 0; r0 < mc; r0 += kMr, packed += kMr * kc) {
+    const int64_t rows = std::min(kMr, mc - r0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = a + (r0 + r) * lda;
+      for (int64_t p = 0; p < kc; ++p) packed[p * kMr + r] = src[p];
+    }
+  }
+}
+
+LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
+                                 bool accumulate, float* c, int64_t ldc) {
+  const int64_t np = panel_count(n);
+  thread_local std::vector<float> a_block;
+  a_block.resize(static_cast<size_t>(kMc * kKc));
+  for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+    const int64_t mc = std::min(kMc, m - i0);
+    for (int64_t p0 = 0; p0 < k; p0 += kKc) {
+      const int64_t kc = std::min(kKc, k - p0);
+      const bool acc = accumulate || p0 > 0;
+      pack_a_block(mc, kc, a + i0 * lda + p0, lda, a_block.data());
+      for (int64_t j = 0; j < np; ++j) {
+        const float* strip = panels + (j * k + p0) * kPanelWidth;
+        const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
+        float* cj = c + i0 * ldc + j * kPanelWidth;
+        for (int64_t r = 0; r < mc; r += kMr) {
+          const int64_t rows = std::min(kMr, mc - r);
+          const float* at = a_block.data() + r * kc;
+          if (cols == kPanelWidth) tile_rows<false>(rows, kc, at, strip, cj + r * ldc, ldc, acc, cols);
+          else tile_rows<true>(rows, kc, at, strip, cj + r * ldc, ldc, acc, cols);
+        }
+      }
+    }
+  }
+}
+
+#endif  // LG_PANEL_GEMM_X86
+
+}  // namespace
+
+bool panel_gemm_supported() {
+#if LG_PANEL_GEMM_X86
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+int64_t panel_buffer_size(int64_t k, int64_t n) { return panel_count(n) * k * kPanelWidth; }
+
+void pack_panels(const float* b, int64_t ldb, int64_t k, int64_t n, float* panels) {
+  for (int64_t j = 0; j < panel_count(n); ++j) {
+    const int64_t j0 = j * kPanelWidth, cols = std::min(kPanelWidth, n - j0);
+    for (int64_t p = 0; p < k; ++p) {
+      float* dst = panels + (j * k + p) * kPanelWidth;
+      std::copy(b + p * ldb + j0, b + p * ldb + j0 + cols, dst);
+      std::fill(dst + cols, dst + kPanelWidth, 0.0f);
+    }
+  }
+}
+
+void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
+                float* c, int64_t ldc) {
+  LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
+  if (m <= 0 || n <= 0) return;
+#if LG_PANEL_GEMM_X86
+  if (k == 0) {  // C = 0 * B: zeros, or C unchanged
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  panel_gemm_avx2(m, n, k, a, lda, panels, accumulate, c, ldc);
+#endif
+}
+
+void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
+                         bool accumulate, float* c, int64_t ldc) {
+  // Rows when every thread gets a few full A blocks' worth; panels otherwise.
+  constexpr int64_t kMinRows = 4 * kMr * 8;
+  if (would_parallelise(m, kMinRows)) {
+    parallel_for(m, kMinRows, [&](int64_t r0, int64_t r1) {
+      panel_gemm(r1 - r0, n, k, a + r0 * lda, lda, panels, accumulate, c + r0 * ldc, ldc);
+    });
+    return;
+  }
+  // At least ~64k multiply-adds per thread, or the wake-up costs more than it saves.
+  const int64_t np = panel_count(n), per_panel = std::max<int64_t>(1, m * k * kPanelWidth);
+  parallel_for(np, std::max<int64_t>(1, (int64_t{1} << 16) / per_panel), [&](int64_t j0, int64_t j1) {
+    const int64_t c0 = j0 * kPanelWidth, c1 = std::min(n, j1 * kPanelWidth);
+    panel_gemm(m, c1 - c0, k, a, lda, panels + j0 * k * kPanelWidth, accumulate, c + c0, ldc);
+  });
+}
+
+}  // namespace lg::cpu

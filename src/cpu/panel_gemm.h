@@ -1,0 +1,41 @@
+// A float32 GEMM for the NHWC convolutions: C[m x n] (+)= A[m x k] * B[k x n], all row-major,
+// with A read where it lies (NHWC input rows, or im2col rows) and B pre-packed once into column
+// panels -- the form the convolution weights are cached in (cpu/packed_weights.h).
+//
+// Why not OpenBLAS here: an NHWC convolution is a tall, thin product (m = pixels, n = C_out)
+// whose B is a weight that never changes between calls. Through cblas, OpenBLAS re-packs both
+// operands on every call and reached 0.8-0.95x of our own NCHW convolution on the ResNet-50
+// 1x1 layers at batch 16; a register-blocked kernel over cached panels closes that gap
+// (docs/design.md, "CPU convolution GEMM"). OpenBLAS stays the path for float64, for CPUs
+// without AVX2+FMA, and for every other GEMM-shaped op.
+#pragma once
+
+#include <cstdint>
+
+namespace lg::cpu {
+
+// Columns per panel: two 8-float AVX registers.
+constexpr int64_t kPanelWidth = 16;
+
+// Whether this CPU runs the panel kernel (x86-64 with AVX2 and FMA); checked once.
+bool panel_gemm_supported();
+
+// Floats a packing of a k x n matrix takes: ceil(n / 16) panels of k rows of 16 columns, the
+// last panel zero-padded.
+int64_t panel_buffer_size(int64_t k, int64_t n);
+
+// panels[j][p][c] = b[p * ldb + 16 * j + c] (zero past column n).
+void pack_panels(const float* b, int64_t ldb, int64_t k, int64_t n, float* panels);
+
+// C = A * B, or C += A * B when `accumulate`, on the calling thread. `panels` is pack_panels'
+// output for B (k x n). Requires panel_gemm_supported().
+void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
+                float* c, int64_t ldc);
+
+// The same product over the OpenMP threads: rows split across threads when there are enough of
+// them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048
+// channels), so every thread still has work and reads only its share of B.
+void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
+                         bool accumulate, float* c, int64_t ldc);
+
+}  // namespace lg::cpu

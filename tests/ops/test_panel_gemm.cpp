@@ -1,0 +1,98 @@
+// The panel GEMM behind float32 NHWC convolutions (src/cpu/panel_gemm.h) against a plain float64
+// triple loop, on the shapes where blocking goes wrong: row counts around the 6-row tile and the
+// 144-row block, column counts around the 16-column panel (masked stores), k around the 256
+// block (accumulation across k blocks) and k = 0, leading dimensions wider than the matrices,
+// accumulate on and off, and both ways panel_gemm_parallel splits the work. Columns of C past
+// n and rows of the padding must stay untouched.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "cpu/panel_gemm.h"
+
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+};
+
+std::vector<float> noise(size_t count, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+// Runs one product and checks every element of C, including the guard columns past n.
+void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed) {
+  CAPTURE(s.m);
+  CAPTURE(s.n);
+  CAPTURE(s.k);
+  CAPTURE(accumulate);
+  CAPTURE(parallel);
+  const int64_t lda = s.k + 3, ldb = s.n + 5, ldc = s.n + 7;  // wider than the matrices
+  const std::vector<float> a = noise(static_cast<size_t>(s.m * lda), seed);
+  const std::vector<float> b = noise(static_cast<size_t>(s.k * ldb), seed + 1);
+  const std::vector<float> c0 = noise(static_cast<size_t>(s.m * ldc), seed + 2);
+  std::vector<float> panels(static_cast<size_t>(lg::cpu::panel_buffer_size(s.k, s.n)), NAN);
+  lg::cpu::pack_panels(b.data(), ldb, s.k, s.n, panels.data());
+  int64_t unwritten = 0;  // every slot is written, padding included
+  for (float v : panels) unwritten += std::isnan(v) ? 1 : 0;
+  REQUIRE(unwritten == 0);
+
+  std::vector<float> c = c0;
+  if (parallel) lg::cpu::panel_gemm_parallel(s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
+  else lg::cpu::panel_gemm(s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
+
+  int64_t bad = 0;
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[i * ldc + j];
+      if (j >= s.n) {  // outside C: untouched
+        if (got != c0[i * ldc + j]) ++bad;
+        continue;
+      }
+      double want = accumulate ? c0[i * ldc + j] : 0.0, scale = std::fabs(want);
+      for (int64_t p = 0; p < s.k; ++p) {
+        want += static_cast<double>(a[i * lda + p]) * b[p * ldb + j];
+        scale += std::fabs(static_cast<double>(a[i * lda + p]) * b[p * ldb + j]);
+      }
+      if (std::fabs(got - want) > 1e-6 * scale + 1e-6) ++bad;
+    }
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("ops") {
+TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges") {
+  if (!lg::cpu::panel_gemm_supported()) {
+    MESSAGE("skipped: this CPU lacks AVX2 or FMA, so convolutions use OpenBLAS and the panel GEMM never runs");
+    return;
+  }
+  const std::vector<Case> cases{
+      {1, 1, 1},    {5, 15, 7},   {6, 16, 256}, {7, 17, 257},  {13, 33, 64},   {143, 16, 1},
+      {145, 40, 300}, {300, 64, 600}, {2, 3, 0},  {1, 2048, 9},  {61, 8, 513},  {288, 31, 130},
+  };
+  uint32_t seed = 1;
+  for (const Case& s : cases)
+    for (bool accumulate : {false, true})
+      for (bool parallel : {false, true}) check_case(s, accumulate, parallel, seed += 3);
+}
+
+TEST_CASE("panel GEMM splits rows or panels over threads and each split is exact") {
+  if (!lg::cpu::panel_gemm_supported()) {
+    MESSAGE("skipped: this CPU lacks AVX2 or FMA, so convolutions use OpenBLAS and the panel GEMM never runs");
+    return;
+  }
+  // Tall: rows split (each thread > 192 rows). Short and wide: panels split, with a partial last
+  // panel. Both against the same float64 product.
+  check_case({1000, 24, 70}, false, true, 101);
+  check_case({49, 520, 300}, true, true, 102);
+  check_case({49, 520, 300}, false, true, 103);
+}
+}

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/conv_geometry.h"
+#include "cpu/conv_nhwc_grouped.h"
 #include "cpu/gemm.h"
 #include "cpu/packed_weights.h"
 #include "cpu/panel_gemm.h"
@@ -294,6 +295,26 @@ void conv_nchw_depthwise(const ConvGeometry& g, const T* x, const T* w, const T*
   });
 }
 
+// NHWC with a GEMM's worth of channels per group: for float32 on AVX2 CPUs the narrow-group
+// direct kernel where it applies, else the panel GEMM; OpenBLAS otherwise.
+template <typename T>
+void conv_nhwc(const ConvGeometry& g, const T* x, const Tensor& weight, DType dt, const T* b, int64_t bs, T* o) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu::conv_nhwc_grouped_applies(g)) {
+      dispatch::note_kernel("conv_nhwc_grouped_direct_cpu");
+      cpu::conv_nhwc_grouped(g, x, cpu::packed_weight(weight, dt, kOrderTapsIO).template data_ptr<float>(), b, bs, o);
+      return;
+    }
+    if (cpu::panel_gemm_supported()) {
+      const Tensor panels = cpu::packed_weight_panels(weight, g.groups);
+      conv_nhwc_gemm(g, x, NhwcWeight<T>{nullptr, panels.data_ptr<float>(), panels.numel() / g.groups}, b, bs, o);
+      return;
+    }
+  }
+  const Tensor plain = cpu::packed_weight(weight, dt, kOrderTapsIO);
+  conv_nhwc_gemm(g, x, NhwcWeight<T>{plain.data_ptr<T>()}, b, bs, o);
+}
+
 template <typename T>
 void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
   const ConvGeometry g = cpu::conv_geometry(out, input, weight, p, false);
@@ -306,13 +327,8 @@ void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, co
   if (p.channels_last) {
     if (depthwise) {
       conv_nhwc_depthwise(g, x, cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>(), b, bs, o);
-    } else if (std::is_same_v<T, float> && cpu::panel_gemm_supported()) {
-      const Tensor panels = cpu::packed_weight_panels(weight, g.groups);
-      const NhwcWeight<T> w{nullptr, panels.data_ptr<float>(), panels.numel() / g.groups};
-      conv_nhwc_gemm(g, x, w, b, bs, o);
     } else {
-      const Tensor plain = cpu::packed_weight(weight, dt, kOrderTapsIO);
-      conv_nhwc_gemm(g, x, NhwcWeight<T>{plain.data_ptr<T>()}, b, bs, o);
+      conv_nhwc(g, x, weight, dt, b, bs, o);
     }
   } else {
     const Tensor w = cpu::packed_weight(weight, dt, kOrderOITaps);

@@ -7,6 +7,7 @@
 #include <layoutguard/testing/doctest.h>
 
 #include "cpu/packed_weights.h"
+#include "cpu/panel_gemm.h"
 #include "ops/conv_reference.h"
 #include "support/guard_testing.h"
 #include "support/op_testing.h"
@@ -37,6 +38,12 @@ const std::vector<Case2d>& cases_2d() {
       {"1x1 stride 2", {2, 5, 5, 4}, {3, 5, 1, 1}, {2}, {0}, {1}, 1, false},
       {"groups 2", {2, 4, 5, 5}, {6, 2, 3, 3}, {1}, {1}, {1}, 2, true},
       {"groups 4 (ResNeXt-like), stride 2, dilation 2", {2, 16, 9, 8}, {8, 4, 3, 3}, {2}, {2}, {2}, 4, true},
+      // Narrow groups with as many inputs as outputs: the NHWC direct kernel
+      // (cpu/conv_nhwc_grouped.h) -- 6-pixel tiles, a remainder tile, border pixels.
+      {"groups of 4 (ResNeXt stage 1) with bias", {2, 16, 7, 15}, {16, 4, 3, 3}, {1}, {1}, {1}, 4, true},
+      {"groups of 2, stride 2, dilation 2", {2, 8, 9, 12}, {8, 2, 3, 3}, {2}, {2}, {2}, 4, false},
+      {"groups of 8, 2x3 kernel, per-dim padding", {1, 32, 6, 13}, {32, 8, 2, 3}, {1}, {0, 1}, {1}, 4, true},
+      {"groups of 16, no padding", {2, 32, 5, 9}, {32, 16, 3, 3}, {1}, {0}, {1}, 2, false},
       {"depthwise stride 2", {2, 4, 7, 7}, {4, 1, 3, 3}, {2}, {1}, {1}, 4, true},
       {"depthwise multiplier 2", {1, 3, 5, 6}, {6, 1, 3, 3}, {1}, {1}, {1}, 3, false},
       {"2x3 kernel, per-dim stride and padding", {2, 3, 6, 7}, {4, 3, 2, 3}, {1, 2}, {1, 0}, {1}, 1, true},
@@ -166,6 +173,7 @@ TEST_CASE("conv3d: values and channels_last_3d over layouts, strides, groups, de
       {{1, 4, 5, 6, 5}, {6, 2, 2, 3, 3}, {2, 1, 2}, {0, 1, 1}, {1}, 2},
       {{2, 4, 4, 5, 5}, {4, 1, 3, 3, 3}, {1}, {1}, {1, 2, 1}, 4},
       {{2, 3, 3, 4, 4}, {5, 3, 1, 1, 1}, {1}, {0}, {1}, 1},
+      {{1, 16, 3, 4, 9}, {16, 4, 3, 3, 3}, {1}, {1}, {1}, 4},  // narrow groups in 3-D
   };
   for (DType dt : {lg::kFloat32, lg::kFloat64, lg::kFloat16}) {
     for (const Case3d& c : cases) {
@@ -309,6 +317,7 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
                                            noise_in({2, 2, 1, 1, 1}, CF, lg::kFloat32, 39)));
   const Tensor w1 = noise_in({4, 3, 1, 1}, CL, lg::kFloat32, 40), w3 = noise_in({4, 3, 3, 3}, CF, lg::kFloat32, 41);
   const Tensor wd = noise_in({3, 1, 3, 3}, CF, lg::kFloat32, 42), xc = x.contiguous();
+  const Tensor x16 = noise_in({1, 16, 5, 5}, CL, lg::kFloat32, 43), wg = noise_in({16, 4, 3, 3}, CF, lg::kFloat32, 44);
   std::vector<std::string> kernels;
   lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
     if (c.depth == 0) kernels.push_back(std::string(c.op) + ":" + std::string(c.kernel));
@@ -316,8 +325,12 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
   (void)lg::conv2d(x, w1);
   (void)lg::conv2d(xc, w3);
   (void)lg::conv2d(x, wd, std::nullopt, {1}, {1}, {1}, 3);
+  // Narrow groups: the direct kernel where the CPU has AVX2 and FMA, the im2col GEMM elsewhere.
+  (void)lg::conv2d(x16, wg, std::nullopt, {1}, {1}, {1}, 4);
+  const std::string grouped = lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_grouped_direct_cpu"
+                                                              : "conv2d:conv_nhwc_im2col_gemm_cpu";
   CHECK(kernels == std::vector<std::string>{"conv2d:conv_nhwc_1x1_gemm_cpu", "conv2d:conv_nchw_im2col_gemm_cpu",
-                                            "conv2d:conv_nhwc_depthwise_cpu"});
+                                            "conv2d:conv_nhwc_depthwise_cpu", grouped});
 }
 
 TEST_CASE("bad input: each with an lg::Error naming the op and the mismatch") {

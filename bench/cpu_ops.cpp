@@ -29,8 +29,6 @@ namespace {
 
 using lg::bench::Timing;
 
-// At least `runs` timed calls, more while under 0.3 s.
-Timing time_it(const std::function<void()>& fn, int runs) { return lg::bench::time_it(fn, runs, 300); }
 
 struct ConvShape {
   int64_t cin, cout, k, stride, h;
@@ -98,8 +96,16 @@ void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
       const lg::Tensor w_cf = lg::randn({s.cout, s.cin, s.k, s.k});
       const lg::Tensor w_cl = w_cf.contiguous(lg::MemoryFormat::ChannelsLast);
       const double gf = conv_flops(s, batch) / 1e9;
-      const Timing nhwc = time_it([&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}); }, runs);
-      const Timing nchw = time_it([&] { (void)lg::conv2d(x_cf, w_cf, std::nullopt, {s.stride}, {pad}); }, runs);
+      std::vector<std::function<void()>> calls{
+          [&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}); },
+          [&] { (void)lg::conv2d(x_cf, w_cf, std::nullopt, {s.stride}, {pad}); }};
+#if LG_BENCH_HAVE_DNNL
+      const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad});
+      DnnlConv peer(s, batch, x_cl, w_cf, y);
+      calls.push_back([&] { peer.run(); });
+#endif
+      const std::vector<Timing> timed = lg::bench::time_interleaved(calls, runs, 900);
+      const Timing &nhwc = timed[0], &nchw = timed[1];
       char name[64];
       std::snprintf(name, sizeof name, "%ld->%ld %ldx%ld s%ld %ld", static_cast<long>(s.cin), static_cast<long>(s.cout),
                     static_cast<long>(s.k), static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.h));
@@ -119,9 +125,7 @@ void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
                             {"nhwc", lg::bench::timing_json(nhwc)},
                             {"nchw", lg::bench::timing_json(nchw)}};
 #if LG_BENCH_HAVE_DNNL
-      const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad});
-      DnnlConv peer(s, batch, x_cl, w_cf, y);
-      const Timing dn = time_it([&] { peer.run(); }, runs);
+      const Timing& dn = timed[2];
       dnnl_cell = cell(dn);
       dnnl_ratio = dn.median_ms / nhwc.median_ms;
       ratio_dnnl.push_back(dnnl_ratio);
@@ -151,7 +155,12 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   std::vector<char> a(bytes), b(bytes);
   std::memset(a.data(), 1, bytes);
   std::memset(b.data(), 2, bytes);
-  const Timing mc = time_it([&] { std::memcpy(b.data(), a.data(), bytes); }, runs);
+  // Every case interleaved with memcpy, its yardstick.
+  const std::vector<Timing> timed = lg::bench::time_interleaved(
+      {[&] { std::memcpy(b.data(), a.data(), bytes); }, [&] { (void)lg::relu(x); }, [&] { (void)lg::add(x, y); },
+       [&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, [&] { (void)x.contiguous(); }},
+      runs, 300 * 5);
+  const Timing& mc = timed[0];
   std::printf("\nbandwidth, %s fp32 (%.0f MB per operand), %d threads: GB/s and %% of memcpy (read+write of the same bytes)\n",
               lg::to_string(shape).c_str(), bytes / 1e6, omp_get_max_threads());
   auto row = [&](const char* name, double traffic_factor, const Timing& t) {
@@ -165,10 +174,10 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
     results.add(std::move(r));
   };
   row("memcpy", 2.0, mc);
-  row("relu NHWC", 2.0, time_it([&] { (void)lg::relu(x); }, runs));
-  row("add NHWC + NHWC", 3.0, time_it([&] { (void)lg::add(x, y); }, runs));
-  row("NCHW -> NHWC (contiguous(channels_last))", 2.0, time_it([&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, runs));
-  row("NHWC -> NCHW (contiguous())", 2.0, time_it([&] { (void)x.contiguous(); }, runs));
+  row("relu NHWC", 2.0, timed[1]);
+  row("add NHWC + NHWC", 3.0, timed[2]);
+  row("NCHW -> NHWC (contiguous(channels_last))", 2.0, timed[3]);
+  row("NHWC -> NCHW (contiguous())", 2.0, timed[4]);
 }
 
 }  // namespace

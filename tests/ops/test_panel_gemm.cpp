@@ -2,7 +2,8 @@
 // triple loop, on the shapes where blocking goes wrong: row counts around the 6-row tile and the
 // 72-row block, column counts around the 16-column panel (masked stores), k around the 512
 // block (accumulation across k blocks) and k = 0, leading dimensions wider than the matrices,
-// accumulate on and off, and both ways panel_gemm_parallel splits the work. Columns of C past
+// accumulate on and off, A packed (n > 64) and read in place, and both ways panel_gemm_parallel
+// splits the work. Columns of C past
 // n and rows of the padding must stay untouched.
 #include <cmath>
 #include <random>
@@ -77,7 +78,7 @@ TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges")
   const std::vector<Case> cases{
       {1, 1, 1},    {5, 15, 7},   {6, 16, 256}, {7, 17, 257},  {13, 33, 64},   {143, 16, 1},
       {145, 40, 300}, {300, 64, 600}, {2, 3, 0},  {1, 2048, 9},  {61, 8, 513},  {288, 31, 130},
-      {71, 16, 511},  {73, 20, 1030},
+      {71, 16, 511},  {73, 20, 1030}, {145, 100, 300}, {13, 65, 1030},  // n > 64: A packed
   };
   uint32_t seed = 1;
   for (const Case& s : cases)

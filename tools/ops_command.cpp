@@ -35,8 +35,10 @@ constexpr FamilyText kFamilies[] = {
     {"Conv", "Convolution", "Output channels_last (channels_last_3d for 5-D) when the input **or** the weight suggests it "
      "(spec §3.2, PyTorch main's rule, also for conv3d and the transposed convolutions). The kernel picks a path and "
      "reports its name to hooks and the guard: `conv_nhwc_1x1_gemm_cpu` (1x1 stride 1 on dense NHWC: one GEMM on the "
-     "input itself), `conv_nhwc_im2col_gemm_cpu`, `conv_nhwc_depthwise_cpu` and the NCHW counterparts; transposed: "
-     "`conv_transpose_nhwc_gemm_col2im_cpu`, `conv_transpose_nchw_gemm_col2im_cpu`. GEMMs on OpenBLAS; weights are "
+     "input itself), `conv_nhwc_im2col_gemm_cpu`, `conv_nhwc_depthwise_cpu`, `conv_nhwc_grouped_direct_cpu` (groups "
+     "of 2, 4, 8 or 16 channels in and out, float32 on AVX2 CPUs) and the NCHW counterparts; transposed: "
+     "`conv_transpose_nhwc_gemm_col2im_cpu`, `conv_transpose_nchw_gemm_col2im_cpu`. float32 NHWC GEMMs run our "
+     "AVX2 panel GEMM where the CPU has AVX2 and FMA, everything else OpenBLAS; weights are "
      "packed once per (storage, version) and reused until an in-place write bumps the version; after "
      "writing into a weight through `data_ptr()`, call `weight.bump_version()`."},
     {"Norm", "Normalisation", "`batch_norm` follows PyTorch's CPU rule exactly (spec §3.3: a tensor contiguous in some "

@@ -3,8 +3,7 @@
 // 72-row block, column counts around the 16-column panel (masked stores), k around the 512
 // block (accumulation across k blocks) and k = 0, leading dimensions wider than the matrices,
 // accumulate on and off, A packed (n > 64) and read in place, and both ways panel_gemm_parallel
-// splits the work. Columns of C past
-// n and rows of the padding must stay untouched.
+// splits the work. Columns of C past n and rows of the padding must stay untouched.
 #include <cmath>
 #include <random>
 #include <vector>

@@ -1,5 +1,6 @@
 // The narrow-group NHWC kernel. Work unit: one output row (n, d, h), one chunk of 8 output
-// channels, up to 6 neighbouring output pixels in registers. Lanes and input channels, for the chunk starting at output channel o0:
+// channels, up to 6 neighbouring output pixels in registers. Lanes and input channels, for the
+// chunk starting at output channel o0:
 //   groups of 2 or 4: the chunk holds 8 / cg whole groups whose inputs are channels o0..o0+7
 //     (cg_in == cg_out), so one 8-float load per pixel and tap, then for input channel i an
 //     in-lane permute puts channel i of each lane's own group in every lane;

@@ -29,7 +29,6 @@ namespace {
 
 using lg::bench::Timing;
 
-
 struct ConvShape {
   int64_t cin, cout, k, stride, h;
 };

@@ -32,7 +32,7 @@ using cpu::ConvGeometry;
 using dispatch::ConvParams;
 
 // Memory orders (outermost first) of the 5-D weight (O, I, kD, kH, kW) each path reads.
-constexpr std::array<int, 5> kOrderTapsIO{2, 3, 4, 1, 0};  // [tap][i][o]: NHWC GEMM B (K x C_out)
+using cpu::kOrderTapsIO;                                    // [tap][i][o]: NHWC GEMM B (K x C_out)
 constexpr std::array<int, 5> kOrderOITaps{0, 1, 2, 3, 4};  // [o][i][tap]: NCHW GEMM rows
 constexpr std::array<int, 5> kOrderTapsO{2, 3, 4, 0, 1};   // [tap][o]: NHWC depthwise
 

@@ -10,23 +10,16 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/avx2_target.h"
 #include "cpu/panel_gemm.h"
 #include "cpu/parallel.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LG_GROUPED_X86 1
-#include <immintrin.h>
-#define LG_AVX2_FMA __attribute__((target("avx2,fma")))
-#else
-#define LG_GROUPED_X86 0
-#endif
 
 #include <layoutguard/error.h>
 
 namespace lg::cpu {
 namespace {
 
-#if LG_GROUPED_X86
+#if LG_CPU_AVX2_KERNELS
 
 // What a tile needs besides its pixels.
 struct Row {
@@ -166,7 +159,7 @@ void run(const ConvGeometry& g, const float* x, const float* w, const float* bia
   parallel_for(rows, grain, [&](int64_t q0, int64_t q1) { run_rows<MODE>(r, q0, q1, x, bias_all.data(), out); });
 }
 
-#endif  // LG_GROUPED_X86
+#endif  // LG_CPU_AVX2_KERNELS
 
 }  // namespace
 
@@ -179,7 +172,7 @@ bool conv_nhwc_grouped_applies(const ConvGeometry& g) {
 void conv_nhwc_grouped(const ConvGeometry& g, const float* x, const float* w, const float* bias, int64_t bias_stride,
                        float* out) {
   LG_ASSERT(conv_nhwc_grouped_applies(g), "conv_nhwc_grouped called outside its conditions");
-#if LG_GROUPED_X86
+#if LG_CPU_AVX2_KERNELS
   if (g.cg_out == 2) run<2>(g, x, w, bias, bias_stride, out);
   else if (g.cg_out == 4) run<4>(g, x, w, bias, bias_stride, out);
   else run<8>(g, x, w, bias, bias_stride, out);

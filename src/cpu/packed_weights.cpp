@@ -98,8 +98,6 @@ Tensor pack(const Tensor& weight, DType compute, const std::array<int, 5>& order
 
 // The NHWC GEMM's B for group gi is [(tap, i) x o] over that group's output channels: the
 // (tap, i, o)-ordered weight, columns gi * cg_out onwards, row stride C_out.
-constexpr std::array<int, 5> kOrderTapsIO{2, 3, 4, 1, 0};
-
 Tensor pack_panels_of(const Tensor& weight, int64_t groups) {
   const Tensor plain = weight.dtype() == kFloat32 && has_order(weight, kOrderTapsIO)
                            ? weight

@@ -11,6 +11,10 @@
 
 namespace lg::cpu {
 
+// The weight's memory order the NHWC GEMM reads as B: [tap][i][o], a (taps x C_in/groups) x
+// C_out matrix.
+constexpr std::array<int, 5> kOrderTapsIO{2, 3, 4, 1, 0};
+
 // A dense tensor with weight's values in dtype `compute`, whose memory order (outermost first)
 // is the dim permutation `order` of the 5-D weight. Returns weight itself when it already is
 // exactly that; otherwise a cached packing (built on a miss).

@@ -8,17 +8,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/avx2_target.h"
 #include "cpu/parallel.h"
 
 #include <layoutguard/error.h>
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LG_PANEL_GEMM_X86 1
-#include <immintrin.h>
-#define LG_AVX2_FMA __attribute__((target("avx2,fma")))
-#else
-#define LG_PANEL_GEMM_X86 0
-#endif
 
 namespace lg::cpu {
 namespace {
@@ -33,7 +26,7 @@ constexpr int64_t kMc = 72;
 
 int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
 
-#if LG_PANEL_GEMM_X86
+#if LG_CPU_AVX2_KERNELS
 
 // Lanes [0, valid) of an 8-lane mask set (valid may be <= 0 or >= 8).
 LG_AVX2_FMA __m256i lane_mask(int64_t valid) {
@@ -205,12 +198,12 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
   }
 }
 
-#endif  // LG_PANEL_GEMM_X86
+#endif  // LG_CPU_AVX2_KERNELS
 
 }  // namespace
 
 bool panel_gemm_supported() {
-#if LG_PANEL_GEMM_X86
+#if LG_CPU_AVX2_KERNELS
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return supported;
 #else
@@ -235,7 +228,7 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
                 float* c, int64_t ldc) {
   LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
   if (m <= 0 || n <= 0) return;
-#if LG_PANEL_GEMM_X86
+#if LG_CPU_AVX2_KERNELS
   if (k == 0) {  // C = 0 * B: zeros, or C unchanged
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);

@@ -2,7 +2,9 @@
 // contiguous(channels_last) allocating) and pointwise relu / add on NHWC tensors against
 // device-to-device cudaMemcpy of the same bytes; then cuDNN convolution TFLOPS on the 12
 // ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
-// ratios, no pass/fail.
+// ratios, no pass/fail. Then batch norm on ResNet-50's activation shapes in NHWC, on our
+// kernels against cuDNN's norm-forward node (lg::cuda::set_cudnn_batch_norm), in training and
+// in evaluation.
 //
 //   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]
 // --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
@@ -42,6 +44,36 @@ void row(lg::bench::Results& results, const char* name, const std::string& shape
               100.0 * memcpy_ms / ms);
   results.add({{"section", "cuda_bandwidth"}, {"case", name}, {"shape", shape}, {"median_ms", ms},
                {"gb_per_s", bytes / (ms * 1e-3) / 1e9}, {"pct_of_memcpy", 100.0 * memcpy_ms / ms}});
+}
+
+// Batch norm, NHWC, our kernels against cuDNN's (same tensors, same call), as bandwidth: one
+// read and one write of the activation in evaluation, and in training the extra reads of the
+// statistics passes are not counted (the figure compares the two paths, not a roofline).
+void batch_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
+  std::printf("\nbatch_norm NHWC, batch %lld: ours vs cuDNN's norm-forward node\n", static_cast<long long>(batch));
+  std::printf("%-34s %-9s %10s %10s %14s\n", "shape", "mode", "ours ms", "cuDNN ms", "cuDNN speed-up");
+  const std::vector<std::vector<int64_t>> shapes{
+      {batch, 64, 112, 112}, {batch, 256, 56, 56}, {batch, 512, 28, 28}, {batch, 2048, 7, 7}};
+  for (lg::DType dt : {lg::kFloat16, lg::kFloat32})
+    for (const auto& s : shapes)
+      for (bool training : {false, true}) {
+        const lg::TensorOptions opts = lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0));
+        const lg::TensorOptions stats = lg::TensorOptions().dtype(lg::kFloat32).device(lg::Device::cuda(0));
+        const Tensor x = lg::randn(s).to(opts).contiguous(MemoryFormat::ChannelsLast);
+        const Tensor w = lg::rand({s[1]}).to(stats), b = lg::randn({s[1]}).to(stats);
+        const Tensor rm = lg::zeros({s[1]}, stats), rv = lg::ones({s[1]}, stats);
+        const auto call = [&] { (void)lg::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5); };
+        lg::cuda::set_cudnn_batch_norm(false);
+        const double ours = per_call_ms(call, reps, true);
+        lg::cuda::set_cudnn_batch_norm(true);
+        const double cudnn = per_call_ms(call, reps, true);
+        lg::cuda::set_cudnn_batch_norm(false);
+        const std::string shape = lg::to_string(s) + " " + std::string(lg::dtype_name(dt));
+        const char* mode = training ? "training" : "eval";
+        std::printf("%-34s %-9s %10.4f %10.4f %13.2fx\n", shape.c_str(), mode, ours, cudnn, ours / cudnn);
+        results.add({{"section", "cuda_batch_norm"}, {"shape", shape}, {"mode", mode}, {"ours_ms", ours},
+                     {"cudnn_ms", cudnn}, {"gb_per_s_ours", 2.0 * static_cast<double>(x.nbytes()) / (ours * 1e-3) / 1e9}});
+      }
 }
 
 }  // namespace
@@ -96,6 +128,8 @@ int main(int argc, char** argv) {
           1.5 * memcpy_ms);
     }
   }
+
+  if (!conv_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
 
   // cuDNN convolutions, float16, batch 32 (256 without --quick): ours NHWC vs ours NCHW.
   struct Shape {

@@ -37,4 +37,12 @@ bool allow_tf32();
 void set_cudnn_benchmark(bool on);
 bool cudnn_benchmark();
 
+// Whether batch_norm runs on cuDNN's norm-forward graph node (training and evaluation) where
+// cuDNN has an engine for the call -- float16, bfloat16 or float32 input, dense NCHW or
+// channels-last -- rather than on layoutguard's own kernels, which take every other call
+// either way. Off by default: the cuDNN path was written without a GPU to run it on and stays
+// opt-in until the CUDA suite has passed with it on (docs/design.md, "Batch norm on cuDNN").
+void set_cudnn_batch_norm(bool on);
+bool cudnn_batch_norm();
+
 }  // namespace lg::cuda

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +21,7 @@
 #include <layoutguard/factories.h>
 #include <layoutguard/pointwise.h>
 
+#include "cuda/cudnn_backend.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
 #include "dispatch/kernel_table.h"
@@ -31,136 +31,30 @@ namespace {
 
 using dispatch::ConvParams;
 
-void cudnn_check(cudnnStatus_t status, const char* expr, std::string_view op) {
-  if (status == CUDNN_STATUS_SUCCESS) return;
-  char detail[512] = {};
-  cudnnGetLastErrorString(detail, sizeof(detail));
-  throw DeviceError(lg::detail::str("[", op, "] cuDNN call `", expr, "` failed: ", cudnnGetErrorString(status),
-                                    detail[0] ? " (" : "", detail, detail[0] ? ")" : ""));
-}
-#define LG_CUDNN_CHECK(expr, op) cudnn_check((expr), #expr, (op))
-
-// A backend descriptor, destroyed with its owner.
-class Desc {
- public:
-  Desc(cudnnBackendDescriptorType_t type, std::string_view op) : op_(op) {
-    LG_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_), op_);
-  }
-  Desc(const Desc&) = delete;
-  Desc& operator=(const Desc&) = delete;
-  ~Desc() {
-    if (d_ != nullptr) cudnnBackendDestroyDescriptor(d_);
-  }
-  cudnnBackendDescriptor_t get() const { return d_; }
-  template <typename T>
-  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const T* values) {
-    LG_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values), op_);
-  }
-  void set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
-    cudnnBackendDescriptor_t o = other.get();
-    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o);
-  }
-  void finalize() { LG_CUDNN_CHECK(cudnnBackendFinalize(d_), op_); }
-  cudnnStatus_t try_finalize() { return cudnnBackendFinalize(d_); }
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-  std::string op_;
-};
-
-cudnnHandle_t handle_for(Device device) {
-  static std::mutex mutex;
-  static std::map<int, cudnnHandle_t> handles;
-  cudaStream_t stream = cuda::detail::stream_for(device);
-  std::lock_guard<std::mutex> lock(mutex);
-  cudnnHandle_t& h = handles[device.index()];
-  if (h == nullptr) {
-    LG_CUDNN_CHECK(cudnnCreate(&h), "cudnn");
-    LG_CUDNN_CHECK(cudnnSetStream(h, stream), "cudnn");
-  }
-  return h;
-}
-
-cudnnDataType_t data_type(DType dt) {
-  switch (dt) {
-    case DType::Float16: return CUDNN_DATA_HALF;
-    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
-    case DType::Float64: return CUDNN_DATA_DOUBLE;
-    default: return CUDNN_DATA_FLOAT;
-  }
-}
-
-// What cuDNN is told about one tensor.
-struct TensorInfo {
-  int64_t uid;
-  std::vector<int64_t> dims, strides;
-  int64_t alignment;
-};
+using cuda::cudnn::Desc;
+using cuda::cudnn::Plan;
+using cuda::cudnn::TensorInfo;
+using cuda::cudnn::workspace_ptr;
+using cuda::cudnn::workspace_tensor;
 
 // The 5-D (N, C, D, H, W) view as cuDNN sees it: 4-D when the depth is a plain size 1.
 TensorInfo info(const Tensor& t, int64_t uid, bool drop_depth) {
-  TensorInfo i{uid, {}, {}, 16};
+  TensorInfo i{uid, {}, {}, cuda::cudnn::alignment_of(t.data_ptr())};
   for (int64_t d = 0; d < 5; ++d) {
     if (drop_depth && d == 2) continue;
     i.dims.push_back(t.size(d));
     i.strides.push_back(t.stride(d));
   }
-  const auto address = reinterpret_cast<uintptr_t>(t.data_ptr());
-  while (i.alignment > 1 && address % static_cast<uintptr_t>(i.alignment) != 0) i.alignment /= 2;
   return i;
 }
-
-struct Plan {
-  std::unique_ptr<Desc> plan;
-  int64_t workspace = 0;
-};
 
 // The device pointers of one execution, in the order of kUids.
 constexpr std::array<int64_t, 3> kUids{'x', 'w', 'y'};
 using Pointers = std::array<void*, 3>;
 
-cudnnStatus_t execute(cudnnHandle_t handle, const Desc& plan, Pointers pointers, void* workspace, std::string_view op) {
-  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, op);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, kUids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-  pack.finalize();
-  return cudnnBackendExecute(handle, plan.get(), pack.get());
-}
-
-// The workspace an engine asks for; none (an undefined tensor, a null pointer) for zero bytes.
-Tensor workspace_tensor(int64_t bytes, Device device) {
-  return bytes > 0 ? empty({bytes}, TensorOptions().dtype(kUInt8).device(device)) : Tensor();
-}
-
-void* workspace_ptr(const Tensor& ws) { return ws.defined() ? ws.data_ptr() : nullptr; }
-
-std::unique_ptr<Desc> tensor_desc(const TensorInfo& t, cudnnDataType_t dt, std::string_view op) {
-  auto d = std::make_unique<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR, op);
-  d->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-  d->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(t.dims.size()), t.dims.data());
-  d->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(t.strides.size()), t.strides.data());
-  d->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid);
-  d->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &t.alignment);
-  d->finalize();
-  return d;
-}
-
-// Whether an engine configuration runs on tensor cores (for float32 data: TF32).
-bool uses_tensor_cores(cudnnBackendDescriptor_t config) {
-  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "cudnn");
-  cudnnBackendDescriptor_t e = engine.get();
-  int64_t count = 0;
-  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
-      CUDNN_STATUS_SUCCESS)
-    return true;  // unknown: keep it out when TF32 is off
-  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
-  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               static_cast<int64_t>(notes.size()), &count, notes.data()) != CUDNN_STATUS_SUCCESS)
-    return true;
-  for (int64_t i = 0; i < count; ++i)
-    if (notes[static_cast<size_t>(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return true;
-  return false;
+cudnnStatus_t execute(cudnnHandle_t handle, const Desc& plan, const Pointers& pointers, void* workspace,
+                      std::string_view op) {
+  return cuda::cudnn::execute(handle, plan, kUids, pointers, workspace, op);
 }
 
 struct ConvSpec {
@@ -172,9 +66,10 @@ struct ConvSpec {
 // preference (mode A, then the fallback list); with `first_only`, just the first of them.
 std::vector<Plan> candidate_plans(cudnnHandle_t handle, const ConvSpec& s, const TensorInfo& x, const TensorInfo& w,
                                   const TensorInfo& y, DType dtype, bool first_only, std::string_view op) {
-  const cudnnDataType_t dt = data_type(dtype);
+  const cudnnDataType_t dt = cuda::cudnn::data_type(dtype);
   const cudnnDataType_t compute = dtype == kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  auto xd = tensor_desc(x, dt, op), wd = tensor_desc(w, dt, op), yd = tensor_desc(y, dt, op);
+  auto xd = cuda::cudnn::tensor_desc(x, dt, op), wd = cuda::cudnn::tensor_desc(w, dt, op),
+       yd = cuda::cudnn::tensor_desc(y, dt, op);
   Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, op);
   const int64_t spatial = static_cast<int64_t>(s.stride.size());
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -221,53 +116,16 @@ std::vector<Plan> candidate_plans(cudnnHandle_t handle, const ConvSpec& s, const
   }
   operation.finalize();
 
-  Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, op);
-  cudnnBackendDescriptor_t ops[1] = {operation.get()};
-  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, ops);
-  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-  graph.finalize();
-
-  std::vector<Plan> plans;
-  for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, op);
-    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
-    heur.finalize();
-    // Benchmark mode takes every configuration the heuristics know (as PyTorch's benchmark
-    // does); otherwise the first few are plenty to find one that finalises.
-    int64_t wanted = 8;
-    if (!first_only &&
-        cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &wanted,
-                                 nullptr) != CUDNN_STATUS_SUCCESS)
-      wanted = 32;
-    wanted = std::clamp<int64_t>(wanted, 1, 256);
-    std::vector<std::unique_ptr<Desc>> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < wanted; ++i) {
-      configs.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, op));
-      raw.push_back(configs.back()->get());
-    }
-    int64_t returned = 0;
-    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, wanted,
-                                 &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
-      continue;
-    for (int64_t i = 0; i < returned; ++i) {
-      if (dtype == kFloat32 && !cuda::allow_tf32() && uses_tensor_cores(raw[static_cast<size_t>(i)])) continue;
-      auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, op);
-      plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-      cudnnBackendDescriptor_t cfg = raw[static_cast<size_t>(i)];
-      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
-      if (plan->try_finalize() != CUDNN_STATUS_SUCCESS) continue;
-      Plan p;
-      int64_t count = 0;
-      LG_CUDNN_CHECK(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                              &count, &p.workspace),
-                     op);
-      p.plan = std::move(plan);
-      plans.push_back(std::move(p));
-      if (first_only) return plans;
-    }
-  }
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  const Desc* ops[1] = {&operation};
+  const std::unique_ptr<Desc> graph = cuda::cudnn::operation_graph(handle, ops, status, op);
+  LG_CUDNN_CHECK(status, op);
+  // With TF32 off, float32 plans skip engines that run on tensor cores.
+  const bool no_tf32 = dtype == kFloat32 && !cuda::allow_tf32();
+  const auto keep = [no_tf32](cudnnBackendDescriptor_t cfg) {
+    return !no_tf32 || !cuda::cudnn::uses_tensor_cores(cfg);
+  };
+  std::vector<Plan> plans = cuda::cudnn::finalized_plans(handle, *graph, first_only, keep, op);
   if (!plans.empty()) return plans;
   throw NotImplementedError(lg::detail::str("[", op, "] cuDNN has no engine for this convolution (", dtype,
                                             ", input dims ", IntArrayRef(x.dims), " strides ", IntArrayRef(x.strides),
@@ -366,7 +224,7 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
     s.dilation.push_back(p.dilation[static_cast<size_t>(i)]);
   }
   const TensorInfo xi = info(x, 'x', drop_depth), wi = info(w, 'w', drop_depth), yi = info(out, 'y', drop_depth);
-  cudnnHandle_t handle = handle_for(device);
+  cudnnHandle_t handle = cuda::cudnn::handle_for(device);
   const Pointers pointers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   static std::mutex mutex;
   static std::unordered_map<std::string, Plan> cache;
@@ -388,7 +246,7 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
     workspace = it->second.workspace;
   }
   const Tensor ws = workspace_tensor(workspace, device);
-  cudnn_check(execute(handle, *plan, pointers, workspace_ptr(ws), op), "cudnnBackendExecute", op);
+  cuda::cudnn::check(execute(handle, *plan, pointers, workspace_ptr(ws), op), "cudnnBackendExecute", op);
   cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", op, device);
   if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
 }

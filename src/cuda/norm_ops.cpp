@@ -9,15 +9,21 @@
 // coalesced passes sum each channel and its squared deviations (atomics in double), one kernel
 // turns them into statistics, updates the running stats and makes scale and shift; a packed
 // kernel then applies them at memory bandwidth. Group, instance and layer norm, and batch norm
-// on other strides, take the per-group path above.
+// on other strides, take the per-group path above. With lg::cuda::set_cudnn_batch_norm(true),
+// batch norm is first offered to cuDNN (cudnn_batch_norm.cpp), and these kernels take what it
+// declines.
 #include <array>
 #include <cmath>
 #include <optional>
 #include <vector>
 
+#include <layoutguard/cuda.h>
 #include <layoutguard/factories.h>
 
 #include "core/channel_statistics.h"
+#if LG_HAVE_CUDNN
+#include "cuda/cudnn_batch_norm.h"
+#endif
 #include "cuda/geometry.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
@@ -164,6 +170,9 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   if (out.numel() == 0) return;
   const Device device = out.device();
   const int64_t N = input.size(0), C = input.size(1);
+#if LG_HAVE_CUDNN
+  if (p.across_batch && cuda::cudnn_batch_norm() && cuda::batch_norm_cudnn(out, input, p)) return;
+#endif
   const std::optional<kernels::ChannelAffine> fast = channel_affine_view(out, input);
   if (fast && !p.use_input_stats) return channel_norm_running_cuda(*fast, out, input, p, op);
   if (fast && p.across_batch) {

@@ -134,11 +134,14 @@ namespace {
 // and, since 1.12, not for matmul): src/cuda/cublas_gemm.cpp and cudnn_conv.cpp read it.
 std::atomic<bool> g_allow_tf32{true};
 std::atomic<bool> g_cudnn_benchmark{false};
+std::atomic<bool> g_cudnn_batch_norm{false};
 }  // namespace
 void set_allow_tf32(bool on) { g_allow_tf32.store(on, std::memory_order_relaxed); }
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 void set_cudnn_benchmark(bool on) { g_cudnn_benchmark.store(on, std::memory_order_relaxed); }
 bool cudnn_benchmark() { return g_cudnn_benchmark.load(std::memory_order_relaxed); }
+void set_cudnn_batch_norm(bool on) { g_cudnn_batch_norm.store(on, std::memory_order_relaxed); }
+bool cudnn_batch_norm() { return g_cudnn_batch_norm.load(std::memory_order_relaxed); }
 bool sync_debug() { return detail::g_sync_debug.load(std::memory_order_relaxed); }
 
 }  // namespace lg::cuda

@@ -16,6 +16,8 @@ void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
 void set_cudnn_benchmark(bool) {}
 bool cudnn_benchmark() { return false; }
+void set_cudnn_batch_norm(bool) {}
+bool cudnn_batch_norm() { return false; }
 
 }  // namespace lg::cuda
 

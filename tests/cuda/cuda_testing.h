@@ -4,9 +4,23 @@
 
 #include <doctest/doctest.h>
 
+#include <layoutguard/cuda.h>
+
 #include "support/op_testing.h"
 
 namespace lg::testing {
+
+// Batch norm on cuDNN (on) or on layoutguard's kernels (off) for a scope; restores the setting.
+class CudnnBatchNorm {
+ public:
+  explicit CudnnBatchNorm(bool on) : was_(cuda::cudnn_batch_norm()) { cuda::set_cudnn_batch_norm(on); }
+  CudnnBatchNorm(const CudnnBatchNorm&) = delete;
+  CudnnBatchNorm& operator=(const CudnnBatchNorm&) = delete;
+  ~CudnnBatchNorm() { cuda::set_cudnn_batch_norm(was_); }
+
+ private:
+  bool was_;
+};
 
 inline void check_same(const Tensor& got_dev, const Tensor& want, Tol tol) {
   REQUIRE(got_dev.device() == Device::cuda(0));

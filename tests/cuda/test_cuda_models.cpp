@@ -1,7 +1,8 @@
 // The model zoo on CUDA against the CPU: the same deterministic weights, the same input, in
 // contiguous and in channels_last(_3d), with zero layout violations; float16 ResNet-18 in
-// channels_last against the float32 CPU result; and shadow=1 on CUDA (clean over a model,
-// and catching a CUDA kernel that computes wrong values in channels_last).
+// channels_last against the float32 CPU result; ResNet-18 and r3d_18 with batch norm on cuDNN;
+// and shadow=1 on CUDA (clean over a model, and catching a CUDA kernel that computes wrong
+// values in channels_last).
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,33 @@ TEST_CASE("models on CUDA equal the CPU's in both formats, with no layout violat
       CAPTURE(scale);
       CHECK(err <= 1e-3 * scale + 1e-5);
     }
+  }
+}
+
+TEST_CASE("models on CUDA with batch norm on cuDNN equal the CPU's in both formats, float32 and float16") {
+  CleanGuard clean;
+  NoTf32 no_tf32;
+  const CudnnBatchNorm cudnn(true);
+  for (const Case& c : std::vector<Case>{{"resnet18", {2, 3, 64, 64}}, {"r3d_18", {1, 3, 4, 32, 32}}}) {
+    CAPTURE(c.name);
+    const Tensor x = deterministic_input(c.input);
+    const Tensor want = (*loaded_model(c.name))(x);
+    const MemoryFormat cl = x.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+    for (lg::DType dt : {lg::kFloat32, lg::kFloat16})
+      for (MemoryFormat fmt : {MemoryFormat::Contiguous, cl}) {
+        CAPTURE(dt);
+        CAPTURE(fmt);
+        auto model = loaded_model(c.name);
+        model->to(dt);
+        model->to(kGpu);
+        auto [y, violations] = run_recorded(*model, x.to(dt).cuda(), fmt);
+        CHECK(violations == 0);
+        REQUIRE(y.sizes() == want.sizes());
+        const double err = max_abs_diff(y.to(lg::kFloat32).cpu(), want), scale = max_abs(want);
+        CAPTURE(err);
+        CAPTURE(scale);
+        CHECK(err <= (dt == lg::kFloat32 ? 1e-3 * scale + 1e-5 : 2e-2 * scale));
+      }
   }
 }
 

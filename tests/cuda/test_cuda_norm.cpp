@@ -3,8 +3,11 @@
 // alike in training, evaluation with running stats.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <layoutguard/hooks.h>
 
 #include "cuda/cuda_testing.h"
 
@@ -30,14 +33,17 @@ TEST_SUITE("cuda") {
 TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, evaluation uses them") {
   // 6 channels take the scalar channel-affine kernel, 16 channels (and 24-element planes) the
   // packed one; float64 the general per-plane kernel. The larger shapes spread each channel's
-  // sums over many blocks (atomics).
+  // sums over many blocks (atomics). Each case runs on our kernels and again offered to cuDNN.
+  for (bool on_cudnn : {false, true})
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 6, 5, 7}, std::vector<int64_t>{2, 16, 4, 6},
                                             std::vector<int64_t>{8, 64, 20, 20}, std::vector<int64_t>{4, 8, 128, 128}})
     for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64})
       for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+        CAPTURE(on_cudnn);
         CAPTURE(dt);
         CAPTURE(f);
         CAPTURE(lg::to_string(shape));
+        const CudnnBatchNorm cudnn(on_cudnn);
         const int64_t C = shape[1];
         const Tensor x = noise_in(shape, f, lg::kFloat32, 1).to(dt);
         const lg::DType pdt = dt == lg::kFloat64 ? lg::kFloat64 : lg::kFloat32;  // parameters and stats
@@ -58,6 +64,69 @@ TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, 
   const Tensor x5 = noise_in({2, 3, 4, 5, 6}, MemoryFormat::ChannelsLast3d, lg::kFloat32, 4);
   check_same(lg::batch_norm(x5.cuda(), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true),
              lg::batch_norm(x5, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true), norm_device_tol(lg::kFloat32));
+}
+
+TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines the rest, and equals the CPU either way") {
+  const CudnnBatchNorm cudnn(true);
+  std::vector<std::string> kernels;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.depth == 0 && c.op == "batch_norm") kernels.push_back(std::string(c.kernel));
+  });
+  const auto run = [&](const Tensor& x, bool training, lg::DType stats_dtype, bool affine, bool running) {
+    const int64_t C = x.size(1);
+    const Tensor w = affine ? noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 12).to(stats_dtype) : Tensor();
+    const Tensor b = affine ? noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 13).to(stats_dtype) : Tensor();
+    Tensor rm = running ? noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 14).to(stats_dtype) : Tensor();
+    Tensor rv = running ? lg::add(lg::abs(noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 15)), 0.5).to(stats_dtype)
+                        : Tensor();
+    const auto opt = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+    const auto dev = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t.cuda()) : std::nullopt; };
+    Tensor drm = running ? rm.cuda() : Tensor(), drv = running ? rv.cuda() : Tensor();
+    kernels.clear();
+    const Tensor got = lg::batch_norm(x.cuda(), dev(w), dev(b), opt(drm), opt(drv), training, 0.3, 1e-4);
+    const Tensor want = lg::batch_norm(x, opt(w), opt(b), opt(rm), opt(rv), training, 0.3, 1e-4);
+    check_same(got, want, norm_device_tol(x.dtype()));
+    if (running) {
+      const Tol stats_tol = stats_dtype == lg::kFloat32 ? Tol{1e-6, 1e-5} : norm_device_tol(stats_dtype);
+      check_same(drm, rm, stats_tol);
+      check_same(drv, rv, stats_tol);
+    }
+    REQUIRE(kernels.size() == 1);
+    return kernels.front();
+  };
+  // The common cases cuDNN must take: a float16 NHWC ResNet layer, training and evaluation.
+  for (lg::DType dt : {lg::kFloat16, lg::kBFloat16, lg::kFloat32})
+    for (bool training : {true, false}) {
+      CAPTURE(dt);
+      CAPTURE(training);
+      const Tensor x = noise_in({8, 64, 14, 14}, MemoryFormat::ChannelsLast, lg::kFloat32, 16).to(dt);
+      CHECK(run(x, training, lg::kFloat32, true, true) == "batch_norm_cudnn");
+    }
+  // Every variant cuDNN may take or decline; the values hold either way.
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 3, 7, 5}, std::vector<int64_t>{32, 8, 1, 1},
+                                            std::vector<int64_t>{2, 8, 3, 4, 5}, std::vector<int64_t>{2, 40, 9, 11}})
+    for (lg::DType dt : {lg::kFloat16, lg::kFloat32})
+      for (bool channels_last : {false, true})
+        for (bool training : {true, false})
+          for (int variant = 0; variant < 3; ++variant) {
+            // 0: float32 stats, affine; 1: stats in the input's dtype (a half model), affine;
+            // 2: no weight or bias, and in training no running stats.
+            CAPTURE(lg::to_string(shape));
+            CAPTURE(dt);
+            CAPTURE(channels_last);
+            CAPTURE(training);
+            CAPTURE(variant);
+            const MemoryFormat f = !channels_last      ? MemoryFormat::Contiguous
+                                   : shape.size() == 5 ? MemoryFormat::ChannelsLast3d
+                                                       : MemoryFormat::ChannelsLast;
+            const Tensor x = noise_in(shape, f, lg::kFloat32, 17).to(dt);
+            (void)run(x, training, variant == 1 ? dt : lg::kFloat32, variant != 2, variant != 2 || !training);
+          }
+  // Declined: float64, and a strided input; our kernels answer.
+  CHECK(run(noise_in({2, 8, 5, 5}, MemoryFormat::ChannelsLast, lg::kFloat64, 18), true, lg::kFloat64, true, true) ==
+        "channel_norm_cuda");
+  const Tensor strided = noise_in({2, 8, 5, 10}, MemoryFormat::Contiguous, lg::kFloat32, 19).slice(3, 0, 10, 2);
+  CHECK(run(strided, true, lg::kFloat32, true, true) == "channel_norm_cuda");
 }
 
 TEST_CASE("group_norm, instance_norm and layer_norm on CUDA equal the CPU's and keep channels_last") {

@@ -80,9 +80,19 @@ int main(int argc, char** argv) {
     report(results, "copy_ NHWC -> NCHW", shape, 2.0 * bytes, time_it([&] { dst_cf.copy_(nhwc); }, runs), mc.median_ms);
     report(results, "contiguous(ChannelsLast) (+alloc)", shape, 2.0 * bytes,
            time_it([&] { (void)nchw.contiguous(MemoryFormat::ChannelsLast); }, runs), mc.median_ms);
-    lg::Tensor half_cl = lg::empty_like(nhwc, lg::kFloat16);
+    // Casts: 4 bytes read and 2 written per element (or the reverse).
+    lg::Tensor half_cl = lg::empty_like(nhwc, lg::kFloat16), half_cf = lg::empty_like(nchw, lg::kFloat16);
+    lg::Tensor bf16_cl = lg::empty_like(nhwc, lg::kBFloat16);
+    report(results, "copy_ f32 NCHW -> f16 NCHW", shape, 1.5 * bytes,
+           time_it([&] { half_cf.copy_(nchw); }, runs), mc.median_ms);
     report(results, "copy_ f32 NCHW -> f16 NHWC", shape, 1.5 * bytes,
            time_it([&] { half_cl.copy_(nchw); }, runs), mc.median_ms);
+    report(results, "copy_ f16 NHWC -> f32 NCHW", shape, 1.5 * bytes,
+           time_it([&] { dst_cf.copy_(half_cl); }, runs), mc.median_ms);
+    report(results, "copy_ f32 NHWC -> bf16 NHWC", shape, 1.5 * bytes,
+           time_it([&] { bf16_cl.copy_(nhwc); }, runs), mc.median_ms);
+    report(results, "copy_ bf16 NHWC -> f32 NCHW", shape, 1.5 * bytes,
+           time_it([&] { dst_cf.copy_(bf16_cl); }, runs), mc.median_ms);
   }
   return results.finish();
 }

@@ -5,9 +5,11 @@
 // sides stay contiguous, so a dense-to-dense copy of one layout becomes a single memcpy. When
 // the destination's innermost dim is not the source's (NCHW <-> NHWC), the two dims are walked
 // in square tiles so that both the reads and the writes stay within a few cache lines.
+// float32 <-> float16/bfloat16 rows go through the vector casts of cpu/cast_row.h.
 #include <layoutguard/factories.h>
 #include <layoutguard/tensor.h>
 
+#include "cpu/cast_row.h"
 #include "dispatch/kernel_table.h"
 
 #include <algorithm>
@@ -65,6 +67,12 @@ void copy_row(D* dst, int64_t dst_stride, const S* src, int64_t src_stride, int6
       return;
     }
   }
+  if constexpr (cpu::kHasRowCast<D, S>) {
+    if (dst_stride == 1 && src_stride == 1) {
+      cpu::cast_row(dst, src, n);
+      return;
+    }
+  }
   if (dst_stride == 1 && src_stride == 1) {
     for (int64_t i = 0; i < n; ++i) dst[i] = convert<D, S>(src[i]);
   } else if (dst_stride == 1) {
@@ -87,35 +95,50 @@ inline void transpose4x4(void* dst, int64_t dst_row_stride, const void* src, int
   _mm_storeu_ps(d + 3 * dst_row_stride, r3);
 }
 
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols, for any 4-byte
+// element: 4x4 blocks through SSE registers, the ragged edges one by one.
+template <typename T>
+void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t rows, int64_t cols) {
+  static_assert(sizeof(T) == 4);
+  const int64_t rows4 = rows / 4 * 4, cols4 = cols / 4 * 4;
+  for (int64_t j = 0; j < cols4; j += 4) {
+    for (int64_t i = 0; i < rows4; i += 4)
+      transpose4x4(dst + j * dst_stride + i, dst_stride, src + i * src_stride + j, src_stride);
+    for (int64_t jj = j; jj < j + 4; ++jj)
+      for (int64_t i = rows4; i < rows; ++i) dst[jj * dst_stride + i] = src[i * src_stride + jj];
+  }
+  for (int64_t j = cols4; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) dst[j * dst_stride + i] = src[i * src_stride + j];
+}
+
 // a: the destination's innermost dim; b: the source's innermost dim. Square tiles keep the
-// lines of both sides in L1 while the other side is walked with a large stride.
+// lines of both sides in L1 while the other side is walked with a large stride. float32 <->
+// float16/bfloat16 tiles are transposed and cast in one pass (cpu/cast_row.h).
 template <typename D, typename S>
 void copy_tile_pair(D* dst, const S* src, const Dim& a, const Dim& b) {
   constexpr int64_t kTile = 32;
-  constexpr bool kVectorTranspose = std::is_same_v<D, S> && sizeof(D) == 4;
   const bool unit = a.dst_stride == 1 && b.src_stride == 1;
   for (int64_t b0 = 0; b0 < b.size; b0 += kTile) {
-    const int64_t b1 = std::min(b.size, b0 + kTile);
+    const int64_t cols = std::min(b.size - b0, kTile);
     for (int64_t a0 = 0; a0 < a.size; a0 += kTile) {
-      const int64_t a1 = std::min(a.size, a0 + kTile);
-      int64_t j = b0;
-      if constexpr (kVectorTranspose) {
+      const int64_t rows = std::min(a.size - a0, kTile);
+      D* d = dst + b0 * b.dst_stride + a0 * a.dst_stride;
+      const S* s = src + a0 * a.src_stride + b0 * b.src_stride;
+      if constexpr (std::is_same_v<D, S> && sizeof(D) == 4) {
         if (unit) {
-          const int64_t a4 = a0 + (a1 - a0) / 4 * 4;
-          for (; j + 4 <= b1; j += 4) {
-            for (int64_t i = a0; i < a4; i += 4)
-              transpose4x4(dst + j * b.dst_stride + i, b.dst_stride, src + i * a.src_stride + j,
-                           a.src_stride);
-            for (int64_t jj = j; jj < j + 4; ++jj)  // the ragged end of a
-              for (int64_t i = a4; i < a1; ++i) dst[jj * b.dst_stride + i] = src[i * a.src_stride + jj];
-          }
+          transpose_block(d, b.dst_stride, s, a.src_stride, rows, cols);
+          continue;
         }
       }
-      for (; j < b1; ++j) {
-        D* d = dst + j * b.dst_stride;
-        const S* s = src + j * b.src_stride;
-        for (int64_t i = a0; i < a1; ++i) d[i * a.dst_stride] = convert<D, S>(s[i * a.src_stride]);
+      if constexpr (cpu::kHasRowCast<D, S>) {
+        if (unit) {
+          cpu::cast_transpose(d, b.dst_stride, s, a.src_stride, rows, cols);
+          continue;
+        }
       }
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i)
+          d[j * b.dst_stride + i * a.dst_stride] = convert<D, S>(s[i * a.src_stride + j * b.src_stride]);
     }
   }
 }

@@ -478,6 +478,11 @@ TEST_CASE("max pooling: a window with no input element (padding and dilation) gi
     check_layout(out, x, 2, want.sizes);
     check_close(values(out), want.values, Tol{0, 0});
     CHECK(values(out) == std::vector<double>(2 * 3 * 5, -std::numeric_limits<double>::infinity()));
+    // Values only (the NCHW separable kernel), with the empty windows along W instead: no
+    // column has a tap to take.
+    const Tensor t = x.transpose(2, 3).contiguous(fmt);
+    const Tensor out_t = lg::max_pool2d(t, {1, 2}, {1}, {0, 1}, {1, 3});
+    CHECK(values(out_t) == std::vector<double>(2 * 3 * 5, -std::numeric_limits<double>::infinity()));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "dispatch/kernel_table.h"
 #include "guard/runtime.h"
+#include "guard/shadow.h"
 
 namespace lg {
 namespace dispatch {
@@ -122,6 +123,15 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   if (mode == guard::Mode::Off && (!snapshot || snapshot->empty())) return body(inputs);
 
   CallFrame frame(op);
+  // Shadow mode reruns the op on copies of its inputs taken now, before an in-place op changes
+  // them. The copies are made with the re-entrancy guard set, so they are not checked as ops.
+  std::vector<Tensor> shadow_inputs;
+  const bool shadow = rerunnable && mode != guard::Mode::Off && guard::detail::shadow_wanted(op.policy, frame.depth());
+  if (shadow) {
+    tls.in_hook = true;
+    shadow_inputs = guard::detail::shadow_copies(inputs);
+    tls.in_hook = false;
+  }
   std::vector<Tensor> outputs = body(inputs);
   const hooks::OpCall call{op.name,
                            op.policy,
@@ -135,7 +145,8 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   tls.in_hook = true;  // cleared by ~CallFrame
   if (snapshot)
     for (const auto& [hid, hook] : *snapshot) hook(call);
-  if (mode != guard::Mode::Off) guard::detail::after_op(call, mode, op.index, rerunnable ? &body : nullptr);
+  if (mode != guard::Mode::Off)
+    guard::detail::after_op(call, mode, op.index, shadow ? &body : nullptr, shadow ? &shadow_inputs : nullptr);
   return outputs;
 }
 

@@ -93,8 +93,13 @@ void warn(const Options& o, const ViolationRecord& first, int64_t distinct) {
 
 }  // namespace
 
-void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index,
-              const dispatch::detail::BodyRef* rerun) {
+bool shadow_wanted(LayoutPolicy policy, int depth) {
+  return current_options().shadow && depth == 0 &&
+         (policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike);
+}
+
+void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
+              const std::vector<Tensor>* shadow_inputs) {
   const Options& o = current_options();
   const bool collect = mode == Mode::Warn || mode == Mode::Record;
   if (collect) {
@@ -102,9 +107,7 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index,
     record_call(op_index, call.op);
     maybe_record_conversion(call, op_index);
   }
-  if (o.shadow && rerun && call.depth == 0 &&
-      (call.policy == LayoutPolicy::Preserve || call.policy == LayoutPolicy::ConvLike))
-    shadow_compare(call, *rerun);
+  if (rerun && shadow_inputs && shadow_wanted(call.policy, call.depth)) shadow_compare(call, *rerun, *shadow_inputs);
 
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path);

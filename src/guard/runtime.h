@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <layoutguard/guard.h>
 #include <layoutguard/hooks.h>
@@ -21,10 +22,17 @@ const Options& current_options();
 // The calling thread's effective mode: its innermost Scope, else current_options().mode.
 Mode current_mode();
 
+// Whether a rerunnable call of an op with `policy` at nesting `depth` is shadow-compared
+// (shadow=1, top-level, Preserve or ConvLike). The dispatcher asks before the op runs, so that
+// it can copy the inputs while they still hold what the op read (an in-place op changes them).
+bool shadow_wanted(LayoutPolicy policy, int depth);
+
 // Checks one finished call under `mode` (not Off): throws LayoutViolation (throw mode), logs
 // once per distinct violation (warn) or records it (record); records layout conversions;
-// shadow-compares when enabled and `rerun` is given. Runs with the re-entrancy guard set.
-void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index,
-              const dispatch::detail::BodyRef* rerun);
+// shadow-compares when `rerun` is given: rerun(*shadow_inputs), the contiguous copies the
+// dispatcher took before the call, against the call's outputs. Runs with the re-entrancy
+// guard set.
+void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
+              const std::vector<Tensor>* shadow_inputs);
 
 }  // namespace lg::guard::detail

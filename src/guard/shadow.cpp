@@ -37,11 +37,14 @@ Tensor as_cpu_float64(const Tensor& t) {
 
 }  // namespace
 
-void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun) {
+std::vector<Tensor> shadow_copies(std::span<const Tensor> inputs) {
   std::vector<Tensor> copies;
-  copies.reserve(call.inputs.size());
-  // clone, not contiguous(): an in-place op must not write into the caller's tensors twice.
-  for (const Tensor& t : call.inputs) copies.push_back(t.defined() ? t.clone(MemoryFormat::Contiguous) : t);
+  copies.reserve(inputs.size());
+  for (const Tensor& t : inputs) copies.push_back(t.defined() ? t.clone(MemoryFormat::Contiguous) : t);
+  return copies;
+}
+
+void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun, std::vector<Tensor> copies) {
   const std::vector<Tensor> reference = rerun(copies);
   if (reference.size() != call.outputs.size())
     mismatch(call, 0, INFINITY,

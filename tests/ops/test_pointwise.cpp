@@ -332,6 +332,16 @@ TEST_CASE("pointwise ops pass the guard on channels-last data, and shadow agrees
   LG_CHECK_NO_LAYOUT_VIOLATIONS(lg::add(x, ramp({3, 1, 1}, lg::kFloat32)));
   LG_CHECK_NO_LAYOUT_VIOLATIONS(lg::where(lg::gt(x, 0), x, cf));
   LG_CHECK_NO_LAYOUT_VIOLATIONS(lg::relu_(x.clone()));
+  // In place and not idempotent: the shadow rerun must see self as it was before the op, and
+  // the caller's tensor must change once.
+  for (const Tensor& t : {x, cf}) {
+    Tensor y = t.clone();
+    LG_CHECK_NO_LAYOUT_VIOLATIONS(lg::add_(y, 1));
+    LG_CHECK_NO_LAYOUT_VIOLATIONS(lg::mul_(y, 2));
+    std::vector<double> want;
+    for (double v : values(t)) want.push_back((v + 1) * 2);
+    check_close(values(y), want, lg::kFloat32);
+  }
   // cf + cl: the first operand decides (contiguous), which is exactly pitfall P6.
   LG_CHECK_LAYOUT_VIOLATION(lg::add(cf, x), "add");
   LG_CHECK_PRESERVES_LAYOUT([](const Tensor& t) { return lg::silu(t); }, cf);

@@ -68,7 +68,8 @@ class DeviceError : public Error {
  public:
   using Error::Error;
 };
-// A device allocation that did not fit; the message gives the bytes requested and free.
+// An allocation that did not fit: on a device (the message gives the bytes requested and free)
+// or on the host (the op's std::bad_alloc, converted at the op boundary).
 class OutOfMemoryError : public DeviceError {
  public:
   using DeviceError::DeviceError;

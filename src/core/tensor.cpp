@@ -4,6 +4,10 @@
 
 #include <layoutguard/config.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "core/tensor_internal.h"
 
 namespace lg {
@@ -34,6 +38,32 @@ Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_
 
 void check_device_supported(Device device, std::string_view op) {
   if (!device.is_cpu()) check_backend_device(device, op);
+}
+
+void check_scalar_fits(const Scalar& value, DType dtype, std::string_view op, std::string_view what) {
+  if (dtype == kBool || dtype == kFloat64) return;
+  const double v = value.to_double();
+  double lowest = 0, highest = 0;
+  switch (dtype) {
+    case DType::Float32: highest = static_cast<double>(std::numeric_limits<float>::max()); break;
+    case DType::Float16: highest = 65504.0; break;
+    case DType::BFloat16: highest = 3.3895313892515355e38; break;
+    case DType::Int64: lowest = -9223372036854775808.0, highest = 9223372036854775807.0; break;
+    case DType::Int32: lowest = INT32_MIN, highest = INT32_MAX; break;
+    case DType::UInt8: lowest = -255, highest = 255; break;
+    default: return;
+  }
+  if (is_floating_point(dtype)) {
+    lowest = -highest;
+    if (!std::isfinite(v)) return;
+  } else if (value.is_integral() && dtype == kInt64) {
+    return;  // every int64 fits; the doubles above only bound floating values
+  }
+  // int64's top (2^63 - 1) is 2^63 as a double, so a floating value must stay below that.
+  const bool fits = std::isfinite(v) && v >= lowest && v <= highest && (dtype != kInt64 || v < 9223372036854775808.0);
+  LG_CHECK(fits, "[", op, "] ", what, " ", value, " cannot be converted to dtype ", dtype,
+           " without overflow; required a value in [", lowest, ", ", highest, "]",
+           is_floating_point(dtype) ? " or infinity or NaN" : "", dtype == kUInt8 ? " (negative values wrap)" : "");
 }
 
 void check_defined(const Tensor& t, std::string_view op, std::string_view what) {

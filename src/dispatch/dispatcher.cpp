@@ -110,6 +110,11 @@ PointwiseKernel pointwise_kernel_for(OpId id, Device device) {
 
 namespace detail {
 
+void throw_host_out_of_memory(std::string_view op) {
+  throw OutOfMemoryError("[" + std::string(op) + "] out of host memory: an allocation failed (std::bad_alloc) "
+                         "for the sizes this call asked for; required sizes that fit in memory");
+}
+
 std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
                              bool rerunnable) {
   if (tls.in_hook) return body(inputs);

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -62,6 +63,10 @@ class BodyRef {
   std::vector<Tensor> (*call_)(void*, std::span<const Tensor>);
 };
 
+// Raises OutOfMemoryError naming the op: std::bad_alloc from an op's body (an index table or
+// buffer sized by the caller's arguments) must not leave the library as anything else.
+[[noreturn]] void throw_host_out_of_memory(std::string_view op);
+
 // Runs body on inputs with depth and kernel tracking, then hooks and the guard. `rerunnable`:
 // body computes from its argument alone (custom ops), so shadow mode may call it on copies.
 std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
@@ -72,15 +77,19 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
 // Runs body() (which returns the op's output) as op `id` with the given tensor inputs. The
 // fast path is one relaxed load and a branch; the inputs are only gathered for listeners.
 template <typename Body, typename... Inputs>
-inline Tensor run([[maybe_unused]] OpId id, Body&& body, [[maybe_unused]] const Inputs&... inputs) {
+inline Tensor run(OpId id, Body&& body, [[maybe_unused]] const Inputs&... inputs) {
+  try {
 #if LG_ENABLE_HOOKS
-  if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]] {
-    const std::array<Tensor, sizeof...(Inputs)> gathered{inputs...};
-    auto outputs = [&](std::span<const Tensor>) { return std::vector<Tensor>{body()}; };
-    return std::move(detail::run_slow(op_info(id), gathered, detail::BodyRef(outputs), false)[0]);
-  }
+    if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      const std::array<Tensor, sizeof...(Inputs)> gathered{inputs...};
+      auto outputs = [&](std::span<const Tensor>) { return std::vector<Tensor>{body()}; };
+      return std::move(detail::run_slow(op_info(id), gathered, detail::BodyRef(outputs), false)[0]);
+    }
 #endif
-  return body();
+    return body();
+  } catch (const std::bad_alloc&) {
+    detail::throw_host_out_of_memory(op_info(id).name);
+  }
 }
 
 // Runs a body that computes outputs from its inputs argument (custom ops, pointwise ops): the
@@ -89,11 +98,15 @@ inline Tensor run([[maybe_unused]] OpId id, Body&& body, [[maybe_unused]] const 
 template <typename Body>
 inline std::vector<Tensor> run_op(const OpInfo& op, std::span<const Tensor> inputs, Body&& body,
                                   [[maybe_unused]] bool rerunnable) {
+  try {
 #if LG_ENABLE_HOOKS
-  if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]]
-    return detail::run_slow(op, inputs, detail::BodyRef(body), rerunnable);
+    if (detail::g_slow_reasons.load(std::memory_order_relaxed) != 0) [[unlikely]]
+      return detail::run_slow(op, inputs, detail::BodyRef(body), rerunnable);
 #endif
-  return body(inputs);
+    return body(inputs);
+  } catch (const std::bad_alloc&) {
+    detail::throw_host_out_of_memory(op.name);
+  }
 }
 
 // Records the kernel that computes the current call (for OpCall::kernel).

@@ -3,6 +3,8 @@
 // the weight suggests it), and hand the kernel 5-D views in the compute dtype.
 #include <layoutguard/conv.h>
 
+#include <limits>
+
 #include <layoutguard/factories.h>
 
 #include "core/tensor_internal.h"
@@ -41,6 +43,17 @@ struct Shape {
   std::vector<int64_t> pad_lead;
 };
 
+// The size arithmetic runs in 128 bits and comes back through in_int64: a dilation, stride or
+// padding near int64's top must raise, not wrap into a plausible size.
+using Wide = __int128;
+
+int64_t in_int64(Wide v, const ConvCall& c, const char* what) {
+  LG_CHECK(v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max(), "[", name_of(c),
+           "] the ", what, " is beyond int64 for stride ", IntArrayRef(c.stride), ", padding ", IntArrayRef(c.padding),
+           " and dilation ", IntArrayRef(c.dilation), "; required sizes that int64 can hold");
+  return static_cast<int64_t>(v);
+}
+
 Shape output_shape(const ConvCall& c, const Tensor& x, const Tensor& w) {
   const std::string_view op = name_of(c);
   for (int64_t s : c.stride) LG_CHECK(s > 0, "[", op, "] non-positive stride is not supported: stride ", IntArrayRef(c.stride));
@@ -52,13 +65,13 @@ Shape output_shape(const ConvCall& c, const Tensor& x, const Tensor& w) {
       for (int64_t v : c.stride)
         LG_CHECK(v == 1, "[", op, "] padding=kSame is not supported for strided convolutions (stride ",
                  IntArrayRef(c.stride), "); required stride 1");
-      for (int i = 0; i < c.spatial; ++i) pad_total[i] = c.dilation[i] * (w.size(2 + i) - 1);
+      for (int i = 0; i < c.spatial; ++i) pad_total[i] = in_int64(Wide(c.dilation[i]) * (w.size(2 + i) - 1), c, "padding");
     }
     for (int i = 0; i < c.spatial; ++i) s.pad_lead.push_back(pad_total[i] / 2);
   } else {
     for (int64_t p : c.padding) LG_CHECK(p >= 0, "[", op, "] negative padding is not supported: padding ", IntArrayRef(c.padding));
     s.pad_lead = c.padding;
-    for (int i = 0; i < c.spatial; ++i) pad_total[i] = 2 * c.padding[i];
+    for (int i = 0; i < c.spatial; ++i) pad_total[i] = in_int64(2 * Wide(c.padding[i]), c, "padding");
   }
   if (c.transposed) {
     for (int i = 0; i < c.spatial; ++i)
@@ -67,9 +80,9 @@ Shape output_shape(const ConvCall& c, const Tensor& x, const Tensor& w) {
                IntArrayRef(c.output_padding), " with stride ", IntArrayRef(c.stride), " and dilation ",
                IntArrayRef(c.dilation));
     for (int i = 0; i < c.spatial; ++i) {
-      const int64_t o = (x.size(2 + i) - 1) * c.stride[i] - 2 * c.padding[i] + c.dilation[i] * (w.size(2 + i) - 1) +
-                        c.output_padding[i] + 1;
-      s.out.push_back(o);
+      const Wide o = Wide(x.size(2 + i) - 1) * c.stride[i] - 2 * Wide(c.padding[i]) +
+                     Wide(c.dilation[i]) * (w.size(2 + i) - 1) + c.output_padding[i] + 1;
+      s.out.push_back(in_int64(o, c, "output size"));
     }
     for (int64_t o : s.out)
       LG_CHECK(o > 0, "[", op, "] the output size ", IntArrayRef(s.out), " is too small for input ", x.sizes(),
@@ -80,8 +93,8 @@ Shape output_shape(const ConvCall& c, const Tensor& x, const Tensor& w) {
   std::vector<int64_t> padded(c.spatial), kernel(c.spatial);
   bool fits = true;
   for (int i = 0; i < c.spatial; ++i) {
-    padded[i] = x.size(2 + i) + pad_total[i];
-    kernel[i] = c.dilation[i] * (w.size(2 + i) - 1) + 1;
+    padded[i] = in_int64(Wide(x.size(2 + i)) + pad_total[i], c, "padded input size");
+    kernel[i] = in_int64(Wide(c.dilation[i]) * (w.size(2 + i) - 1) + 1, c, "dilated kernel size");
     fits = fits && kernel[i] <= padded[i];
   }
   LG_CHECK(fits, "[", op, "] calculated padded input size per channel: ", IntArrayRef(padded),

@@ -102,6 +102,7 @@ const Tensor& Tensor::fill_(const Scalar& value) const {
     detail::check_defined(*this, "fill_", "self");
     detail::check_device_supported(device(), "fill_");
     detail::check_no_internal_overlap(*this, "fill_");
+    detail::check_scalar_fits(value, dtype(), "fill_", "value");
     if (numel() > 0) {
       dispatch::kernel_for<OpId::fill_>(device())(*this, value);
       bump_version();

@@ -85,6 +85,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   const bool integral = !start.is_floating_point() && !end.is_floating_point() &&
                         !step.is_floating_point();
   if (!options.has_dtype()) options = options.dtype(integral ? kInt64 : kFloat32);
+  LG_CHECK(options.dtype() != kBool, "[arange] received dtype bool; required a numeric dtype (as in PyTorch, where "
+           "arange is not implemented for bool)");
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   LG_CHECK(st != 0.0, "[arange] step must be nonzero");
   LG_CHECK(std::isfinite(s) && std::isfinite(e), "[arange] unsupported range: ", start, " -> ", end);
@@ -92,8 +94,12 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
            start, ", ", end, ") are inconsistent with step sign (", step, ")");
   int64_t n;
   if (integral) {
-    const int64_t a = start.to_int64(), b = end.to_int64(), k = step.to_int64();
-    n = (b - a + k - (k > 0 ? 1 : -1)) / k;
+    // ceil((b - a) / k) in 128 bits: b - a alone can pass int64 (arange(INT64_MIN, INT64_MAX)).
+    const __int128 a = start.to_int64(), b = end.to_int64(), k = step.to_int64();
+    const __int128 count = (b - a + k - (k > 0 ? 1 : -1)) / k;
+    LG_CHECK(count <= std::numeric_limits<int64_t>::max(), "[arange] the range ", start, " -> ", end, " by ", step,
+             " has more elements than int64 can count");
+    n = static_cast<int64_t>(count);
   } else {
     const double count = std::ceil((e - s) / st);
     LG_CHECK(count < 9.0e18, "[arange] the range ", start, " -> ", end, " by ", step,
@@ -109,7 +115,9 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   visit_dtype(t.dtype(), [&]<typename T>(std::type_identity<T>) {
     T* data = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) {
-      const Scalar v = integral ? Scalar(start.to_int64() + i * step.to_int64()) : Scalar(s + i * st);
+      // start + i * step in 128 bits: an element past the last one may not fit in int64.
+      const Scalar v = integral ? Scalar(static_cast<int64_t>(start.to_int64() + __int128(i) * step.to_int64()))
+                                : Scalar(s + i * st);
       data[i] = v.to<T>();
     }
   });

@@ -143,7 +143,7 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim_in) {
     LG_CHECK_INDEX(in[0].dim() > 0, "[chunk] expects at least a 1-dimensional tensor");
     LG_CHECK(chunks > 0, "[chunk] number of chunks must be greater than 0, but got ", chunks);
     const int64_t dim = layout::wrap_dim(dim_in, in[0].dim(), "chunk");
-    const int64_t n = in[0].size(dim), each = (n + chunks - 1) / chunks;
+    const int64_t n = in[0].size(dim), each = n == 0 ? 0 : (n - 1) / chunks + 1;  // ceil, without n + chunks
     std::vector<int64_t> sizes;
     if (each == 0) sizes.push_back(0);  // PyTorch returns one empty chunk for an empty dim
     for (int64_t s = 0; each > 0 && s < n; s += each) sizes.push_back(std::min(each, n - s));

@@ -97,6 +97,14 @@ dispatch::ChannelNormKernel channel_norm_kernel(OpId id, Device d) {
 // Runs a channel normalisation whose output has format `fmt`; bumps the running stats' versions.
 Tensor run_channel_norm(OpId id, const Tensor& x, MemoryFormat fmt, dispatch::ChannelNormParams p) {
   const std::string_view op = dispatch::op_name(id);
+  if (p.use_input_stats && p.running_mean.defined()) {
+    // The running stats are updated in place, one element per channel: an expanded stat or two
+    // stats sharing memory would keep only the last channel's update.
+    detail::check_no_internal_overlap(p.running_mean, op);
+    detail::check_no_internal_overlap(p.running_var, op);
+    LG_CHECK(!detail::ranges_overlap(p.running_mean, p.running_var), "[", op,
+             "] running_mean and running_var share memory; both are updated in place, so required separate tensors");
+  }
   Tensor out = empty(x.sizes(), x.options(), fmt);
   p.channels_last = fmt != MemoryFormat::Contiguous;
   if (x.numel() > 0) {

@@ -77,7 +77,9 @@ DType compute_dtype(const Call& c) {
 DType kernel_out_dtype(const Call& c, DType compute) { return c.rule == DTypeRule::Compare ? kBool : compute; }
 
 Tensor as_operand(const Arg& a, DType dt, Device device, IntArrayRef shape) {
-  Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(dt).device(device)) : a.tensor;
+  // A scalar operand converts like a tensor cast (u8 + 300 wraps, as in PyTorch), not with
+  // fill_'s overflow check: it is made in its own dtype and cast below.
+  Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(a.scalar->default_dtype()).device(device)) : a.tensor;
   if (t.dtype() != dt || t.device() != device) t = t.to(TensorOptions().dtype(dt).device(device));
   return t.expand(shape);
 }

@@ -73,10 +73,19 @@ std::pair<Tensor, Tensor> finish(const PoolCall& c, const Tensor& input, const T
   return {out, idx};
 }
 
+// The output's element count must fit int64 before window tables (one entry per output
+// position) are built for it.
+void check_output_numel(const PoolCall& c, const Tensor& x, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> sizes{x.size(0), x.size(1)};
+  sizes.insert(sizes.end(), spatial.begin(), spatial.end());
+  layout::checked_numel(sizes, c.name);
+}
+
 // Fixed windows from kernel/stride/padding/dilation (ATen's pooling_output_shape and shape checks).
 std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, const Tensor& x, IntArrayRef kernel_size,
                                                            IntArrayRef stride_in, IntArrayRef padding, IntArrayRef dilation,
                                                            bool ceil_mode, bool count_include_pad) {
+  using Wide = __int128;
   const auto k = expand(c, kernel_size, "kernel_size");
   const auto s = stride_in.empty() ? k : expand(c, stride_in, "stride");
   const auto p = expand(c, padding, "padding");
@@ -92,31 +101,35 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   PoolWindows w;
   const int lead = 3 - c.spatial;
   for (int i = 0; i < c.spatial; ++i) {
-    const int64_t in = x.size(2 + i), eff = d[i] * (k[i] - 1) + 1;
-    const int64_t span = in + 2 * p[i] - eff;
+    // In 128 bits: a dilation or kernel near int64's top must give "too small", not a wrapped
+    // size.
+    const Wide in = x.size(2 + i), eff = Wide(d[i]) * (k[i] - 1) + 1;
+    const Wide span = in + 2 * Wide(p[i]) - eff;
     // ATen's div_rtn: the division rounds toward minus infinity (a kernel wider than the
     // padded input still gives one window with ceil_mode).
-    const int64_t num = span + (ceil_mode ? s[i] - 1 : 0);
-    int64_t o = (num >= 0 ? num / s[i] : -((-num + s[i] - 1) / s[i])) + 1;
+    const Wide num = span + (ceil_mode ? s[i] - 1 : 0);
+    Wide o = num / s[i] - (num % s[i] != 0 && num < 0) + 1;
     // ceil_mode: the last window must start inside the input or the left padding.
     if (ceil_mode && o > 0 && (o - 1) * s[i] >= in + p[i]) --o;
-    out[i] = o;
+    out[i] = static_cast<int64_t>(std::max<Wide>(o, 0));  // o <= in + 1, as eff >= k >= 2p
   }
   for (int64_t o : out)
     LG_CHECK(o > 0, "[", c.name, "] given input of size ", x.sizes(), ", the calculated output size ", IntArrayRef(out),
              " is too small; required every output size > 0");
+  check_output_numel(c, x, out);
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i);
     w.dilation[lead + i] = d[i];
     for (int64_t o = 0; o < out[i]; ++o) {
-      const int64_t start = o * s[i] - p[i];
+      const int64_t start = o * s[i] - p[i];  // in [-p, in + p): o * s fits, as o < output size
       if (c.kind == Kind::Max) {
-        // First in-range tap of the dilated window, and one past the last.
-        const int64_t first = start >= 0 ? start : start + (-start + d[i] - 1) / d[i] * d[i];
+        // First in-range tap of the dilated window, and one past the last (in 128 bits: a
+        // dilation near int64's top).
+        const int64_t first = start >= 0 ? start : static_cast<int64_t>(start + (-Wide(start) + d[i] - 1) / d[i] * d[i]);
         w.begin[lead + i].push_back(first);
-        w.end[lead + i].push_back(std::min(start + (k[i] - 1) * d[i] + 1, in));
+        w.end[lead + i].push_back(static_cast<int64_t>(std::min<Wide>(start + Wide(k[i] - 1) * d[i] + 1, in)));
       } else {
-        const int64_t end_padded = std::min(start + k[i], in + p[i]);
+        const int64_t end_padded = static_cast<int64_t>(std::min<Wide>(Wide(start) + k[i], Wide(in) + p[i]));
         const int64_t b = std::max<int64_t>(start, 0), e = std::min(end_padded, in);
         w.begin[lead + i].push_back(b);
         w.end[lead + i].push_back(e);
@@ -132,12 +145,15 @@ std::pair<std::vector<int64_t>, PoolWindows> adaptive_windows(const PoolCall& c,
            " values, but got ", output_size);
   for (int64_t o : output_size)
     LG_CHECK(o >= 0, "[", c.name, "] elements of output_size must be greater than or equal to 0, but got ", output_size);
+  check_output_numel(c, x, output_size.vec());
   PoolWindows w;
   const int lead = 3 - c.spatial;
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i), n = output_size[i];
     for (int64_t o = 0; o < n; ++o) {
-      const int64_t b = o * in / n, e = ((o + 1) * in + n - 1) / n;
+      // ATen's start/end index, in 128 bits: o * in passes int64 for a huge output size.
+      using Wide = __int128;
+      const int64_t b = static_cast<int64_t>(Wide(o) * in / n), e = static_cast<int64_t>(((Wide(o) + 1) * in + n - 1) / n);
       w.begin[lead + i].push_back(b);
       w.end[lead + i].push_back(e);
       w.count[lead + i].push_back(e - b);

@@ -81,6 +81,10 @@ void check_randint_range(int64_t low, int64_t high, DType dtype) {
   if (dtype == kInt32) min = INT32_MIN, max = INT32_MAX;
   if (dtype == kUInt8) min = 0, max = 255;
   if (dtype == kBool) min = 0, max = 1;
+  // Floating dtypes: the integers every value up to which is exact (2^mantissa digits), as
+  // PyTorch bounds them.
+  const int digits = dtype == kFloat16 ? 11 : dtype == kBFloat16 ? 8 : dtype == kFloat32 ? 24 : dtype == kFloat64 ? 53 : 0;
+  if (digits > 0) min = -(int64_t{1} << digits), max = int64_t{1} << digits;
   LG_CHECK(low >= min && high - 1 <= max, "[randint] the range [", low, ", ", high,
            ") does not fit dtype ", dtype, " (values ", min, "..", max, ")");
 }

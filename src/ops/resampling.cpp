@@ -108,6 +108,12 @@ Tensor upsample(const UpsampleCall& c, const Tensor& input, IntArrayRef output_s
     else
       LG_CHECK_TYPE(is_floating_point(x.dtype()), "[", op, "] is not implemented for ", x.dtype(),
                     "; required a floating dtype");
+    // The output first: a size too large to allocate fails here with an lg::Error, before the
+    // tap tables (one entry per output position) are built.
+    std::vector<int64_t> sizes{x.size(0), x.size(1)};
+    sizes.insert(sizes.end(), size.begin(), size.end());
+    const MemoryFormat fmt = x.suggest_memory_format();
+    Tensor out = empty(sizes, x.options(), fmt);
     InterpTaps taps;
     const int lead = 3 - c.spatial;
     taps.index[0] = {0};  // depth 1 for 2-D, replaced below for 3-D
@@ -120,10 +126,6 @@ Tensor upsample(const UpsampleCall& c, const Tensor& input, IntArrayRef output_s
       else
         fill_taps<float>(taps, lead + i, c.mode, x.size(2 + i), size[i], align_corners, scales[lead + i]);
     }
-    std::vector<int64_t> sizes{x.size(0), x.size(1)};
-    sizes.insert(sizes.end(), size.begin(), size.end());
-    const MemoryFormat fmt = x.suggest_memory_format();
-    Tensor out = empty(sizes, x.options(), fmt);
     taps.channels_last = fmt != MemoryFormat::Contiguous;
     auto kernel = dispatch::kernel_as<dispatch::InterpKernel>(c.id, x.device());
     if (out.numel() > 0) kernel(c.spatial == 2 ? out.unsqueeze(2) : out, c.spatial == 2 ? x.unsqueeze(2) : x, taps);
@@ -238,7 +240,11 @@ Tensor interpolate(const Tensor& input, IntArrayRef size, std::vector<double> sc
     for (int i = 0; i < spatial; ++i) {
       const double s = scale_factor.size() == 1 ? scale_factor[0] : scale_factor[i];
       LG_CHECK(s > 0 && std::isfinite(s), "[interpolate] scale_factor must be positive and finite, but got ", s);
-      out[i] = static_cast<int64_t>(std::floor(static_cast<double>(input.size(2 + i)) * s));
+      const double size_d = std::floor(static_cast<double>(input.size(2 + i)) * s);
+      // 2^63 is exactly representable; converting a double at or above it to int64 is undefined.
+      LG_CHECK(size_d < 9223372036854775808.0, "[interpolate] scale_factor ", s, " times the input size ",
+               input.size(2 + i), " gives an output size beyond int64");
+      out[i] = static_cast<int64_t>(size_d);
       scales[3 - spatial + i] = s;
     }
   }
@@ -273,6 +279,7 @@ Tensor pad(const Tensor& input, IntArrayRef pad_in, std::string_view mode_in, st
         if (d > 0 || x.dim() == padded + 1)
           LG_CHECK(x.size(d) > 0, "[pad] mode '", mode, "' expects non-zero channel sizes, but got input of size ", x.sizes());
     }
+    if (value) detail::check_scalar_fits(*value, x.dtype(), "pad", "value");
     dispatch::PadMap map;
     map.value = value.value_or(0.0);
     std::vector<int64_t> sizes = x.sizes().vec();
@@ -292,9 +299,18 @@ Tensor pad(const Tensor& input, IntArrayRef pad_in, std::string_view mode_in, st
           LG_CHECK(before <= n && after <= n, "[pad] circular padding (", before, ", ", after,
                    ") must be at most the size ", n, " of dim ", d, " (input of size ", x.sizes(), ")");
       }
-      sizes[d] = n + before + after;
-      LG_CHECK(sizes[d] >= 0, "[pad] the input size ", n, " plus padding ", before, " and ", after,
-               " gives a negative output size in dim ", d);
+      const bool beyond_int64 =
+          __builtin_add_overflow(n, before, &sizes[d]) || __builtin_add_overflow(sizes[d], after, &sizes[d]);
+      LG_CHECK(!beyond_int64 && sizes[d] >= 0, "[pad] the input size ", n, " plus padding ", before, " and ", after,
+               beyond_int64 ? " is beyond int64" : " gives a negative output size", " in dim ", d);
+    }
+    // The output first: a size too large to allocate fails here with an lg::Error, before the
+    // index tables below (one entry per output position of a dim) are built.
+    Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      const int64_t k = x.dim() - 1 - d;
+      const int64_t before = k < padded ? amounts[2 * k] : 0;
+      const int64_t n = x.size(d);
       auto& src = map.source[static_cast<size_t>(d)];
       src.resize(static_cast<size_t>(sizes[d]));
       for (int64_t o = 0; o < sizes[d]; ++o) {
@@ -308,7 +324,6 @@ Tensor pad(const Tensor& input, IntArrayRef pad_in, std::string_view mode_in, st
         src[static_cast<size_t>(o)] = i;
       }
     }
-    Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
     auto kernel = dispatch::kernel_for<OpId::pad>(x.device());
     if (out.numel() > 0) kernel(out, x, map);
     return std::vector<Tensor>{out};
@@ -320,8 +335,11 @@ Tensor pixel_shuffle(const Tensor& input, int64_t r) {
   return run_shuffle(OpId::pixel_shuffle, input, [&](const Tensor& x) {
     LG_CHECK(r > 0, "[pixel_shuffle] upscale_factor must be greater than 0, but got ", r);
     const int64_t c = x.dim() - 3;
-    LG_CHECK(x.size(c) % (r * r) == 0, "[pixel_shuffle] expected the channel dim (", x.size(c),
-             ") to be divisible by the square of upscale_factor (", r * r, "), input of size ", x.sizes());
+    int64_t rr = 0;
+    const bool beyond_int64 = __builtin_mul_overflow(r, r, &rr);  // then no channel count divides
+    LG_CHECK(!beyond_int64 && x.size(c) % rr == 0, "[pixel_shuffle] expected the channel dim (", x.size(c),
+             ") to be divisible by the square of upscale_factor (",
+             beyond_int64 ? std::string("beyond int64") : std::to_string(rr), "), input of size ", x.sizes());
     std::vector<int64_t> sizes = x.sizes().vec();
     sizes[c] /= r * r;
     sizes[c + 1] *= r;

@@ -1,6 +1,7 @@
 // The view family, each a dispatched op: new sizes/strides/offset over the same storage
 // (spec §3.7). Only reshape and flatten may copy, and only when no view exists.
 #include <algorithm>
+#include <string>
 
 #include <layoutguard/tensor.h>
 
@@ -151,7 +152,8 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
     LG_CHECK_INDEX(start >= -n && start <= n, "[narrow] start (", start,
                    ") is out of range for dimension ", d, " of size ", n);
     const int64_t s = start < 0 ? start + n : start;
-    LG_CHECK(length >= 0 && s + length <= n, "[narrow] start (", s, ") + length (", length,
+    // length <= n - s rather than s + length <= n: the sum can pass int64.
+    LG_CHECK(length >= 0 && length <= n - s, "[narrow] start (", s, ") + length (", length,
              ") exceeds dimension ", d, " of size ", n);
     return slice(w, s, s + length, 1);
   };
@@ -170,8 +172,14 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
     const int64_t s = clamp_bound(start.value_or(0));
     const int64_t e = std::max(s, clamp_bound(end.value_or(n)));
     std::vector<int64_t> new_sizes = sizes().vec(), new_strides = strides().vec();
-    new_sizes[w] = (e - s + step - 1) / step;
-    new_strides[w] = stride(w) * step;
+    // (e - s + step - 1) / step without the sum, which passes int64 for a step near its top.
+    new_sizes[w] = e == s ? 0 : (e - s - 1) / step + 1;
+    // A stride of stride * step: only addressed when the size is at least 2, so a step past
+    // the dim's end keeps the plain stride instead of a product beyond int64.
+    new_strides[w] = stride(w);
+    if (new_sizes[w] > 1)
+      LG_CHECK(!__builtin_mul_overflow(stride(w), step, &new_strides[w]), "[slice] step ", step,
+               " times the stride ", stride(w), " of dimension ", d, " is beyond int64");
     return make_view(*this, std::move(new_sizes), std::move(new_strides),
                      storage_offset() + s * stride(w));
   };
@@ -209,6 +217,7 @@ Tensor Tensor::expand(IntArrayRef target) const {
       new_sizes[i] = sz;
       new_strides[i] = st;
     }
+    layout::checked_numel(new_sizes, "expand");
     return make_view(*this, std::move(new_sizes), std::move(new_strides), storage_offset());
   };
   return dispatch::run(OpId::expand, body, *this);
@@ -222,8 +231,12 @@ Tensor Tensor::as_strided(IntArrayRef new_sizes, IntArrayRef new_strides,
     LG_CHECK(off >= 0, "[as_strided] storage offset must be non-negative (got ", off, ")");
     const int64_t needed = layout::required_storage_elements(new_sizes, new_strides, "as_strided");
     const int64_t available = static_cast<int64_t>(storage().nbytes() / itemsize());
-    LG_CHECK(needed == 0 || off + needed <= available, "[as_strided] sizes ", new_sizes,
-             ", strides ", new_strides, " and storage offset ", off, " need ", off + needed,
+    // off <= available - needed rather than off + needed <= available: the sum can pass int64.
+    int64_t total = 0;
+    const bool beyond_int64 = __builtin_add_overflow(off, needed, &total);
+    LG_CHECK(needed == 0 || (needed <= available && off <= available - needed), "[as_strided] sizes ", new_sizes,
+             ", strides ", new_strides, " and storage offset ", off, " need ",
+             beyond_int64 ? std::string("more than int64 can count") : std::to_string(total),
              " elements, but the storage holds ", available, " elements of ", dtype());
     return make_view(*this, new_sizes.vec(), new_strides.vec(), off);
   };

@@ -2,7 +2,10 @@
 // what was required -- never a crash or corrupted data.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <new>
 #include <string>
 
 #include "support/tensor_testing.h"
@@ -138,6 +141,99 @@ TEST_CASE("as_strided beyond the storage is rejected") {
   // Within bounds works, including an overlapping geometry and a zero-size one.
   CHECK(t.as_strided({3, 3}, {1, 1}).numel() == 9);
   CHECK(t.as_strided({0, 100}, {100, 1}, 6).numel() == 0);
+}
+
+TEST_CASE("arguments near int64's top raise instead of wrapping into a plausible size") {
+  constexpr int64_t M = std::numeric_limits<int64_t>::max();
+  // as_strided: offset + span past int64 (once a segfault and heap corruption).
+  const Tensor bytes = lg::zeros({4}, lg::kUInt8);
+  expect_error<lg::ValueError>([&] { bytes.as_strided({1}, {1}, M); }, {"[as_strided]", "more than int64 can count"});
+  // expand: an element count past int64 (once numel() == 1 and a sum that never ended).
+  expect_error<lg::ValueError>([] { lg::full({1, 1}, 5.f).expand({274177, 67280421310721}); },
+                               {"[expand]", "more elements than int64"});
+  // slice with a huge step: one element, the plain stride; never a negative size.
+  const Tensor t = lg::arange(0, 10, 1, lg::kFloat32);
+  CHECK(t.slice(0, 3, 10, M - 5).sizes() == lg::IntArrayRef{1});
+  CHECK(t.slice(0, 0, 10, M).sizes() == lg::IntArrayRef{1});
+  CHECK(t.slice(0, 3, 10, M - 5).item<float>() == 3.0f);
+  const Tensor sliced = lg::zeros({10, 10}).slice(0, 0, 10, int64_t{1} << 62);  // once stride -2^63
+  CHECK(sliced.sizes() == lg::IntArrayRef{1, 10});
+  CHECK(sliced.stride(0) == 10);
+  // narrow and chunk: start + length and n + chunks overflowed.
+  expect_error<lg::ValueError>([&] { t.narrow(0, 1, M); }, {"[narrow]", "exceeds dimension"});
+  expect_error<lg::ValueError>([&] { t.narrow(0, -5, M); }, {"[narrow]", "exceeds dimension"});
+  CHECK(lg::chunk(t, M).size() == 10);
+  CHECK(lg::chunk(t, M - 5).size() == 10);
+  // pixel_shuffle: r * r wrapped to 0 (SIGFPE).
+  expect_error<lg::ValueError>([] { lg::pixel_shuffle(lg::zeros({1, 4, 2, 2}), int64_t{1} << 32); },
+                               {"[pixel_shuffle]", "beyond int64"});
+  // conv, pooling and pad size arithmetic.
+  const Tensor x = lg::randn({1, 3, 8, 8}), w = lg::randn({4, 3, 3, 3});
+  expect_error<lg::ValueError>([&] { lg::conv2d(x, w, std::nullopt, {1}, {0}, {M}); }, {"[conv2d]", "beyond int64"});
+  expect_error<lg::ValueError>([&] { lg::conv2d(x, w, std::nullopt, {1}, lg::PaddingMode::Same, {int64_t{1} << 62}); },
+                               {"[conv2d]", "beyond int64"});
+  expect_error<lg::ValueError>([&] { lg::conv_transpose2d(x, lg::randn({3, 4, 3, 3}), std::nullopt, {1}, {M}); },
+                               {"[conv_transpose2d]"});
+  expect_error<lg::ValueError>([&] { lg::max_pool2d(x, {3}, {1}, {0}, {M}); }, {"[max_pool2d]", "too small"});
+  expect_error<lg::ValueError>([&] { lg::max_pool2d(x, {M}); }, {"[max_pool2d]", "too small"});
+  expect_error<lg::ValueError>([&] { lg::pad(x, {M, M}); }, {"[pad]", "beyond int64"});
+  expect_error<lg::ValueError>([&] { lg::pad(x, {-M, -M}); }, {"[pad]", "beyond int64"});
+  expect_error<lg::ValueError>([&] { lg::pad(x, {-5, -5}); }, {"[pad]", "negative output size"});
+  expect_error<lg::ValueError>([&] { lg::interpolate(x, {}, {1e300}); }, {"[interpolate]", "beyond int64"});
+  // arange: the count of a valid 2-element range and of a range wider than int64.
+  CHECK(lg::arange(0, M, M / 2 + 1).numel() == 2);
+  expect_error<lg::ValueError>([] { lg::arange(std::numeric_limits<int64_t>::min(), M); },
+                               {"[arange]", "more elements than int64"});
+  expect_error<lg::ValueError>([] { lg::arange(0, 5, 1, lg::kBool); }, {"[arange]", "bool"});
+}
+
+TEST_CASE("fill values that overflow the dtype are rejected, as in PyTorch; operands keep cast rules") {
+  expect_error<lg::ValueError>([] { lg::full({2}, 300, lg::kUInt8); }, {"[fill_]", "300", "uint8"});
+  expect_error<lg::ValueError>([] { lg::full({2}, 1e40, lg::kFloat16); }, {"[fill_]", "float16"});
+  expect_error<lg::ValueError>([] { lg::zeros({2}, lg::kInt32).fill_(int64_t{10000000000}); }, {"[fill_]", "int32"});
+  expect_error<lg::ValueError>([] { lg::full({2}, std::nan(""), lg::kInt64); }, {"[fill_]", "int64"});
+  expect_error<lg::ValueError>([] { lg::pad(lg::zeros({1, 1, 2, 2}, lg::kInt32), {1, 1}, "constant", 1e30); },
+                               {"[pad]", "int32"});
+  expect_error<lg::ValueError>([] { lg::randint(0, int64_t{1} << 60, {3}, lg::kFloat16); }, {"[randint]", "float16"});
+  CHECK(lg::full({1}, -1, lg::kUInt8).item<uint8_t>() == 255);  // negative uint8 values wrap
+  CHECK(std::isinf(lg::full({1}, INFINITY, lg::kFloat16).item<float>()));
+  CHECK(lg::full({1}, 65504.0, lg::kFloat16).item<float>() == 65504.0f);
+  // A scalar operand of a pointwise op converts like a tensor cast: u8 + 300 wraps.
+  CHECK(lg::add(lg::ones({1}, lg::kUInt8), 300).item<uint8_t>() == 45);
+}
+
+TEST_CASE("training norms refuse running stats that share memory") {
+  const Tensor x = lg::randn({2, 4, 3, 3});
+  expect_error<lg::ValueError>([&] { lg::batch_norm(x, std::nullopt, std::nullopt, lg::zeros({1}).expand({4}), lg::ones({4}), true); },
+                               {"[batch_norm]", "single memory location"});
+  const Tensor stats = lg::zeros({4});
+  expect_error<lg::ValueError>([&] { lg::batch_norm(x, std::nullopt, std::nullopt, stats, stats, true); },
+                               {"[batch_norm]", "share memory"});
+  expect_error<lg::ValueError>([&] {
+    lg::instance_norm(x, std::nullopt, std::nullopt, lg::zeros({1}).expand({4}), lg::ones({4}), true);
+  }, {"[instance_norm]", "single memory location"});
+  // Evaluation only reads them: an expanded stat is fine there.
+  CHECK_NOTHROW(lg::batch_norm(x, std::nullopt, std::nullopt, lg::zeros({1}).expand({4}), lg::ones({1}).expand({4}), false));
+}
+
+TEST_CASE("tables sized by a huge output raise OutOfMemoryError or ValueError, not std::bad_alloc") {
+  // Outputs beyond int64 or beyond any address space (2^45 x 96 bytes): they fail before an
+  // index table of one entry per output position is built, whatever the machine's overcommit.
+  const Tensor x = lg::randn({1, 3, 8, 8});
+  const auto lg_error_only = [](auto&& fn) {
+    try {
+      fn();
+      FAIL("expected an exception");
+    } catch (const lg::Error& e) {
+      CHECK(std::string(e.what()).find('[') == 0);
+    } catch (const std::bad_alloc&) {
+      FAIL("std::bad_alloc escaped");
+    }
+  };
+  lg_error_only([&] { lg::adaptive_max_pool2d(x, {std::numeric_limits<int64_t>::max(), 1}); });
+  lg_error_only([&] { lg::upsample_nearest2d(x, {int64_t{1} << 45, 1}); });
+  lg_error_only([&] { lg::pad(x, {int64_t{1} << 45, 0}); });
+  lg_error_only([&] { lg::pad(x, {int64_t{1} << 45, 0}, "replicate"); });
 }
 
 TEST_CASE("from_blob refuses null data, and element access checks numel and dtype") {

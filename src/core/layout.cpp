@@ -133,6 +133,10 @@ std::vector<int64_t> sort_dims_innermost_first(int64_t rank, ShouldSwap&& should
 void check_geometry(IntArrayRef sizes, IntArrayRef strides, std::string_view op) {
   LG_CHECK(sizes.size() == strides.size(), "[", op, "] sizes ", sizes, " and strides ", strides,
            " must have the same length");
+  LG_CHECK(static_cast<int64_t>(sizes.size()) <= kMaxDims, "[", op, "] received rank ", sizes.size(),
+           "; layoutguard supports tensors of rank at most ", kMaxDims);
+  for (int64_t s : sizes)
+    LG_CHECK(s >= 0, "[", op, "] negative size ", s, " in sizes ", sizes, "; sizes must be non-negative");
 }
 
 std::span<const int64_t> order_for(MemoryFormat fmt) {
@@ -308,6 +312,7 @@ std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, st
     for (size_t i = 0; i < s.size(); ++i) {
       int64_t& o = out[rank - s.size() + i];
       const int64_t v = s[i];
+      LG_CHECK(v >= 0, "[", op, "] negative size ", v, " in shape ", to_string(shapes[k]), "; sizes must be non-negative");
       if (v == o || v == 1) continue;
       LG_CHECK(o == 1, "[", op, "] the size of tensor a (", o, ") must match the size of tensor b (",
                v, ") at non-singleton dimension ", rank - s.size() + i, " (shapes ",
@@ -385,6 +390,8 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
 std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                                  IntArrayRef new_sizes) {
   check_geometry(old_sizes, old_strides, "view");
+  for (int64_t s : new_sizes)
+    LG_CHECK(s >= 0, "[view] negative size ", s, " in the new sizes ", new_sizes, "; sizes must be non-negative");
   const int64_t new_rank = static_cast<int64_t>(new_sizes.size());
   if (old_sizes.empty()) return std::vector<int64_t>(new_rank, 1);
   int64_t numel = 1;
@@ -422,6 +429,7 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
 }
 
 std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
+  LG_CHECK(numel >= 0, "[", op, "] received element count ", numel, "; required a non-negative count");
   std::vector<int64_t> out = shape.vec();
   int64_t known = 1;
   std::optional<size_t> infer_at;

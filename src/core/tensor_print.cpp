@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <type_traits>
 
 #include <layoutguard/tensor.h>
 
@@ -12,30 +13,31 @@ namespace {
 constexpr int64_t kSummariseAbove = 1000;
 constexpr int64_t kEdgeItems = 3;
 
-// Reads the element at `offset` (in elements from data_ptr) as a double, for printing only.
-double element_as_double(const Tensor& t, int64_t offset) {
-  return visit_dtype(t.dtype(), [&]<typename T>(std::type_identity<T>) {
-    return static_cast<double>(static_cast<const T*>(t.data_ptr())[offset]);  // 16-bit: via float
+// The element at `offset` (in elements from data_ptr) as text: integers exactly (an int64
+// beyond 2^53 would lose digits through a double), floats with 4 decimals or in exponent form.
+std::string format_element(const Tensor& t, int64_t offset) {
+  return visit_dtype(t.dtype(), [&]<typename T>(std::type_identity<T>) -> std::string {
+    const T value = static_cast<const T*>(t.data_ptr())[offset];
+    if constexpr (std::is_same_v<T, bool>) {
+      return value ? "True" : "False";
+    } else if constexpr (std::is_integral_v<T>) {
+      return std::to_string(value);
+    } else {
+      const double v = static_cast<double>(value);  // 16-bit: via float
+      char buf[64];
+      if (std::isfinite(v) && v != 0.0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-4))
+        std::snprintf(buf, sizeof buf, "%.4e", v);
+      else
+        std::snprintf(buf, sizeof buf, "%.4f", v);
+      return buf;
+    }
   });
-}
-
-std::string format_value(const Tensor& t, double v) {
-  if (t.dtype() == kBool) return v != 0.0 ? "True" : "False";
-  char buf[64];
-  if (!t.is_floating_point()) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  } else if (std::isfinite(v) && v != 0.0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-4)) {
-    std::snprintf(buf, sizeof buf, "%.4e", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4f", v);
-  }
-  return buf;
 }
 
 void print_dim(std::ostream& out, const Tensor& t, int64_t d, int64_t offset, bool summarise,
                int indent) {
   if (d == t.dim()) {
-    out << format_value(t, element_as_double(t, offset));
+    out << format_element(t, offset);
     return;
   }
   const int64_t n = t.size(d);

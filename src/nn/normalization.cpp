@@ -54,6 +54,8 @@ template class BatchNormNd<2>;
 template class BatchNormNd<3>;
 
 GroupNorm::GroupNorm(GroupNormOptions o) : Module("GroupNorm"), options_(std::move(o)) {
+  detail::require(options_.num_channels() > 0, "GroupNorm",
+                  "num_channels must be positive, got " + std::to_string(options_.num_channels()));
   detail::require(options_.num_groups() > 0 && options_.num_channels() % options_.num_groups() == 0, "GroupNorm",
                   "num_groups (" + std::to_string(options_.num_groups()) + ") must be positive and divide num_channels (" +
                       std::to_string(options_.num_channels()) + ")");
@@ -75,6 +77,8 @@ std::string GroupNorm::extra_repr() const {
 
 LayerNorm::LayerNorm(LayerNormOptions o) : Module("LayerNorm"), options_(std::move(o)) {
   detail::require(!options_.normalized_shape().empty(), "LayerNorm", "normalized_shape must not be empty");
+  for (int64_t n : options_.normalized_shape())
+    detail::require(n > 0, "LayerNorm", "normalized_shape entries must be positive, got " + to_string(options_.normalized_shape()));
   if (options_.elementwise_affine()) {
     weight = ones(options_.normalized_shape());
     bias = zeros(options_.normalized_shape());

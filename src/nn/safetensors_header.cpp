@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <layoutguard/error.h>
+#include <layoutguard/layout.h>
 
 namespace lg::nn::detail {
 namespace {
@@ -78,7 +79,17 @@ SafetensorsEntry parse_entry(std::string_view source, const std::string& name, c
     bytes *= n;
     e.shape.push_back(static_cast<int64_t>(n));
   }
-  if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) overflow = false, bytes = 0;
+  if (static_cast<int64_t>(e.shape.size()) > kMaxDims)
+    fail(source, "tensor \"" + name + "\": shape " + short_dump(shape) + " has " + std::to_string(e.shape.size()) +
+                     " dims; layoutguard supports at most " + std::to_string(kMaxDims));
+  if (std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end()) {
+    // No bytes, but still contiguous strides: the product of the other dims must fit int64.
+    int64_t stride_span = 1;
+    for (int64_t n : e.shape)
+      if (n != 0 && __builtin_mul_overflow(stride_span, n, &stride_span))
+        fail(source, "tensor \"" + name + "\": shape " + short_dump(shape) + " has strides beyond int64");
+    overflow = false, bytes = 0;
+  }
   const nlohmann::json& offsets = info["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
     fail(source, "tensor \"" + name + "\": data_offsets must be [begin, end], got " + short_dump(offsets));

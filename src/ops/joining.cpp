@@ -57,9 +57,11 @@ Tensor cat_body(std::span<const Tensor> tensors, int64_t dim_in, std::string_vie
     for (int64_t d = 0; d < t.dim(); ++d)
       LG_CHECK(d == dim || t.size(d) == ref->size(d), "[", op, "] sizes of tensors must match except in dimension ", dim,
                ". Expected size ", ref->size(d), " but got size ", t.size(d), " for tensor number ", i, " in the list");
-    shape[dim] += t.size(dim);
+    LG_CHECK(!__builtin_add_overflow(shape[dim], t.size(dim), &shape[dim]), "[", op, "] the sizes in dimension ", dim,
+             " add up to more than int64 can hold (at tensor number ", i, ")");
     parts.push_back(t);
   }
+  layout::checked_numel(shape, op);
   Tensor out = empty(shape, ref->options(), cat_format(tensors));
   // An input that shares memory with out cannot exist (out is fresh), so no overlap check.
   if (out.numel() > 0) dispatch::kernel_for<OpId::cat>(out.device())(out, parts, dim);

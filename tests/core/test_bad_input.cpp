@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/tensor_testing.h"
 
@@ -89,6 +91,23 @@ TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
   expect_error<lg::ValueError>([] { L::channels_last_strides({2, -3, 4, 5}); }, {"negative size -3"});
   expect_error<lg::ValueError>([] { L::infer_size({2, -1}, 7, "view"); }, {"[view]", "invalid for input of size 7"});
   expect_error<lg::IndexError>([] { L::wrap_dim(3, 2, "sum"); }, {"[sum]", "[-2, 1], but got 3"});
+  // Negative sizes and ranks past kMaxDims (these once gave (-5), (-3,1), (-3) and a tag of
+  // punctuation).
+  expect_error<lg::ValueError>([] { L::infer_size({-1}, -5, "view"); }, {"[view]", "element count -5"});
+  expect_error<lg::ValueError>([] { L::view_strides({2, 3}, {3, 1}, {-2, -3}); }, {"[view]", "negative size -2"});
+  expect_error<lg::ValueError>([] { L::broadcast_shapes({{-3}, {1}}, "add"); }, {"[add]", "negative size -3"});
+  expect_error<lg::ValueError>([] { L::is_contiguous({2, -3}, {3, 1}); }, {"[is_contiguous]", "negative size -3"});
+  const std::vector<int64_t> ones30(30, 1);
+  expect_error<lg::ValueError>([&] { L::dim_order(ones30, ones30); }, {"[dim_order]", "rank 30"});
+}
+
+TEST_CASE("size sums and printed int64 values stay exact") {
+  constexpr int64_t M = std::numeric_limits<int64_t>::max();
+  expect_error<lg::ValueError>([] { lg::cat({lg::zeros({0, M}), lg::zeros({0, M})}, 1); },
+                               {"[cat]", "more than int64"});
+  std::ostringstream printed;
+  printed << lg::full({1}, M - 2, lg::kInt64);
+  CHECK(printed.str().find("9223372036854775805") != std::string::npos);
 }
 
 TEST_CASE("impossible views name the input layout and point to reshape") {

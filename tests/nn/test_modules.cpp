@@ -252,6 +252,11 @@ TEST_CASE("nn layers: bad arguments and inputs raise lg::Error naming the layer"
   CHECK_THROWS_WITH_AS(nn::Conv3d(nn::Conv3dOptions(3, 8, {3}).stride({1, 2})), doctest::Contains("stride"), lg::ValueError);
   CHECK_THROWS_AS(nn::BatchNorm2d(nn::BatchNormOptions(0)), lg::ValueError);
   CHECK_THROWS_AS(nn::GroupNorm(nn::GroupNormOptions(3, 8)), lg::ValueError);
+  // Negative sizes are named by the layer, not by the factory that would have failed on them.
+  CHECK_THROWS_WITH_AS(nn::GroupNorm(nn::GroupNormOptions(2, -4)), doctest::Contains("num_channels must be positive"),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(nn::LayerNorm(nn::LayerNormOptions({-3})), doctest::Contains("must be positive"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::models::DenseNet(32, {-5, 1}, 64, 4, 10), doctest::Contains("block_config"), lg::ValueError);
   CHECK_THROWS_AS(nn::Dropout(1.5), lg::ValueError);
   CHECK_THROWS_AS(nn::Linear(nn::LinearOptions(0, 2)), lg::ValueError);
   nn::BatchNorm2d bn(nn::BatchNormOptions(4));

@@ -128,6 +128,13 @@ TEST_CASE("safetensors: corrupt files raise ValueError naming the file and the p
   check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})") + data,
                 "more than 2^64");
   check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})") + data, "end before");
+  // Empty, but with strides past int64; and a rank past the library's limit.
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[0,9223372036854775807,9223372036854775807],"data_offsets":[0,0]}})") +
+                    data,
+                "strides beyond int64");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2],"data_offsets":[0,8]}})") +
+                    data,
+                "has 26 dims");
   check_rejects(header_of(ok_entry) + data.substr(0, 5), "run past the end of the data section");  // truncated data
   check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[100,108]}})") + data,
                 "run past the end");

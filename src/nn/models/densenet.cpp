@@ -69,6 +69,11 @@ DenseNet::DenseNet(int64_t growth_rate, std::vector<int64_t> block_config, int64
     : Module("DenseNet") {
   nn::detail::require(num_classes > 0 && growth_rate > 0 && bn_size > 0 && !block_config.empty(), "DenseNet",
                       "growth_rate, bn_size and num_classes must be positive and block_config non-empty");
+  for (int64_t layers : block_config)
+    nn::detail::require(layers > 0, "DenseNet",
+                        "every block_config entry must be a positive layer count, got " + to_string(IntArrayRef(block_config)));
+  nn::detail::require(num_init_features > 0, "DenseNet",
+                      "num_init_features must be positive, got " + std::to_string(num_init_features));
   features = register_module("features", std::make_shared<nn::Sequential>());
   features->push_back("conv0", std::make_shared<nn::Conv2d>(
                                    nn::Conv2dOptions(3, num_init_features, {7}).stride({2}).padding({3}).bias(false)));

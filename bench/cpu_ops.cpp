@@ -1,14 +1,14 @@
 // CPU operator speed against peers in the same run: the 12 ResNet-50 convolution shapes
 // (performance_anchors.md section 4) at batch 1 and 16 -- ours in NHWC and NCHW, and oneDNN's
-// direct API (NHWC activations, pre-packed weights) when it is installed -- then max pooling
-// in both layouts against oneDNN's, and pointwise and NCHW<->NHWC conversion bandwidth against
-// memcpy of the same bytes. A benchmark, not a test: it prints medians (min, max) and ratios,
-// never pass/fail.
+// direct API (NHWC activations, pre-packed weights) when it is installed -- then max and
+// average pooling in both layouts against oneDNN's, and pointwise and NCHW<->NHWC conversion
+// bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
+// (min, max) and ratios, never pass/fail.
 //
 //   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first layer and the smallest bandwidth case only;
-// --pool-only: the max-pool table only.
+// --pool-only: the pooling table only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -150,20 +150,22 @@ void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
 }
 
 #if LG_BENCH_HAVE_DNNL
-// oneDNN max pooling (forward inference: no workspace) on a tensor of ours, in its layout.
-struct DnnlMaxPool {
+// oneDNN pooling (forward inference: no workspace) on tensors of ours, in their layout.
+struct DnnlPool {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
   dnnl::pooling_forward prim;
   dnnl::memory src, dst;
 
-  DnnlMaxPool(const lg::Tensor& x, const lg::Tensor& y, int64_t k, int64_t stride, int64_t pad, bool nhwc) {
+  DnnlPool(const lg::Tensor& x, const lg::Tensor& y, bool max, int64_t k, int64_t stride, int64_t pad, bool nhwc) {
     using dnnl::memory;
     const auto tag = nhwc ? memory::format_tag::nhwc : memory::format_tag::nchw;
     const memory::desc src_md(memory::dims(x.sizes().begin(), x.sizes().end()), memory::data_type::f32, tag);
     const memory::desc dst_md(memory::dims(y.sizes().begin(), y.sizes().end()), memory::data_type::f32, tag);
-    const dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src_md,
-                                           dst_md, {stride, stride}, {k, k}, {pad, pad}, {pad, pad});
+    // avg_pool2d's default count_include_pad=True is oneDNN's include-padding average.
+    const auto alg = max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+    const dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md, dst_md, {stride, stride},
+                                           {k, k}, {pad, pad}, {pad, pad});
     prim = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, eng));
     src = memory(src_md, eng, x.data_ptr());
     dst = memory(dst_md, eng, y.data_ptr());
@@ -175,43 +177,48 @@ struct DnnlMaxPool {
 };
 #endif
 
-// max_pool2d without indices (inference), both layouts, against oneDNN in the same layout:
-// ResNet's stem pool (3x3 s2 p1 on 64x112x112) and a 2x2 s2 pool on a deeper map.
+// max_pool2d without indices (inference) and avg_pool2d, both layouts, against oneDNN in the
+// same layout: ResNet's stem pool (3x3 s2 p1 on 64x112x112), a 2x2 s2 max pool, DenseNet's
+// transition average (2x2 s2) and Inception's branch average (3x3 s1 p1).
 void pool_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
   struct PoolShape {
+    bool max;
     int64_t c, h, k, stride, pad;
   };
   const int64_t batch = smoke || quick ? 1 : 16;
-  std::printf("\nmax_pool2d fp32 (values only), batch %ld, %d threads: median (min-max) ms\n", static_cast<long>(batch),
+  std::printf("\npooling fp32 (max: values only), batch %ld, %d threads: median (min-max) ms\n", static_cast<long>(batch),
               omp_get_max_threads());
-  std::printf("%-24s %22s %22s %22s %22s\n", "pool", "ours NHWC", "oneDNN NHWC", "ours NCHW", "oneDNN NCHW");
-  for (const PoolShape& s : {PoolShape{64, 112, 3, 2, 1}, PoolShape{256, 56, 2, 2, 0}}) {
-    if (smoke && s.c != 64) continue;
+  std::printf("%-28s %22s %22s %22s %22s\n", "pool", "ours NHWC", "oneDNN NHWC", "ours NCHW", "oneDNN NCHW");
+  const PoolShape shapes[] = {{true, 64, 112, 3, 2, 1}, {true, 256, 56, 2, 2, 0}, {false, 256, 56, 2, 2, 0},
+                              {false, 256, 28, 3, 1, 1}};
+  for (const PoolShape& s : shapes) {
+    if (smoke && &s != &shapes[0]) continue;
     const lg::Tensor x_cl = lg::randn({batch, s.c, s.h, s.h}).contiguous(lg::MemoryFormat::ChannelsLast);
     const lg::Tensor x_cf = x_cl.contiguous();
-    std::vector<std::function<void()>> calls{
-        [&] { (void)lg::max_pool2d(x_cl, {s.k}, {s.stride}, {s.pad}); },
-        [&] { (void)lg::max_pool2d(x_cf, {s.k}, {s.stride}, {s.pad}); }};
+    const auto pool = [&](const lg::Tensor& x) {
+      return s.max ? lg::max_pool2d(x, {s.k}, {s.stride}, {s.pad}) : lg::avg_pool2d(x, {s.k}, {s.stride}, {s.pad});
+    };
+    std::vector<std::function<void()>> calls{[&] { (void)pool(x_cl); }, [&] { (void)pool(x_cf); }};
 #if LG_BENCH_HAVE_DNNL
-    const lg::Tensor y_cl = lg::max_pool2d(x_cl, {s.k}, {s.stride}, {s.pad}), y_cf = y_cl.contiguous();
-    DnnlMaxPool peer_cl(x_cl, y_cl, s.k, s.stride, s.pad, true), peer_cf(x_cf, y_cf, s.k, s.stride, s.pad, false);
+    const lg::Tensor y_cl = pool(x_cl), y_cf = y_cl.contiguous();
+    DnnlPool peer_cl(x_cl, y_cl, s.max, s.k, s.stride, s.pad, true), peer_cf(x_cf, y_cf, s.max, s.k, s.stride, s.pad, false);
     calls.push_back([&] { peer_cl.run(); });
     calls.push_back([&] { peer_cf.run(); });
 #endif
     const std::vector<Timing> timed = lg::bench::time_interleaved(calls, runs, 900);
     char name[64];
-    std::snprintf(name, sizeof name, "%ldx%ld s%ld p%ld %ldx%ldx%ld", static_cast<long>(s.k), static_cast<long>(s.k),
-                  static_cast<long>(s.stride), static_cast<long>(s.pad), static_cast<long>(s.c), static_cast<long>(s.h),
-                  static_cast<long>(s.h));
+    std::snprintf(name, sizeof name, "%s %ldx%ld s%ld p%ld %ldx%ldx%ld", s.max ? "max" : "avg", static_cast<long>(s.k),
+                  static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.pad), static_cast<long>(s.c),
+                  static_cast<long>(s.h), static_cast<long>(s.h));
     const auto cell = [](const Timing* t) {
       char b[48] = "n/a";
       if (t) std::snprintf(b, sizeof b, "%.3f (%.3f-%.3f)", t->median_ms, t->min_ms, t->max_ms);
       return std::string(b);
     };
     const bool peer = timed.size() == 4;
-    std::printf("%-24s %22s %22s %22s %22s\n", name, cell(&timed[0]).c_str(), cell(peer ? &timed[2] : nullptr).c_str(),
+    std::printf("%-28s %22s %22s %22s %22s\n", name, cell(&timed[0]).c_str(), cell(peer ? &timed[2] : nullptr).c_str(),
                 cell(&timed[1]).c_str(), cell(peer ? &timed[3] : nullptr).c_str());
-    nlohmann::json record{{"section", "cpu_max_pool"},
+    nlohmann::json record{{"section", "cpu_pool"},
                           {"pool", name},
                           {"batch", batch},
                           {"nhwc", lg::bench::timing_json(timed[0])},

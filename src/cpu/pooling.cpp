@@ -76,16 +76,35 @@ inline __m128 max_keep_nan_ps(__m128 v, __m128 best) {
   return _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, best));
 }
 
-// out[ow * out_stride] = max over k < taps of col[first + ow * stride + k * dilation], for ow in
-// [0, count). float32 rows with stride 1 or 2 into a dense output take four outputs per step
-// (SSE, in the x86-64 baseline): a stride-2 tap is the even lanes of two loads. col must hold 8
-// readable values past the last one a window uses.
-template <typename C, typename S>
-void row_max(S* out, int64_t out_stride, const C* col, int64_t first, int64_t count, int64_t stride,
-             int64_t dilation, int64_t taps) {
+// The window reductions of the separable NCHW kernels: a running max (NaN wins) and a sum,
+// each on one value and on four float lanes.
+struct MaxReduce {
+  template <typename C>
+  static C init() {
+    return std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  }
+  template <typename C>
+  static C add(C v, C acc) { return max_keep_nan(v, acc); }
+  static __m128 add(__m128 v, __m128 acc) { return max_keep_nan_ps(v, acc); }
+};
+
+struct SumReduce {
+  template <typename C>
+  static C init() { return C(0); }
+  template <typename C>
+  static C add(C v, C acc) { return acc + v; }
+  static __m128 add(__m128 v, __m128 acc) { return _mm_add_ps(acc, v); }
+};
+
+// out[ow] = the reduction over k < taps of col[first + ow * stride + k * dilation], for ow in
+// [0, count). float32 rows with stride 1 or 2 take four outputs per step (SSE, in the x86-64
+// baseline): a stride-2 tap is the even lanes of two loads. col must hold 8 readable values
+// past the last one a window uses.
+template <typename Reduce, typename C>
+void row_reduce(C* out, const C* col, int64_t first, int64_t count, int64_t stride, int64_t dilation, int64_t taps) {
   int64_t ow = 0;
-  if constexpr (std::is_same_v<S, float>) {
-    if (out_stride == 1 && (stride == 1 || stride == 2)) {
+  if constexpr (std::is_same_v<C, float>) {
+    if (stride == 1 || stride == 2) {
       const auto tap = [&](int64_t at) {
         const float* p = col + at;
         if (stride == 1) return _mm_loadu_ps(p);
@@ -93,33 +112,33 @@ void row_max(S* out, int64_t out_stride, const C* col, int64_t first, int64_t co
       };
       for (; ow + 4 <= count; ow += 4) {
         const int64_t at = first + ow * stride;
-        __m128 best = tap(at);
-        for (int64_t k = 1; k < taps; ++k) best = max_keep_nan_ps(tap(at + k * dilation), best);
-        _mm_storeu_ps(out + ow, best);
+        __m128 acc = tap(at);
+        for (int64_t k = 1; k < taps; ++k) acc = Reduce::add(tap(at + k * dilation), acc);
+        _mm_storeu_ps(out + ow, acc);
       }
     }
   }
   for (; ow < count; ++ow) {
     const C* c = col + first + ow * stride;
-    C best = c[0];
-    for (int64_t k = 1; k < taps; ++k) best = max_keep_nan(c[k * dilation], best);
-    out[ow * out_stride] = static_cast<S>(best);
+    C acc = c[0];
+    for (int64_t k = 1; k < taps; ++k) acc = Reduce::add(c[k * dilation], acc);
+    out[ow] = acc;
   }
 }
 
-// Values only (no indices, the inference case) on NCHW planes, separably: for each output row,
-// a vertical pass takes the running max of the window's input rows across the whole width
-// (unit-stride rows vectorise), then a short horizontal pass takes each output's taps from that
-// one row. The general loop below tracks the argmax tap by tap and took 38 ms for ResNet-50's
-// stem pool at batch 16 on 2 threads, against 2.5 ms for oneDNN (bench/cpu_ops).
+// Pooling on NCHW planes, separably: for each output row, a vertical pass reduces the window's
+// input rows across the whole width into one row (unit-stride rows vectorise), then a short
+// horizontal pass reduces each output's taps from that row. finish(orow, reduced, od, oh)
+// writes the row's outputs from the reduced values, which may already be orow itself. The per-output loops took 36 ms (max) and
+// 40 ms (3x3 average) on 2 threads for shapes where this takes 3 ms and 4 ms (bench/cpu_ops).
 //
-// Equal values tie toward the left column of the window rather than the top row, so of a +0
-// and a -0 in one window the sign may differ from the indices path; every other value is the
-// same.
-template <typename S>
-void max_pool_nchw_values(S* o, const S* x, const Geometry& g, const PoolWindows& w) {
+// For max, equal values tie toward the left column of the window rather than the top row, so
+// of a +0 and a -0 in one window the sign may differ from the indices path; for the average,
+// the sum runs in another order than the reference's. Every other value is the same.
+template <typename Reduce, typename S, typename Finish>
+[[gnu::noinline]] void pool_nchw_separable(S* o, const S* x, const Geometry& g, const PoolWindows& w, Finish&& finish) {
   using C = cpu::ComputeType<S>;
-  const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  const C init = Reduce::template init<C>();
   const int64_t N = g.in[0], Ch = g.in[1], OW = g.out[4];
   // The input columns some window reads. With dilation a window starts at its first tap inside
   // the input, so the starts need not grow with ow.
@@ -129,7 +148,8 @@ void max_pool_nchw_values(S* o, const S* x, const Geometry& g, const PoolWindows
   UniformRun run = uniform_run(w.begin[2], w.end[2]);
   run.taps = run.hi > run.lo ? (w.end[2][run.lo] - w.begin[2][run.lo] - 1) / w.dilation[2] + 1 : 0;
   cpu::parallel_for(N * Ch, std::max<int64_t>(1, 32768 / row_cost), [&](int64_t q0, int64_t q1) {
-    std::vector<C> column(static_cast<size_t>(width + 8), lowest);  // + 8: row_max's overread
+    std::vector<C> column(static_cast<size_t>(width + 8), init);  // + 8: row_reduce's overread
+    std::vector<C> reduced(static_cast<size_t>(OW));
     C* col = column.data() - w0;  // indexed by input column
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / Ch, c = q % Ch;
@@ -137,29 +157,35 @@ void max_pool_nchw_values(S* o, const S* x, const Geometry& g, const PoolWindows
       S* op = o + n * g.os[0] + c * g.os[1];
       for (int64_t od = 0; od < g.out[2]; ++od)
         for (int64_t oh = 0; oh < g.out[3]; ++oh) {
-          std::fill(column.begin(), column.begin() + width, lowest);
+          std::fill(column.begin(), column.begin() + width, init);
           for (int64_t d = w.begin[0][od]; d < w.end[0][od]; d += w.dilation[0])
             for (int64_t h = w.begin[1][oh]; h < w.end[1][oh]; h += w.dilation[1]) {
               const S* xr = xp + d * g.xs[2] + h * g.xs[3];
               if (g.xs[4] == 1) {
-                for (int64_t iw = w0; iw < w1; ++iw) col[iw] = max_keep_nan(static_cast<C>(xr[iw]), col[iw]);
+                for (int64_t iw = w0; iw < w1; ++iw) col[iw] = Reduce::add(static_cast<C>(xr[iw]), col[iw]);
               } else {
-                for (int64_t iw = w0; iw < w1; ++iw) col[iw] = max_keep_nan(static_cast<C>(xr[iw * g.xs[4]]), col[iw]);
+                for (int64_t iw = w0; iw < w1; ++iw) col[iw] = Reduce::add(static_cast<C>(xr[iw * g.xs[4]]), col[iw]);
               }
             }
+          // An output row of the compute type with unit stride receives the reductions directly;
+          // others go through `reduced` (a second pass cost 13 % of the stem max pool's time).
           S* orow = op + od * g.os[2] + oh * g.os[3];
+          C* dst = reduced.data();
+          if constexpr (std::is_same_v<S, C>)
+            if (g.os[4] == 1) dst = orow;
           // Clipped or uneven windows (the edges, adaptive pooling) through the tables...
           for (int64_t ow = 0; ow < OW; ++ow) {
             if (ow == run.lo) ow = run.hi;
             if (ow >= OW) break;
-            C best = lowest;
-            for (int64_t iw = w.begin[2][ow]; iw < w.end[2][ow]; iw += w.dilation[2]) best = max_keep_nan(col[iw], best);
-            orow[ow * g.os[4]] = static_cast<S>(best);
+            C acc = init;
+            for (int64_t iw = w.begin[2][ow]; iw < w.end[2][ow]; iw += w.dilation[2]) acc = Reduce::add(col[iw], acc);
+            dst[ow] = acc;
           }
           // ...the run of whole windows without them.
           if (run.hi > run.lo)
-            row_max(orow + run.lo * g.os[4], g.os[4], col, w.begin[2][run.lo], run.hi - run.lo, run.stride,
-                    w.dilation[2], run.taps);
+            row_reduce<Reduce>(dst + run.lo, col, w.begin[2][run.lo], run.hi - run.lo, run.stride, w.dilation[2],
+                               run.taps);
+          finish(orow, dst, od, oh);
         }
     }
   });
@@ -230,7 +256,11 @@ void max_pool_typed(const Tensor& out, const Tensor& indices, const Tensor& inpu
     return;
   }
   if (!ix) {
-    max_pool_nchw_values(o, x, g, w);
+    pool_nchw_separable<MaxReduce>(o, x, g, w, [&](S* orow, const C* reduced, int64_t, int64_t) {
+      if constexpr (std::is_same_v<S, C>)
+        if (reduced == orow) return;
+      for (int64_t ow = 0; ow < g.out[4]; ++ow) orow[ow * g.os[4]] = static_cast<S>(reduced[ow]);
+    });
     return;
   }
   cpu::parallel_for(N * Ch, std::max<int64_t>(1, 2048 / std::max<int64_t>(P, 1)), [&](int64_t q0, int64_t q1) {
@@ -292,22 +322,9 @@ void avg_pool_typed(const Tensor& out, const Tensor& input, const PoolWindows& w
     });
     return;
   }
-  cpu::parallel_for(N * Ch, std::max<int64_t>(1, 2048 / std::max<int64_t>(P, 1)), [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t n = q / Ch, c = q % Ch;
-      const S* xp = x + n * g.xs[0] + c * g.xs[1];
-      for (int64_t od = 0; od < g.out[2]; ++od)
-        for (int64_t oh = 0; oh < g.out[3]; ++oh)
-          for (int64_t ow = 0; ow < g.out[4]; ++ow) {
-            C acc = 0;
-            for (int64_t d = w.begin[0][od]; d < w.end[0][od]; ++d)
-              for (int64_t h = w.begin[1][oh]; h < w.end[1][oh]; ++h)
-                for (int64_t ww = w.begin[2][ow]; ww < w.end[2][ow]; ++ww)
-                  acc += static_cast<C>(xp[d * g.xs[2] + h * g.xs[3] + ww * g.xs[4]]);
-            o[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]] =
-                static_cast<S>(acc / static_cast<C>(divisor(od, oh, ow)));
-          }
-    }
+  pool_nchw_separable<SumReduce>(o, x, g, w, [&](S* orow, const C* sums, int64_t od, int64_t oh) {
+    for (int64_t ow = 0; ow < g.out[4]; ++ow)
+      orow[ow * g.os[4]] = static_cast<S>(sums[ow] / static_cast<C>(divisor(od, oh, ow)));
   });
 }
 

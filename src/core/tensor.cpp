@@ -56,6 +56,8 @@ void check_scalar_fits(const Scalar& value, DType dtype, std::string_view op, st
   if (is_floating_point(dtype)) {
     lowest = -highest;
     if (!std::isfinite(v)) return;
+  } else if (dtype == kUInt8 && value.is_floating_point()) {
+    lowest = 0;  // only integer values wrap
   } else if (value.is_integral() && dtype == kInt64) {
     return;  // every int64 fits; the doubles above only bound floating values
   }

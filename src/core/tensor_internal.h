@@ -29,9 +29,9 @@ void check_defined(const Tensor& t, std::string_view op, std::string_view what);
 // ValueError when t has a stride-0 dim of size > 1 (writing would hit one location twice).
 void check_no_internal_overlap(const Tensor& t, std::string_view op);
 // ValueError unless `value` (the argument `what`) converts to `dtype` without overflow, by
-// PyTorch's rule: integers within the type's range (uint8 also takes -255..-1, which wrap),
-// floats within the finite range of a floating dtype (infinity and NaN pass), NaN and infinity
-// never into an integer dtype; bool takes anything.
+// PyTorch's rule: integers within the type's range (uint8 also takes integers -255..-1, which
+// wrap), floats within the finite range of a floating dtype (infinity and NaN pass), NaN and
+// infinity never into an integer dtype; bool takes anything.
 void check_scalar_fits(const Scalar& value, DType dtype, std::string_view op, std::string_view what);
 // Whether the element ranges of a and b intersect in the same storage.
 bool ranges_overlap(const Tensor& a, const Tensor& b);

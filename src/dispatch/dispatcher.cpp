@@ -133,9 +133,11 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   std::vector<Tensor> shadow_inputs;
   const bool shadow = rerunnable && mode != guard::Mode::Off && guard::detail::shadow_wanted(op.policy, frame.depth());
   if (shadow) {
+    const std::string_view kernel = tls.kernel;  // the copies' kernels must not become the op's
     tls.in_hook = true;
     shadow_inputs = guard::detail::shadow_copies(inputs);
     tls.in_hook = false;
+    tls.kernel = kernel;
   }
   std::vector<Tensor> outputs = body(inputs);
   const hooks::OpCall call{op.name,

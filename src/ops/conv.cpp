@@ -8,6 +8,7 @@
 #include <layoutguard/factories.h>
 
 #include "core/tensor_internal.h"
+#include "core/wide_int.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel_table.h"
 
@@ -45,7 +46,7 @@ struct Shape {
 
 // The size arithmetic runs in 128 bits and comes back through in_int64: a dilation, stride or
 // padding near int64's top must raise, not wrap into a plausible size.
-using Wide = __int128;
+using Wide = detail::WideInt;
 
 int64_t in_int64(Wide v, const ConvCall& c, const char* what) {
   LG_CHECK(v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max(), "[", name_of(c),

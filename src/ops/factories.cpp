@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/tensor_internal.h"
+#include "core/wide_int.h"
 #include "ops/ops_internal.h"
 
 namespace lg {
@@ -95,8 +96,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   int64_t n;
   if (integral) {
     // ceil((b - a) / k) in 128 bits: b - a alone can pass int64 (arange(INT64_MIN, INT64_MAX)).
-    const __int128 a = start.to_int64(), b = end.to_int64(), k = step.to_int64();
-    const __int128 count = (b - a + k - (k > 0 ? 1 : -1)) / k;
+    const detail::WideInt a = start.to_int64(), b = end.to_int64(), k = step.to_int64();
+    const detail::WideInt count = (b - a + k - (k > 0 ? 1 : -1)) / k;
     LG_CHECK(count <= std::numeric_limits<int64_t>::max(), "[arange] the range ", start, " -> ", end, " by ", step,
              " has more elements than int64 can count");
     n = static_cast<int64_t>(count);
@@ -116,7 +117,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     T* data = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) {
       // start + i * step in 128 bits: an element past the last one may not fit in int64.
-      const Scalar v = integral ? Scalar(static_cast<int64_t>(start.to_int64() + __int128(i) * step.to_int64()))
+      const Scalar v = integral ? Scalar(static_cast<int64_t>(start.to_int64() + detail::WideInt(i) * step.to_int64()))
                                 : Scalar(s + i * st);
       data[i] = v.to<T>();
     }

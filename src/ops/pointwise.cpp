@@ -78,8 +78,10 @@ DType kernel_out_dtype(const Call& c, DType compute) { return c.rule == DTypeRul
 
 Tensor as_operand(const Arg& a, DType dt, Device device, IntArrayRef shape) {
   // A scalar operand converts like a tensor cast (u8 + 300 wraps, as in PyTorch), not with
-  // fill_'s overflow check: it is made in its own dtype and cast below.
-  Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(a.scalar->default_dtype()).device(device)) : a.tensor;
+  // fill_'s overflow check: it is made in a dtype that holds it exactly (int64, bool, or
+  // float64 for a floating value) and cast below.
+  const DType exact = a.scalar && a.scalar->is_floating_point() ? kFloat64 : a.scalar ? a.scalar->default_dtype() : dt;
+  Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(exact).device(device)) : a.tensor;
   if (t.dtype() != dt || t.device() != device) t = t.to(TensorOptions().dtype(dt).device(device));
   return t.expand(shape);
 }

@@ -6,6 +6,7 @@
 #include <layoutguard/factories.h>
 
 #include "core/tensor_internal.h"
+#include "core/wide_int.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel_table.h"
 
@@ -65,7 +66,8 @@ std::pair<Tensor, Tensor> finish(const PoolCall& c, const Tensor& input, const T
     w.end[0] = {1};
     w.count[0] = {1};
   }
-  run(as_5d(out, c.spatial), idx.defined() ? as_5d(idx, c.spatial) : idx, as_5d(x, c.spatial), w);
+  // An empty output has no window tables (see check_output_numel) and nothing to compute.
+  if (out.numel() > 0) run(as_5d(out, c.spatial), idx.defined() ? as_5d(idx, c.spatial) : idx, as_5d(x, c.spatial), w);
   if (input.dim() == c.spatial + 1) {
     out = out.squeeze(0);
     if (idx.defined()) idx = idx.squeeze(0);
@@ -73,19 +75,19 @@ std::pair<Tensor, Tensor> finish(const PoolCall& c, const Tensor& input, const T
   return {out, idx};
 }
 
-// The output's element count must fit int64 before window tables (one entry per output
-// position) are built for it.
-void check_output_numel(const PoolCall& c, const Tensor& x, const std::vector<int64_t>& spatial) {
+// The output's element count, which must fit int64 before window tables (one entry per output
+// position) are built for it. No tables are built when it is 0: nothing reads them.
+int64_t checked_output_numel(const PoolCall& c, const Tensor& x, const std::vector<int64_t>& spatial) {
   std::vector<int64_t> sizes{x.size(0), x.size(1)};
   sizes.insert(sizes.end(), spatial.begin(), spatial.end());
-  layout::checked_numel(sizes, c.name);
+  return layout::checked_numel(sizes, c.name);
 }
 
 // Fixed windows from kernel/stride/padding/dilation (ATen's pooling_output_shape and shape checks).
 std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, const Tensor& x, IntArrayRef kernel_size,
                                                            IntArrayRef stride_in, IntArrayRef padding, IntArrayRef dilation,
                                                            bool ceil_mode, bool count_include_pad) {
-  using Wide = __int128;
+  using Wide = detail::WideInt;
   const auto k = expand(c, kernel_size, "kernel_size");
   const auto s = stride_in.empty() ? k : expand(c, stride_in, "stride");
   const auto p = expand(c, padding, "padding");
@@ -116,7 +118,7 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   for (int64_t o : out)
     LG_CHECK(o > 0, "[", c.name, "] given input of size ", x.sizes(), ", the calculated output size ", IntArrayRef(out),
              " is too small; required every output size > 0");
-  check_output_numel(c, x, out);
+  if (checked_output_numel(c, x, out) == 0) return {out, w};
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i);
     w.dilation[lead + i] = d[i];
@@ -145,14 +147,14 @@ std::pair<std::vector<int64_t>, PoolWindows> adaptive_windows(const PoolCall& c,
            " values, but got ", output_size);
   for (int64_t o : output_size)
     LG_CHECK(o >= 0, "[", c.name, "] elements of output_size must be greater than or equal to 0, but got ", output_size);
-  check_output_numel(c, x, output_size.vec());
+  if (checked_output_numel(c, x, output_size.vec()) == 0) return {output_size.vec(), PoolWindows{}};
   PoolWindows w;
   const int lead = 3 - c.spatial;
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i), n = output_size[i];
     for (int64_t o = 0; o < n; ++o) {
       // ATen's start/end index, in 128 bits: o * in passes int64 for a huge output size.
-      using Wide = __int128;
+      using Wide = detail::WideInt;
       const int64_t b = static_cast<int64_t>(Wide(o) * in / n), e = static_cast<int64_t>(((Wide(o) + 1) * in + n - 1) / n);
       w.begin[lead + i].push_back(b);
       w.end[lead + i].push_back(e);

@@ -118,7 +118,7 @@ Tensor upsample(const UpsampleCall& c, const Tensor& input, IntArrayRef output_s
     const int lead = 3 - c.spatial;
     taps.index[0] = {0};  // depth 1 for 2-D, replaced below for 3-D
     taps.weight[0] = {1.0};
-    for (int i = 0; i < c.spatial; ++i) {
+    for (int i = 0; i < c.spatial && out.numel() > 0; ++i) {  // an empty output reads no table
       taps.index[lead + i].clear();
       taps.weight[lead + i].clear();
       if (x.dtype() == kFloat64)
@@ -307,7 +307,7 @@ Tensor pad(const Tensor& input, IntArrayRef pad_in, std::string_view mode_in, st
     // The output first: a size too large to allocate fails here with an lg::Error, before the
     // index tables below (one entry per output position of a dim) are built.
     Tensor out = empty(sizes, x.options(), x.suggest_memory_format());
-    for (int64_t d = 0; d < x.dim(); ++d) {
+    for (int64_t d = 0; d < x.dim() && out.numel() > 0; ++d) {  // an empty output reads no table
       const int64_t k = x.dim() - 1 - d;
       const int64_t before = k < padded ? amounts[2 * k] : 0;
       const int64_t n = x.size(d);

@@ -174,12 +174,13 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
     std::vector<int64_t> new_sizes = sizes().vec(), new_strides = strides().vec();
     // (e - s + step - 1) / step without the sum, which passes int64 for a step near its top.
     new_sizes[w] = e == s ? 0 : (e - s - 1) / step + 1;
-    // A stride of stride * step: only addressed when the size is at least 2, so a step past
-    // the dim's end keeps the plain stride instead of a product beyond int64.
-    new_strides[w] = stride(w);
-    if (new_sizes[w] > 1)
-      LG_CHECK(!__builtin_mul_overflow(stride(w), step, &new_strides[w]), "[slice] step ", step,
-               " times the stride ", stride(w), " of dimension ", d, " is beyond int64");
+    // stride * step, as in PyTorch. Beyond int64 it is only an error when the size is at least
+    // 2; one element (or none) is never stepped over, and keeps the plain stride.
+    if (__builtin_mul_overflow(stride(w), step, &new_strides[w])) {
+      LG_CHECK(new_sizes[w] <= 1, "[slice] step ", step, " times the stride ", stride(w), " of dimension ", d,
+               " is beyond int64");
+      new_strides[w] = stride(w);
+    }
     return make_view(*this, std::move(new_sizes), std::move(new_strides),
                      storage_offset() + s * stride(w));
   };

@@ -175,6 +175,7 @@ TEST_CASE("arguments near int64's top raise instead of wrapping into a plausible
   CHECK(t.slice(0, 3, 10, M - 5).sizes() == lg::IntArrayRef{1});
   CHECK(t.slice(0, 0, 10, M).sizes() == lg::IntArrayRef{1});
   CHECK(t.slice(0, 3, 10, M - 5).item<float>() == 3.0f);
+  CHECK(t.slice(0, 0, 1, 3).stride(0) == 3);  // stride * step whenever it fits, as in PyTorch
   const Tensor sliced = lg::zeros({10, 10}).slice(0, 0, 10, int64_t{1} << 62);  // once stride -2^63
   CHECK(sliced.sizes() == lg::IntArrayRef{1, 10});
   CHECK(sliced.stride(0) == 10);
@@ -217,8 +218,13 @@ TEST_CASE("fill values that overflow the dtype are rejected, as in PyTorch; oper
   CHECK(lg::full({1}, -1, lg::kUInt8).item<uint8_t>() == 255);  // negative uint8 values wrap
   CHECK(std::isinf(lg::full({1}, INFINITY, lg::kFloat16).item<float>()));
   CHECK(lg::full({1}, 65504.0, lg::kFloat16).item<float>() == 65504.0f);
-  // A scalar operand of a pointwise op converts like a tensor cast: u8 + 300 wraps.
+  expect_error<lg::ValueError>([] { lg::zeros({2}, lg::kUInt8).fill_(-1.0); }, {"[fill_]", "uint8"});  // only integers wrap
+  // A scalar operand of a pointwise op converts like a tensor cast: u8 + 300 wraps, a float32
+  // tensor times 1e39 is infinity, and a float64 op keeps the scalar's every bit.
   CHECK(lg::add(lg::ones({1}, lg::kUInt8), 300).item<uint8_t>() == 45);
+  CHECK(std::isinf(lg::mul(lg::ones({1}), 1e39).item<float>()));
+  CHECK(lg::add(lg::ones({1}, lg::kFloat64), 0.1).item<double>() == 1.1);
+  CHECK(lg::mul(lg::ones({1}, lg::kFloat64), 1e300).item<double>() == 1e300);
 }
 
 TEST_CASE("training norms refuse running stats that share memory") {
@@ -253,6 +259,10 @@ TEST_CASE("tables sized by a huge output raise OutOfMemoryError or ValueError, n
   lg_error_only([&] { lg::upsample_nearest2d(x, {int64_t{1} << 45, 1}); });
   lg_error_only([&] { lg::pad(x, {int64_t{1} << 45, 0}); });
   lg_error_only([&] { lg::pad(x, {int64_t{1} << 45, 0}, "replicate"); });
+  // An empty output builds no table at all, however large its other dims.
+  CHECK(lg::pad(lg::empty({0, 5}), {0, int64_t{1} << 50}).sizes() == lg::IntArrayRef{0, 5 + (int64_t{1} << 50)});
+  CHECK(lg::adaptive_avg_pool2d(lg::empty({0, 1, 4, 4}), {int64_t{1} << 40, 1}).numel() == 0);
+  CHECK(lg::upsample_nearest2d(lg::empty({0, 1, 4, 4}), {int64_t{1} << 40, 1}).numel() == 0);
 }
 
 TEST_CASE("from_blob refuses null data, and element access checks numel and dtype") {

@@ -111,6 +111,28 @@ void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_strid
     for (int64_t i = 0; i < rows; ++i) dst[j * dst_stride + i] = src[i * src_stride + j];
 }
 
+// dst[3 * i + c] = plane_c[i] for i < n: the pixels of a 3-channel image interleaved, four per
+// step through SSE shuffles (bit patterns pass unchanged, as in transpose4x4).
+inline void interleave3(float* dst, const float* p0, const float* p1, const float* p2, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4, dst += 12) {
+    const __m128 r = _mm_loadu_ps(p0 + i), g = _mm_loadu_ps(p1 + i), b = _mm_loadu_ps(p2 + i);
+    const __m128 rg_lo = _mm_unpacklo_ps(r, g), rg_hi = _mm_unpackhi_ps(r, g);  // r0 g0 r1 g1, r2 g2 r3 g3
+    const __m128 b0_r1 = _mm_shuffle_ps(b, rg_lo, _MM_SHUFFLE(2, 2, 0, 0));       // b0 b0 r1 r1
+    const __m128 g1_b1 = _mm_shuffle_ps(rg_lo, b, _MM_SHUFFLE(1, 1, 3, 3));       // g1 g1 b1 b1
+    const __m128 b2_r3 = _mm_shuffle_ps(b, rg_hi, _MM_SHUFFLE(2, 2, 2, 2));       // b2 b2 r3 r3
+    const __m128 g3_b3 = _mm_shuffle_ps(rg_hi, b, _MM_SHUFFLE(3, 3, 3, 3));       // g3 g3 b3 b3
+    _mm_storeu_ps(dst, _mm_shuffle_ps(rg_lo, b0_r1, _MM_SHUFFLE(2, 0, 1, 0)));    // r0 g0 b0 r1
+    _mm_storeu_ps(dst + 4, _mm_shuffle_ps(g1_b1, rg_hi, _MM_SHUFFLE(1, 0, 2, 0))); // g1 b1 r2 g2
+    _mm_storeu_ps(dst + 8, _mm_shuffle_ps(b2_r3, g3_b3, _MM_SHUFFLE(2, 0, 2, 0))); // b2 r3 g3 b3
+  }
+  for (; i < n; ++i, dst += 3) {
+    dst[0] = p0[i];
+    dst[1] = p1[i];
+    dst[2] = p2[i];
+  }
+}
+
 // a: the destination's innermost dim; b: the source's innermost dim. Square tiles keep the
 // lines of both sides in L1 while the other side is walked with a large stride. float32 <->
 // float16/bfloat16 tiles are transposed and cast in one pass (cpu/cast_row.h).
@@ -224,6 +246,22 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
   auto src_inner = std::min_element(dims.begin(), dims.end() - 1, [](const Dim& x, const Dim& y) {
     return x.src_stride < y.src_stride;
   });
+  if constexpr (std::is_same_v<D, S> && sizeof(D) == 4) {
+    // A 3-channel NCHW image going to NHWC (the input of every channels-last CNN): too narrow
+    // to tile, so each run of pixels is interleaved from the three planes.
+    if (dims.size() >= 2 && inner.size == 3 && inner.dst_stride == 1 && inner.src_stride != 1 &&
+        src_inner->src_stride == 1 && src_inner->dst_stride == 3) {
+      const Dim b = *src_inner;
+      dims.erase(src_inner);
+      dims.pop_back();
+      parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
+        interleave3(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s),
+                    reinterpret_cast<const float*>(s + inner.src_stride),
+                    reinterpret_cast<const float*>(s + 2 * inner.src_stride), b.size);
+      });
+      return;
+    }
+  }
   const bool transpose = dims.size() >= 2 && inner.src_stride != 1 && src_inner->src_stride == 1 &&
                          inner.size >= 8 && src_inner->size >= 8;
   if (transpose) {

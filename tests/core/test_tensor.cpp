@@ -2,6 +2,7 @@
 // and lifetime; printing.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <sstream>
 
 #include "support/tensor_testing.h"
@@ -84,6 +85,31 @@ TEST_CASE("conversions move values between layouts and dtypes exactly") {
   CHECK(values(big_cl) == values(big));
   CHECK(values(big_cl.contiguous()) == values(big));
   CHECK(values(big_cl.to(lg::kFloat16).to(lg::kFloat32)) == values(big.to(lg::kFloat16).to(lg::kFloat32)));
+}
+
+TEST_CASE("3-channel images go to channels_last through the interleaving path with every value in place") {
+  // Pixel counts around the 4-pixel step, a batch, int32 (bit patterns), a NaN with a payload,
+  // and a source whose planes are a slice of a wider tensor.
+  for (int64_t w : {1, 3, 4, 5, 8, 9, 31}) {
+    for (lg::DType dt : {lg::kFloat32, lg::kInt32}) {
+      CAPTURE(w);
+      CAPTURE(dt);
+      const Tensor x = lg::arange(0, 2 * 3 * 2 * w, 1, dt).reshape({2, 3, 2, w});
+      if (dt == lg::kFloat32) static_cast<uint32_t*>(x.data_ptr())[1] = 0x7fa12345u;
+      const Tensor y = x.contiguous(MemoryFormat::ChannelsLast);
+      CHECK(y.is_contiguous(MemoryFormat::ChannelsLast));
+      const auto* xs = static_cast<const uint32_t*>(x.data_ptr());
+      const auto* ys = static_cast<const uint32_t*>(y.data_ptr());
+      bool same = true;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 3; ++c)
+          for (int64_t i = 0; i < 2 * w; ++i) same = same && ys[(n * 2 * w + i) * 3 + c] == xs[(n * 3 + c) * 2 * w + i];
+      CHECK(same);
+    }
+  }
+  const Tensor wide = lg::randn({2, 5, 4, 6});
+  const Tensor planes = wide.narrow(1, 1, 3);  // 3 of 5 channels: planes 24 apart, batch 120 apart
+  CHECK(values(planes.contiguous(MemoryFormat::ChannelsLast)) == values(planes));
 }
 
 TEST_CASE("copy_ broadcasts, converts, and survives overlapping source and destination") {

@@ -133,6 +133,28 @@ inline void interleave3(float* dst, const float* p0, const float* p1, const floa
   }
 }
 
+// plane_c[i] = src[3 * i + c] for i < n: interleave3 undone, four pixels per step.
+inline void deinterleave3(float* p0, float* p1, float* p2, const float* src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4, src += 12) {
+    const __m128 a = _mm_loadu_ps(src), b = _mm_loadu_ps(src + 4), c = _mm_loadu_ps(src + 8);
+    // a = r0 g0 b0 r1, b = g1 b1 r2 g2, c = b2 r3 g3 b3
+    const __m128 r2_r3 = _mm_shuffle_ps(b, c, _MM_SHUFFLE(1, 1, 2, 2));  // r2 r2 r3 r3
+    const __m128 g0_g1 = _mm_shuffle_ps(a, b, _MM_SHUFFLE(0, 0, 1, 1));  // g0 g0 g1 g1
+    const __m128 g2_g3 = _mm_shuffle_ps(b, c, _MM_SHUFFLE(2, 2, 3, 3));  // g2 g2 g3 g3
+    const __m128 b0_b1 = _mm_shuffle_ps(a, b, _MM_SHUFFLE(1, 1, 2, 2));  // b0 b0 b1 b1
+    const __m128 b2_b3 = _mm_shuffle_ps(c, c, _MM_SHUFFLE(3, 3, 0, 0));  // b2 b2 b3 b3
+    _mm_storeu_ps(p0 + i, _mm_shuffle_ps(a, r2_r3, _MM_SHUFFLE(2, 0, 3, 0)));
+    _mm_storeu_ps(p1 + i, _mm_shuffle_ps(g0_g1, g2_g3, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(p2 + i, _mm_shuffle_ps(b0_b1, b2_b3, _MM_SHUFFLE(2, 0, 2, 0)));
+  }
+  for (; i < n; ++i, src += 3) {
+    p0[i] = src[0];
+    p1[i] = src[1];
+    p2[i] = src[2];
+  }
+}
+
 // a: the destination's innermost dim; b: the source's innermost dim. Square tiles keep the
 // lines of both sides in L1 while the other side is walked with a large stride. float32 <->
 // float16/bfloat16 tiles are transposed and cast in one pass (cpu/cast_row.h).
@@ -248,7 +270,7 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
   });
   if constexpr (std::is_same_v<D, S> && sizeof(D) == 4) {
     // A 3-channel NCHW image going to NHWC (the input of every channels-last CNN): too narrow
-    // to tile, so each run of pixels is interleaved from the three planes.
+    // to tile, so each run of pixels is interleaved from the three planes (and back below).
     if (dims.size() >= 2 && inner.size == 3 && inner.dst_stride == 1 && inner.src_stride != 1 &&
         src_inner->src_stride == 1 && src_inner->dst_stride == 3) {
       const Dim b = *src_inner;
@@ -258,6 +280,18 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
         interleave3(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s),
                     reinterpret_cast<const float*>(s + inner.src_stride),
                     reinterpret_cast<const float*>(s + 2 * inner.src_stride), b.size);
+      });
+      return;
+    }
+    // And back: an NHWC 3-channel image to NCHW planes.
+    if (dims.size() >= 2 && inner.dst_stride == 1 && inner.src_stride == 3 && src_inner->size == 3 &&
+        src_inner->src_stride == 1) {
+      const Dim c = *src_inner;
+      dims.erase(src_inner);
+      dims.pop_back();
+      parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
+        deinterleave3(reinterpret_cast<float*>(d), reinterpret_cast<float*>(d + c.dst_stride),
+                      reinterpret_cast<float*>(d + 2 * c.dst_stride), reinterpret_cast<const float*>(s), inner.size);
       });
       return;
     }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "support/tensor_testing.h"
@@ -105,6 +106,9 @@ TEST_CASE("3-channel images go to channels_last through the interleaving path wi
         for (int64_t c = 0; c < 3; ++c)
           for (int64_t i = 0; i < 2 * w; ++i) same = same && ys[(n * 2 * w + i) * 3 + c] == xs[(n * 3 + c) * 2 * w + i];
       CHECK(same);
+      // And back to NCHW through the deinterleaving path: every bit as it was.
+      const Tensor back = y.contiguous();
+      CHECK(std::memcmp(back.data_ptr(), x.data_ptr(), static_cast<size_t>(x.nbytes())) == 0);
     }
   }
   const Tensor wide = lg::randn({2, 5, 4, 6});

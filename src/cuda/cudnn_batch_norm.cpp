@@ -7,8 +7,9 @@
 // every data dtype; stats of other dtypes (a half model's) are converted per call and the
 // running stats converted back. The input is described with the canonical strides of its
 // format (NCHW or channels-last), so size-1 dims never carry odd strides into cuDNN. Plans are
-// cached per (device, phase, running stats, dtype, dims, strides, alignments), a refusal too,
-// so a shape cuDNN declines costs one heuristics query, not one per call.
+// cached per (device, phase, running stats, dtype, dims, strides, alignments), a refusal too
+// (NOT_SUPPORTED, or any error while the plan is built, which is logged once), so a shape cuDNN
+// declines costs one heuristics query, not one per call.
 #include "cuda/cudnn_batch_norm.h"
 
 #include <array>
@@ -23,6 +24,7 @@
 #include <layoutguard/factories.h>
 #include <layoutguard/pointwise.h>
 
+#include "core/log.h"
 #include "cuda/cudnn_backend.h"
 #include "cuda/runtime.h"
 #include "dispatch/dispatcher.h"
@@ -207,8 +209,20 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
-    if (it == cache.end())
-      it = cache.emplace(key, build_plan(handle, training, running, dtype, *g, x_align, y_align)).first;
+    if (it == cache.end()) {
+      cudnn::Plan built;
+      try {
+        built = build_plan(handle, training, running, dtype, *g, x_align, y_align);
+      } catch (const Error& e) {
+        // cuDNN also refuses graphs with statuses other than NOT_SUPPORTED (BAD_PARAM at
+        // finalize, for a layout its engines lack): that is a decline too, cached like one, so
+        // the shape costs one warning, not an exception per call.
+        logging::logger().warn("[batch_norm] cuDNN built no plan for {} {} ({}); our kernels take it: {}",
+                               dtype_name(dtype), to_string(IntArrayRef(g->dims)),
+                               training ? "training" : "inference", e.what());
+      }
+      it = cache.emplace(key, std::move(built)).first;
+    }
     plan = it->second.plan.get();  // nodes are stable across rehashing and never erased
     workspace = it->second.workspace;
   }

@@ -94,14 +94,22 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
     REQUIRE(kernels.size() == 1);
     return kernels.front();
   };
-  // The common cases cuDNN must take: a float16 NHWC ResNet layer, training and evaluation.
+  // The case cuDNN must take: a float16 NHWC ResNet layer, training and evaluation (every
+  // cudnn-frontend sample and test uses it). bfloat16 and float32 may be declined; the values
+  // hold either way.
   for (lg::DType dt : {lg::kFloat16, lg::kBFloat16, lg::kFloat32})
     for (bool training : {true, false}) {
       CAPTURE(dt);
       CAPTURE(training);
       const Tensor x = noise_in({8, 64, 14, 14}, MemoryFormat::ChannelsLast, lg::kFloat32, 16).to(dt);
-      CHECK(run(x, training, lg::kFloat32, true, true) == "batch_norm_cudnn");
+      const std::string kernel = run(x, training, lg::kFloat32, true, true);
+      if (dt == lg::kFloat16) CHECK(kernel == "batch_norm_cudnn");
+      else CHECK((kernel == "batch_norm_cudnn" || kernel == "channel_norm_cuda"));
     }
+  // N * H * W = 2: the unbiased running variance PyTorch keeps is twice the biased one, so the
+  // running-stat check inside run() tells them apart.
+  (void)run(noise_in({2, 8, 1, 1}, MemoryFormat::ChannelsLast, lg::kFloat32, 20).to(lg::kFloat16), true,
+            lg::kFloat32, true, true);
   // Every variant cuDNN may take or decline; the values hold either way.
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 3, 7, 5}, std::vector<int64_t>{32, 8, 1, 1},
                                             std::vector<int64_t>{2, 8, 3, 4, 5}, std::vector<int64_t>{2, 40, 9, 11}})

@@ -9,6 +9,7 @@
 #include <layoutguard/factories.h>
 #include <layoutguard/tensor.h>
 
+#include "cpu/avx2_target.h"
 #include "cpu/cast_row.h"
 #include "dispatch/kernel_table.h"
 
@@ -98,7 +99,7 @@ inline void transpose4x4(void* dst, int64_t dst_row_stride, const void* src, int
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols, for any 4-byte
 // element: 4x4 blocks through SSE registers, the ragged edges one by one.
 template <typename T>
-void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t rows, int64_t cols) {
+[[gnu::always_inline]] inline void transpose_block_sse(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t rows, int64_t cols) {
   static_assert(sizeof(T) == 4);
   const int64_t rows4 = rows / 4 * 4, cols4 = cols / 4 * 4;
   for (int64_t j = 0; j < cols4; j += 4) {
@@ -109,6 +110,63 @@ void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_strid
   }
   for (int64_t j = cols4; j < cols; ++j)
     for (int64_t i = 0; i < rows; ++i) dst[j * dst_stride + i] = src[i * src_stride + j];
+}
+
+#if LG_CPU_AVX2_KERNELS
+bool avx2_supported() {
+  static const bool supported = __builtin_cpu_supports("avx2");
+  return supported;
+}
+
+// The 8x8 blocks of a tile (rows and cols multiples of 8) through AVX registers: unpack pairs
+// of rows, shuffle quadruples, swap 128-bit halves. Bit patterns pass unchanged.
+LG_AVX2 void transpose_blocks8x8(void* dst_v, int64_t dst_stride, const void* src_v, int64_t src_stride, int64_t rows,
+                                 int64_t cols) {
+  auto* dst = static_cast<float*>(dst_v);
+  const auto* src = static_cast<const float*>(src_v);
+  for (int64_t j = 0; j < cols; j += 8)
+    for (int64_t i = 0; i < rows; i += 8) {
+      const float* s = src + i * src_stride + j;
+      float* d = dst + j * dst_stride + i;
+      __m256 r[8], t[8], u[8];
+      for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * src_stride);
+      for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+      }
+      for (int k = 0; k < 8; k += 4) {
+        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      for (int k = 0; k < 4; ++k) {
+        _mm256_storeu_ps(d + k * dst_stride, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+        _mm256_storeu_ps(d + (k + 4) * dst_stride, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+      }
+    }
+}
+#endif
+
+// transpose_block_sse's result, the part made of whole 8x8 blocks through AVX where the CPU
+// has it (run-time check: the build targets baseline x86-64). Not when the source or the
+// destination rows are a multiple of 4 KiB apart: eight lines in one L1 set then evict each
+// other, and the 4x4 blocks were faster there (NCHW -> NHWC with 2048 channels: 0.34 ms
+// against 0.48).
+template <typename T>
+void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t rows, int64_t cols) {
+#if LG_CPU_AVX2_KERNELS
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  const bool set_conflicts = dst_stride * static_cast<int64_t>(sizeof(T)) % 4096 == 0 ||
+                             src_stride * static_cast<int64_t>(sizeof(T)) % 4096 == 0;
+  if (rows8 > 0 && cols8 > 0 && !set_conflicts && avx2_supported()) {
+    transpose_blocks8x8(dst, dst_stride, src, src_stride, rows8, cols8);
+    transpose_block_sse(dst + rows8, dst_stride, src + rows8 * src_stride, src_stride, rows - rows8, cols8);
+    transpose_block_sse(dst + cols8 * dst_stride, dst_stride, src + cols8, src_stride, rows, cols - cols8);
+    return;
+  }
+#endif
+  transpose_block_sse(dst, dst_stride, src, src_stride, rows, cols);
 }
 
 // dst[3 * i + c] = plane_c[i] for i < n: the pixels of a 3-channel image interleaved, four per

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "support/tensor_testing.h"
 
@@ -114,6 +115,28 @@ TEST_CASE("3-channel images go to channels_last through the interleaving path wi
   const Tensor wide = lg::randn({2, 5, 4, 6});
   const Tensor planes = wide.narrow(1, 1, 3);  // 3 of 5 channels: planes 24 apart, batch 120 apart
   CHECK(values(planes.contiguous(MemoryFormat::ChannelsLast)) == values(planes));
+}
+
+TEST_CASE("NCHW <-> NHWC copies keep every bit for tile and 8x8-block edges and 4 KiB strides") {
+  // Channel and pixel counts around the 8x8 AVX blocks, the 4x4 SSE blocks and the 32-wide
+  // tiles, and 1024 channels (rows 4 KiB apart, where the 4x4 blocks are used instead).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 8, 8, 1}, std::vector<int64_t>{1, 9, 3, 5},
+                                            std::vector<int64_t>{2, 33, 7, 9}, std::vector<int64_t>{1, 40, 8, 6},
+                                            std::vector<int64_t>{1, 1024, 3, 3}, std::vector<int64_t>{1, 64, 4, 4}}) {
+    CAPTURE(lg::to_string(shape));
+    const Tensor x = lg::arange(0, lg::layout::checked_numel(shape, "test"), 1, lg::kInt32).reshape(shape);
+    const Tensor y = x.contiguous(MemoryFormat::ChannelsLast);
+    const int64_t C = shape[1], HW = shape[2] * shape[3];
+    const auto* xs = static_cast<const int32_t*>(x.data_ptr());
+    const auto* ys = static_cast<const int32_t*>(y.data_ptr());
+    bool same = true;
+    for (int64_t n = 0; n < shape[0]; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t p = 0; p < HW; ++p) same = same && ys[(n * HW + p) * C + c] == xs[(n * C + c) * HW + p];
+    CHECK(same);
+    const Tensor back = y.contiguous();
+    CHECK(std::memcmp(back.data_ptr(), x.data_ptr(), static_cast<size_t>(x.nbytes())) == 0);
+  }
 }
 
 TEST_CASE("copy_ broadcasts, converts, and survives overlapping source and destination") {

@@ -1,7 +1,7 @@
 // Where the AVX2 kernels (panel_gemm.cpp, conv_nhwc_grouped.cpp, cast_row.cpp, copy.cpp)
-// compile. The build targets baseline x86-64, so those functions carry a per-function target
-// attribute instead of -mavx2, and run only after a run-time check of the CPU
-// (panel_gemm_supported(), vector_casts_supported(), copy.cpp's avx2_supported()).
+// compile, and the one place that asks the CPU what it has. The build targets baseline x86-64,
+// so those functions carry a per-function target attribute instead of -mavx2, and run only
+// after cpu_has_avx2() (and, where they need them, cpu_has_fma() or cpu_has_f16c()).
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -13,3 +13,27 @@
 #else
 #define LG_CPU_AVX2_KERNELS 0
 #endif
+
+namespace lg::cpu {
+
+// Run-time CPU checks, each answered once per process; false where the kernels do not compile.
+#if LG_CPU_AVX2_KERNELS
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+inline bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+}
+inline bool cpu_has_f16c() {
+  static const bool has = __builtin_cpu_supports("f16c");
+  return has;
+}
+#else
+inline bool cpu_has_avx2() { return false; }
+inline bool cpu_has_fma() { return false; }
+inline bool cpu_has_f16c() { return false; }
+#endif
+
+}  // namespace lg::cpu

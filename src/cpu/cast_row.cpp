@@ -168,14 +168,7 @@ LG_AVX2_F16C void transpose_widen(float* dst, int64_t dst_stride, const H* src, 
 
 }  // namespace
 
-bool vector_casts_supported() {
-#if LG_CPU_AVX2_KERNELS
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return supported;
-#else
-  return false;
-#endif
-}
+bool vector_casts_supported() { return cpu_has_avx2() && cpu_has_f16c(); }
 
 // The vector loop where the CPU runs it, the scalar codec elsewhere.
 #if LG_CPU_AVX2_KERNELS

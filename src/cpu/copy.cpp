@@ -99,7 +99,8 @@ inline void transpose4x4(void* dst, int64_t dst_row_stride, const void* src, int
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols, for any 4-byte
 // element: 4x4 blocks through SSE registers, the ragged edges one by one.
 template <typename T>
-[[gnu::always_inline]] inline void transpose_block_sse(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t rows, int64_t cols) {
+[[gnu::always_inline]] inline void transpose_block_sse(T* dst, int64_t dst_stride, const T* src, int64_t src_stride,
+                                                       int64_t rows, int64_t cols) {
   static_assert(sizeof(T) == 4);
   const int64_t rows4 = rows / 4 * 4, cols4 = cols / 4 * 4;
   for (int64_t j = 0; j < cols4; j += 4) {
@@ -113,11 +114,6 @@ template <typename T>
 }
 
 #if LG_CPU_AVX2_KERNELS
-bool avx2_supported() {
-  static const bool supported = __builtin_cpu_supports("avx2");
-  return supported;
-}
-
 // The 8x8 blocks of a tile (rows and cols multiples of 8) through AVX registers: unpack pairs
 // of rows, shuffle quadruples, swap 128-bit halves. Bit patterns pass unchanged.
 LG_AVX2 void transpose_blocks8x8(void* dst_v, int64_t dst_stride, const void* src_v, int64_t src_stride, int64_t rows,
@@ -159,7 +155,7 @@ void transpose_block(T* dst, int64_t dst_stride, const T* src, int64_t src_strid
   const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
   const bool set_conflicts = dst_stride * static_cast<int64_t>(sizeof(T)) % 4096 == 0 ||
                              src_stride * static_cast<int64_t>(sizeof(T)) % 4096 == 0;
-  if (rows8 > 0 && cols8 > 0 && !set_conflicts && avx2_supported()) {
+  if (rows8 > 0 && cols8 > 0 && !set_conflicts && cpu::cpu_has_avx2()) {
     transpose_blocks8x8(dst, dst_stride, src, src_stride, rows8, cols8);
     transpose_block_sse(dst + rows8, dst_stride, src + rows8 * src_stride, src_stride, rows - rows8, cols8);
     transpose_block_sse(dst + cols8 * dst_stride, dst_stride, src + cols8, src_stride, rows, cols - cols8);

@@ -202,14 +202,7 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
 
 }  // namespace
 
-bool panel_gemm_supported() {
-#if LG_CPU_AVX2_KERNELS
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported;
-#else
-  return false;
-#endif
-}
+bool panel_gemm_supported() { return cpu_has_avx2() && cpu_has_fma(); }
 
 int64_t panel_buffer_size(int64_t k, int64_t n) { return panel_count(n) * k * kPanelWidth; }
 

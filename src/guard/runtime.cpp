@@ -107,7 +107,7 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
     record_call(op_index, call.op);
     maybe_record_conversion(call, op_index);
   }
-  if (rerun && shadow_inputs && shadow_wanted(call.policy, call.depth)) shadow_compare(call, *rerun, *shadow_inputs);
+  if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path);

@@ -29,8 +29,9 @@ bool shadow_wanted(LayoutPolicy policy, int depth);
 
 // Checks one finished call under `mode` (not Off): throws LayoutViolation (throw mode), logs
 // once per distinct violation (warn) or records it (record); records layout conversions;
-// shadow-compares when `rerun` is given: rerun(*shadow_inputs), the contiguous copies the
-// dispatcher took before the call, against the call's outputs. Runs with the re-entrancy
+// shadow-compares when `rerun` and `shadow_inputs` are given (the dispatcher passes them when
+// shadow_wanted()): rerun(*shadow_inputs), the contiguous copies it took before the call,
+// against the call's outputs. Runs with the re-entrancy
 // guard set.
 void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
               const std::vector<Tensor>* shadow_inputs);

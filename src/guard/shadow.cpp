@@ -44,7 +44,7 @@ std::vector<Tensor> shadow_copies(std::span<const Tensor> inputs) {
   return copies;
 }
 
-void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun, std::vector<Tensor> copies) {
+void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun, std::span<const Tensor> copies) {
   const std::vector<Tensor> reference = rerun(copies);
   if (reference.size() != call.outputs.size())
     mismatch(call, 0, INFINITY,

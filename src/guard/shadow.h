@@ -18,6 +18,6 @@ std::vector<Tensor> shadow_copies(std::span<const Tensor> inputs);
 // Throws ShadowMismatch when an output of `call` differs from rerun(copies), the copies
 // shadow_copies took of its inputs, beyond the tolerance of its dtype, or has other sizes or
 // dtype.
-void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun, std::vector<Tensor> copies);
+void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& rerun, std::span<const Tensor> copies);
 
 }  // namespace lg::guard::detail

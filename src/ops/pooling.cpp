@@ -66,7 +66,7 @@ std::pair<Tensor, Tensor> finish(const PoolCall& c, const Tensor& input, const T
     w.end[0] = {1};
     w.count[0] = {1};
   }
-  // An empty output has no window tables (see check_output_numel) and nothing to compute.
+  // An empty output has no window tables (see checked_output_numel) and nothing to compute.
   if (out.numel() > 0) run(as_5d(out, c.spatial), idx.defined() ? as_5d(idx, c.spatial) : idx, as_5d(x, c.spatial), w);
   if (input.dim() == c.spatial + 1) {
     out = out.squeeze(0);

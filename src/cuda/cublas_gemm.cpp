@@ -4,8 +4,6 @@
 // made contiguous otherwise. float16 and bfloat16 accumulate in float32; float32 may use TF32
 // tensor cores (lg::cuda::set_allow_tf32, default on as in PyTorch). Integer products have no
 // cuBLAS kernel and raise NotImplementedError.
-#include <map>
-#include <mutex>
 
 #include <cublas_v2.h>
 
@@ -27,16 +25,12 @@ void cublas_check(cublasStatus_t status, const char* expr, std::string_view op) 
 #define LG_CUBLAS_CHECK(expr, op) cublas_check((expr), #expr, (op))
 
 cublasHandle_t handle_for(Device device) {
-  static std::mutex mutex;
-  static std::map<int, cublasHandle_t> handles;
-  cudaStream_t stream = cuda::detail::stream_for(device);
-  std::lock_guard<std::mutex> lock(mutex);
-  cublasHandle_t& h = handles[device.index()];
-  if (h == nullptr) {
+  return cuda::detail::per_device_handle<cublasHandle_t>(device, [](cudaStream_t stream) {
+    cublasHandle_t h = nullptr;
     LG_CUBLAS_CHECK(cublasCreate(&h), "cublas");
     LG_CUBLAS_CHECK(cublasSetStream(h, stream), "cublas");
-  }
-  return h;
+    return h;
+  });
 }
 
 // One operand (B, rows, cols) as cuBLAS reads it: column-major with a transpose flag.

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
-#include <mutex>
 
 #include <layoutguard/error.h>
 #include <layoutguard/factories.h>
@@ -37,16 +35,12 @@ void Desc::set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
 void Desc::finalize() { LG_CUDNN_CHECK(cudnnBackendFinalize(d_), op_); }
 
 cudnnHandle_t handle_for(Device device) {
-  static std::mutex mutex;
-  static std::map<int, cudnnHandle_t> handles;
-  cudaStream_t stream = cuda::detail::stream_for(device);
-  std::lock_guard<std::mutex> lock(mutex);
-  cudnnHandle_t& h = handles[device.index()];
-  if (h == nullptr) {
+  return cuda::detail::per_device_handle<cudnnHandle_t>(device, [](cudaStream_t stream) {
+    cudnnHandle_t h = nullptr;
     LG_CUDNN_CHECK(cudnnCreate(&h), "cudnn");
     LG_CUDNN_CHECK(cudnnSetStream(h, stream), "cudnn");
-  }
-  return h;
+    return h;
+  });
 }
 
 cudnnDataType_t data_type(DType dt) {

@@ -2,6 +2,8 @@
 // device, the stream-ordered allocator. Only src/cuda includes this header.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string_view>
 
 #include <cuda_runtime_api.h>
@@ -23,6 +25,19 @@ void check_index(Device device, std::string_view op);
 // with respect to the legacy default stream). Every layoutguard kernel, copy and allocation on a
 // device runs on this one stream, so work on a device is ordered without extra events.
 cudaStream_t stream_for(Device device);
+
+// A library handle (cuDNN, cuBLAS) of `device`, made on first use by create(stream) for the
+// device's stream and kept for the process. Each call site (each `create` type) has its own.
+template <typename Handle, typename Create>
+Handle per_device_handle(Device device, Create&& create) {
+  static std::mutex mutex;
+  static std::map<int, Handle> handles;
+  cudaStream_t stream = stream_for(device);
+  std::lock_guard<std::mutex> lock(mutex);
+  Handle& h = handles[device.index()];
+  if (h == nullptr) h = create(stream);
+  return h;
+}
 
 // After a kernel launch: the launch error, and with lg::cuda::set_sync_debug(true) the
 // kernel's own errors (synchronising, like CUDA_LAUNCH_BLOCKING=1).

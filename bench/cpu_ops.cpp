@@ -5,10 +5,10 @@
 // bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
 // (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only]
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only | --bandwidth-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first layer and the smallest bandwidth case only;
-// --pool-only: the pooling table only.
+// --pool-only, --bandwidth-only: that table only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -236,6 +236,10 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   const std::vector<int64_t> shape{n, 64, 56, 56};
   const lg::Tensor x = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast), y = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast);
   const lg::Tensor x_cf = x.contiguous();
+  // The 16-bit float rows: a model run in half precision on the CPU spends its pointwise time
+  // here (PyTorch computes these in float32 and rounds once, as we do).
+  const lg::Tensor xh = x.to(lg::DType::Float16), yh = y.to(lg::DType::Float16);
+  const lg::Tensor xb = x.to(lg::DType::BFloat16), yb = y.to(lg::DType::BFloat16);
   const size_t bytes = static_cast<size_t>(x.nbytes());
   std::vector<char> a(bytes), b(bytes);
   std::memset(a.data(), 1, bytes);
@@ -243,14 +247,16 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   // Every case interleaved with memcpy, its yardstick.
   const std::vector<Timing> timed = lg::bench::time_interleaved(
       {[&] { std::memcpy(b.data(), a.data(), bytes); }, [&] { (void)lg::relu(x); }, [&] { (void)lg::add(x, y); },
-       [&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, [&] { (void)x.contiguous(); }},
-      runs, 300 * 5);
+       [&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, [&] { (void)x.contiguous(); },
+       [&] { (void)lg::relu(xh); }, [&] { (void)lg::add(xh, yh); }, [&] { (void)lg::relu(xb); },
+       [&] { (void)lg::add(xb, yb); }},
+      runs, 300 * 9);
   const Timing& mc = timed[0];
-  std::printf("\nbandwidth, %s fp32 (%.0f MB per operand), %d threads: GB/s and %% of memcpy (read+write of the same bytes)\n",
+  std::printf("\nbandwidth, %s (%.0f MB per fp32 operand), %d threads: GB/s and %% of memcpy (read+write of the same bytes)\n",
               lg::to_string(shape).c_str(), bytes / 1e6, omp_get_max_threads());
-  auto row = [&](const char* name, double traffic_factor, const Timing& t) {
-    // memcpy moves 2 x bytes (read + write); a binary op moves 3 x bytes.
-    const double gbs = traffic_factor * bytes / (t.median_ms * 1e-3) / 1e9;
+  auto row = [&](const char* name, double traffic, const Timing& t) {
+    // traffic: bytes read + written, in fp32 operands (memcpy: 2; a binary fp32 op: 3).
+    const double gbs = traffic * bytes / (t.median_ms * 1e-3) / 1e9;
     const double memcpy_gbs = 2.0 * bytes / (mc.median_ms * 1e-3) / 1e9;
     std::printf("%-40s %8.3f ms %8.1f GB/s %6.0f%%\n", name, t.median_ms, gbs, 100.0 * gbs / memcpy_gbs);
     nlohmann::json r = lg::bench::timing_json(t);
@@ -263,6 +269,10 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   row("add NHWC + NHWC", 3.0, timed[2]);
   row("NCHW -> NHWC (contiguous(channels_last))", 2.0, timed[3]);
   row("NHWC -> NCHW (contiguous())", 2.0, timed[4]);
+  row("float16 relu NHWC", 1.0, timed[5]);
+  row("float16 add NHWC + NHWC", 1.5, timed[6]);
+  row("bfloat16 relu NHWC", 1.0, timed[7]);
+  row("bfloat16 add NHWC + NHWC", 1.5, timed[8]);
 }
 
 }  // namespace
@@ -278,16 +288,20 @@ int main(int argc, char** argv) {
   results.set("onednn", nullptr);
 #endif
   std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
-  bool pool_only = false;
+  bool pool_only = false, bandwidth_only = false;
   for (std::string_view a : args.rest) {
-    if (a != "--pool-only") {
-      std::fprintf(stderr, "usage: cpu_ops [--quick|--smoke] [--json PATH] [--pool-only]\n");
+    if (a == "--pool-only" && !bandwidth_only) {
+      pool_only = true;
+    } else if (a == "--bandwidth-only" && !pool_only) {
+      bandwidth_only = true;
+    } else {
+      std::fprintf(stderr, "usage: cpu_ops [--quick|--smoke] [--json PATH] [--pool-only | --bandwidth-only]\n");
       return 2;
     }
-    pool_only = true;
   }
-  if (!pool_only) conv_table(results, args.quick, args.smoke, runs);
-  pool_table(results, args.quick, args.smoke, runs);
-  if (!pool_only) bandwidth_table(results, args.quick, args.smoke, runs);
+  const bool all = !pool_only && !bandwidth_only;
+  if (all) conv_table(results, args.quick, args.smoke, runs);
+  if (all || pool_only) pool_table(results, args.quick, args.smoke, runs);
+  if (all || bandwidth_only) bandwidth_table(results, args.quick, args.smoke, runs);
   return results.finish();
 }

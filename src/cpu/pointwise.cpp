@@ -1,11 +1,19 @@
 // CPU kernels of the Pointwise family: one functor per op, applied by the elementwise loop to
 // every dtype the op's infer step lets through. Rows with unit strides (dense NHWC and NCHW
 // alike, after dim merging) take a branch-free loop the compiler vectorises.
+//
+// float16 and bfloat16 compute in float32 and round once, like PyTorch. Their rows go through
+// float32 blocks on the stack: operands widened with the vector casts of cpu/cast_row.h, the
+// functor run over plain floats (a loop the compiler vectorises, which it cannot do through
+// the 16-bit codecs), the result narrowed back. The arithmetic is the scalar path's, so the
+// bits are too.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <type_traits>
 
 #include "core/integer_math.h"
+#include "cpu/cast_row.h"
 #include "cpu/elementwise.h"
 #include "cpu/register.h"
 #include "dispatch/kernel_table.h"
@@ -35,6 +43,34 @@ void visit_numeric(DType d, Fn&& fn) {
   });
 }
 
+template <typename S>
+inline constexpr bool kIs16BitFloat = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+
+// Elements per float32 block of a 16-bit row: 1 KiB per operand, well inside L1.
+constexpr int64_t kWideBlock = 256;
+
+// buf[i] = p[i * stride] as float, for i < n.
+template <typename S>
+void widen(float* buf, const S* p, int64_t stride, int64_t n) {
+  if (stride == 1) {
+    cpu::cast_row(buf, p, n);
+  } else if (stride == 0) {
+    std::fill_n(buf, n, static_cast<float>(p[0]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<float>(p[i * stride]);
+  }
+}
+
+// p[i * stride] = buf[i] rounded to S, for i < n.
+template <typename S>
+void narrow(S* p, int64_t stride, const float* buf, int64_t n) {
+  if (stride == 1) {
+    cpu::cast_row(p, buf, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<S>(buf[i]);
+  }
+}
+
 // out = f(x), both of storage type S.
 template <typename S, typename F>
 void unary(const Tensor& out, const Tensor& x, F f) {
@@ -43,7 +79,15 @@ void unary(const Tensor& out, const Tensor& x, F f) {
     S* o = reinterpret_cast<S*>(r.ptr[0]);
     const S* a = reinterpret_cast<const S*>(r.ptr[1]);
     const int64_t so = r.stride[0], sa = r.stride[1];
-    if (so == 1 && sa == 1) {
+    if constexpr (kIs16BitFloat<S>) {
+      float wa[kWideBlock], wo[kWideBlock];
+      for (int64_t i0 = 0; i0 < r.n; i0 += kWideBlock) {
+        const int64_t m = std::min(kWideBlock, r.n - i0);
+        widen(wa, a + i0 * sa, sa, m);
+        for (int64_t i = 0; i < m; ++i) wo[i] = f(wa[i]);
+        narrow(o + i0 * so, so, wo, m);
+      }
+    } else if (so == 1 && sa == 1) {
       for (int64_t i = 0; i < r.n; ++i) o[i] = static_cast<S>(f(static_cast<C>(a[i])));
     } else {
       for (int64_t i = 0; i < r.n; ++i) o[i * so] = static_cast<S>(f(static_cast<C>(a[i * sa])));
@@ -60,7 +104,20 @@ void binary(const Tensor& out, const Tensor& x, const Tensor& y, F f) {
     const S* a = reinterpret_cast<const S*>(r.ptr[1]);
     const S* b = reinterpret_cast<const S*>(r.ptr[2]);
     const int64_t so = r.stride[0], sa = r.stride[1], sb = r.stride[2];
-    if (so == 1 && sa == 1 && sb == 1) {
+    if constexpr (kIs16BitFloat<S>) {
+      float wa[kWideBlock], wb[kWideBlock];
+      for (int64_t i0 = 0; i0 < r.n; i0 += kWideBlock) {
+        const int64_t m = std::min(kWideBlock, r.n - i0);
+        widen(wa, a + i0 * sa, sa, m);
+        widen(wb, b + i0 * sb, sb, m);
+        if constexpr (std::is_same_v<O, S>) {
+          for (int64_t i = 0; i < m; ++i) wa[i] = f(wa[i], wb[i]);  // the result replaces a's block
+          narrow(o + i0 * so, so, wa, m);
+        } else {
+          for (int64_t i = 0; i < m; ++i) o[(i0 + i) * so] = static_cast<O>(f(wa[i], wb[i]));
+        }
+      }
+    } else if (so == 1 && sa == 1 && sb == 1) {
       for (int64_t i = 0; i < r.n; ++i) o[i] = static_cast<O>(f(static_cast<C>(a[i]), static_cast<C>(b[i])));
     } else if (so == 1 && sa == 1 && sb == 0) {  // tensor op scalar/broadcast: the bias-add case
       const C bv = static_cast<C>(b[0]);

@@ -353,6 +353,47 @@ TEST_CASE("pointwise ops pass the guard on channels-last data, and shadow agrees
   CHECK(kernels == std::vector<std::string>{"sigmoid:sigmoid_cpu"});
 }
 
+TEST_CASE("float16 and bfloat16 rows longer than a block equal float32 math rounded once, bit for bit") {
+  // The 16-bit kernels widen rows in blocks of 256 (vector casts), compute in float32 and
+  // narrow once: exactly what the same op in float32 followed by .to(dt) gives. Rows of 1003
+  // elements cover whole blocks and a ragged tail; the specials cover NaN, infinities, signed
+  // zero, subnormals and ties of the rounding.
+  std::vector<double> v;
+  for (int i = 0; i < 2 * 1003; ++i) v.push_back(std::sin(0.37 * i) * std::pow(2.0, i % 23 - 11));
+  const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e-40, -3e-8, 65504.0, 65520.0, 1.00048828125,
+                             3.0e38, -1.0 - 1.0 / 512};
+  for (size_t k = 0; k < std::size(specials); ++k) v[k * 97] = specials[k];
+  std::vector<double> w(v.rbegin(), v.rend());
+  const Tensor base = tensor_of(v, {2, 1003}, lg::kFloat32), other = tensor_of(w, {2, 1003}, lg::kFloat32);
+  const Tol exact{0, 0};
+  for (DType dt : {lg::kFloat16, lg::kBFloat16}) {
+    CAPTURE(dt);
+    const Tensor a = base.to(dt), b = other.to(dt);
+    const Tensor a32 = a.to(lg::kFloat32), b32 = b.to(lg::kFloat32);  // the same values, widened
+    // Unary ops: dense rows, and a stride-2 view (the strided widen/narrow).
+    for (const auto& [op, fn] : unary_ops()) {
+      CAPTURE(op);
+      check_close(values(fn(a)), values(fn(a32).to(dt)), exact);
+      check_close(values(fn(a.slice(1, 0, 1003, 2))), values(fn(a32.slice(1, 0, 1003, 2)).to(dt)), exact);
+    }
+    // Binary ops: dense, a broadcast row, a broadcast scalar on the left, a transposed operand.
+    const Tensor col = a.narrow(1, 5, 1), col32 = a32.narrow(1, 5, 1);
+    check_close(values(lg::add(a, b, 0.5)), values(lg::add(a32, b32, 0.5).to(dt)), exact);
+    check_close(values(lg::sub(a, col)), values(lg::sub(a32, col32).to(dt)), exact);
+    check_close(values(lg::mul(col, a)), values(lg::mul(col32, a32).to(dt)), exact);
+    check_close(values(lg::div(a, b)), values(lg::div(a32, b32).to(dt)), exact);
+    check_close(values(lg::maximum(a, b)), values(lg::maximum(a32, b32).to(dt)), exact);
+    const Tensor at = a.transpose(0, 1).contiguous().transpose(0, 1), at32 = at.to(lg::kFloat32);  // column-major storage
+    check_close(values(lg::minimum(at, b)), values(lg::minimum(at32, b32).to(dt)), exact);
+    check_close(values(lg::lt(a, b)), values(lg::lt(a32, b32)), exact);
+    check_close(values(lg::ge(at, col)), values(lg::ge(at32, col32)), exact);
+    // In place: the result block overwrites the block it was read from.
+    Tensor self = a.clone();
+    lg::add_(self, b, -2);
+    check_close(values(self), values(lg::add(a32, b32, -2).to(dt)), exact);
+  }
+}
+
 TEST_CASE("large tensors take the threaded path with the same values") {
   const Tensor x = ramp_in({4, 16, 32, 32}, CL, lg::kFloat32);  // 65536 elements: above the grain
   const Tensor y = lg::add(x, lg::relu(x));

@@ -11,6 +11,7 @@
 
 #include "cpu/elementwise.h"
 #include "cpu/parallel.h"
+#include "cpu/pool_taps.h"
 #include "cpu/register.h"
 #include "dispatch/kernel_table.h"
 
@@ -31,6 +32,49 @@ struct Geometry {
   }
   int64_t out_plane() const { return out[2] * out[3] * out[4]; }
 };
+
+// Whether NHWC float32 pooling of these tensors runs on the AVX2 tap reductions (pool_taps.h):
+// unit-stride channels in and out.
+template <typename S>
+bool nhwc_taps_path(const Geometry& g) {
+  return std::is_same_v<S, float> && g.xs[1] == 1 && g.os[1] == 1 && cpu::pool_taps_supported();
+}
+
+// How many times a window reads each input element, on average: 1 for 2x2 stride 2 and global
+// pooling, 2.2 for the stem's 3x3 stride 2, 8.6 for 3x3 stride 1 on 28x28. It picks the order
+// of the AVX2 tap reductions (pool_taps.h): from 4 on, the input is mostly cache hits.
+double input_reuse(const Geometry& g, const PoolWindows& w) {
+  double reuse = 1;
+  for (int d = 0; d < 3; ++d) {
+    int64_t taps = 0;
+    for (size_t o = 0; o < w.begin[d].size(); ++o)
+      taps += std::max<int64_t>(0, (w.end[d][o] - w.begin[d][o] + w.dilation[d] - 1) / w.dilation[d]);
+    reuse *= static_cast<double>(taps) / static_cast<double>(std::max<int64_t>(1, g.in[2 + d]));
+  }
+  return reuse;
+}
+
+cpu::TapOrder tap_order(const Geometry& g, const PoolWindows& w) {
+  return input_reuse(g, w) >= 4 ? cpu::TapOrder::InRegisters : cpu::TapOrder::TapByTap;
+}
+
+// Calls pixel(o, taps, count) for the NHWC output pixels [r0, r1) of the N x P flattened
+// output: o is the pixel's channel run, taps the channel runs of its window's input pixels.
+template <typename Pixel>
+void for_each_nhwc_pixel(const float* x, float* o, const Geometry& g, const PoolWindows& w, int64_t r0, int64_t r1,
+                         std::vector<const float*>& taps, Pixel&& pixel) {
+  const int64_t P = g.out_plane(), HW = g.out[3] * g.out[4];
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / P, p = r % P, od = p / HW, oh = p / g.out[4] % g.out[3], ow = p % g.out[4];
+    taps.clear();
+    for (int64_t d = w.begin[0][od]; d < w.end[0][od]; d += w.dilation[0])
+      for (int64_t h = w.begin[1][oh]; h < w.end[1][oh]; h += w.dilation[1])
+        for (int64_t ww = w.begin[2][ow]; ww < w.end[2][ow]; ww += w.dilation[2])
+          taps.push_back(x + n * g.xs[0] + d * g.xs[2] + h * g.xs[3] + ww * g.xs[4]);
+    pixel(o + n * g.os[0] + od * g.os[2] + oh * g.os[3] + ow * g.os[4], taps.data(), static_cast<int64_t>(taps.size()),
+          od, oh, ow);
+  }
+}
 
 template <typename C>
 inline bool beats(C v, C best) {
@@ -202,6 +246,17 @@ void max_pool_typed(const Tensor& out, const Tensor& indices, const Tensor& inpu
   const int64_t N = g.in[0], Ch = g.in[1], P = g.out_plane(), HW = g.out[3] * g.out[4];
   const int64_t plane_hw = g.in[3] * g.in[4];
   const C lowest = MaxReduce::init<C>();
+  if constexpr (std::is_same_v<S, float>) {
+    if (w.channels_last && !ix && nhwc_taps_path<S>(g)) {
+      const cpu::TapOrder order = tap_order(g, w);
+      cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
+        std::vector<const float*> taps;
+        for_each_nhwc_pixel(x, o, g, w, r0, r1, taps, [&](float* op, const float* const* t, int64_t count, int64_t,
+                                                          int64_t, int64_t) { cpu::max_taps(order, op, t, count, Ch); });
+      });
+      return;
+    }
+  }
   if (w.channels_last && !ix && g.xs[1] == 1 && g.os[1] == 1) {
     // Values only (max_pool2d without indices, the inference case) over unit-stride channels: a
     // branch-free running max that vectorises -- the loop below, which also tracks the argmax,
@@ -300,6 +355,19 @@ void avg_pool_typed(const Tensor& out, const Tensor& input, const PoolWindows& w
   auto divisor = [&](int64_t od, int64_t oh, int64_t ow) {
     return w.divisor_override != 0 ? w.divisor_override : w.count[0][od] * w.count[1][oh] * w.count[2][ow];
   };
+  if constexpr (std::is_same_v<S, float>) {
+    if (w.channels_last && nhwc_taps_path<S>(g)) {
+      const cpu::TapOrder order = tap_order(g, w);
+      cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
+        std::vector<const float*> taps;
+        for_each_nhwc_pixel(x, o, g, w, r0, r1, taps,
+                            [&](float* op, const float* const* t, int64_t count, int64_t od, int64_t oh, int64_t ow) {
+                              cpu::sum_taps(order, op, t, count, Ch, static_cast<float>(divisor(od, oh, ow)));
+                            });
+      });
+      return;
+    }
+  }
   if (w.channels_last) {
     cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
       std::vector<C> acc(static_cast<size_t>(Ch));

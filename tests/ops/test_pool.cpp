@@ -8,6 +8,7 @@
 // the first element in window order and NaN wins. Bad input raises an lg::Error naming the op.
 // The hand-computed values and exact spec strides are in test_spec_rows_norm_pool.cpp.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -432,6 +433,41 @@ TEST_CASE("pooling: larger inputs split across threads agree with the reference 
     check_max_pool(x, 3, {{3}, {2}, {1}, {1}, true});
     check_avg_pool(x, 3, {{3}, {2}, {1}}, false, false, std::nullopt);
     check_adaptive_avg(x, 3, {3, 4, 5});
+  }
+}
+
+TEST_CASE("NHWC float32 pooling: the register-blocked channel path equals the portable loop bit for bit") {
+  // Dense channels take cpu/pool_taps (AVX2 where the CPU has it: 32-channel blocks, 8-channel
+  // steps, a scalar tail); every other channel stride 2 forces the portable loop, which walks
+  // the taps in the same order. C = 45 and 70 reach all three parts; NaNs, infinities and
+  // signed zeros test the max rule and the sums.
+  for (int64_t C : {45, 70}) {
+    Tensor wide = noise_in({2, 2 * C, 9, 11}, CL, f32, 31);
+    float* p = wide.data_ptr<float>();  // channels_last: element (n, c, h, w) at ((n*9 + h)*11 + w)*2C + c
+    p[0] = NAN;
+    p[2 * C * 5 + 4] = INFINITY;
+    p[2 * C * 12 + 6] = -INFINITY;
+    p[2 * C * 13 + 8] = -0.0f;
+    const Tensor strided = wide.slice(1, 0, 2 * C, 2);  // channel stride 2
+    const Tensor dense = strided.contiguous(CL);
+    REQUIRE(strided.stride(1) == 2);
+    REQUIRE(dense.stride(1) == 1);
+    const auto same = [&](const std::function<Tensor(const Tensor&)>& pool) {
+      const Tensor a = pool(dense), b = pool(strided);
+      LG_CHECK_CHANNELS_LAST(a);
+      LG_CHECK_CHANNELS_LAST(b);
+      check_close(values(a), values(b), Tol{0, 0});
+    };
+    CAPTURE(C);
+    same([](const Tensor& x) { return lg::max_pool2d(x, {3}, {2}, {1}); });
+    same([](const Tensor& x) { return lg::max_pool2d(x, {2}, {2}, {0}, {1}, true); });
+    same([](const Tensor& x) { return lg::max_pool2d(x, {3, 2}, {1, 2}, {1, 1}, {2, 3}); });  // dilation
+    same([](const Tensor& x) { return lg::adaptive_max_pool2d(x, {4, 5}).first; });
+    same([](const Tensor& x) { return lg::avg_pool2d(x, {3}, {1}, {1}); });
+    same([](const Tensor& x) { return lg::avg_pool2d(x, {2}, {2}, {0}, true, false); });
+    same([](const Tensor& x) { return lg::avg_pool2d(x, {3, 2}, {2, 1}, {1, 0}, false, true, -3); });
+    same([](const Tensor& x) { return lg::adaptive_avg_pool2d(x, {4, 5}); });
+    same([](const Tensor& x) { return lg::adaptive_avg_pool2d(x, {1, 1}); });
   }
 }
 

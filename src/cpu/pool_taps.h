@@ -1,0 +1,33 @@
+// The inner step of NHWC pooling: one output pixel's channels from the input pixels of its
+// window ("taps"), each a unit-stride run of C floats.
+//
+// The portable loop in pooling.cpp keeps its running value in memory and vectorises to SSE.
+// The AVX2 forms here come in two orders, because which one wins depends on where the input
+// comes from (bench/cpu_ops, docs/performance.md):
+//   - InRegisters: 32 channels in four registers across all taps, one store. Fewest memory
+//     operations; it wins when windows overlap enough that the input sits in cache (3x3
+//     stride 1: 3.3x faster than the portable loop).
+//   - TapByTap: each tap's whole channel run added into the output in turn. One sequential
+//     stream at a time keeps the hardware prefetchers fed when the input is read about once
+//     from memory (2x2 stride 2, global pooling, the stem's 3x3 stride 2), where InRegisters,
+//     interleaving all the taps' runs, was 1.6x slower than even the portable loop.
+// All orders walk the taps in the same order with the same operations per channel, so they
+// give the same bits.
+#pragma once
+
+#include <cstdint>
+
+namespace lg::cpu {
+
+enum class TapOrder { InRegisters, TapByTap };
+
+// Whether the AVX2 tap reductions run on this CPU.
+bool pool_taps_supported();
+
+// out[c] = (taps[0][c] + taps[1][c] + ... ) / divisor, summed in tap order from 0, for c < C.
+void sum_taps(TapOrder order, float* out, const float* const* taps, int64_t count, int64_t C, float divisor);
+
+// out[c] = the largest taps[t][c], a NaN winning as in PyTorch, from -inf (no taps: -inf).
+void max_taps(TapOrder order, float* out, const float* const* taps, int64_t count, int64_t C);
+
+}  // namespace lg::cpu

@@ -1,7 +1,8 @@
 // Bandwidth of layout conversions (NCHW <-> NHWC, dtype casts) against memcpy of the same
 // bytes, measured in the same run. Prints a table of medians; no pass/fail.
 //
-//   build/bench/bench_layout_conversion [--quick | --smoke] [--json PATH]
+//   build/bench/bench_layout_conversion [--quick | --smoke] [--json PATH] [--shape NxCxHxW]
+// --shape: that NCHW shape only, instead of the list below.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,7 +42,23 @@ int main(int argc, char** argv) {
   const int runs = args.smoke ? 2 : quick ? 10 : 15;
   using lg::MemoryFormat;
   struct Shape { int64_t n, c, h, w; };
-  const std::vector<Shape> shapes = args.smoke ? std::vector<Shape>{{1, 64, 56, 56}}
+  std::vector<Shape> only;
+  for (size_t i = 0; i < args.rest.size(); ++i) {
+    Shape s{};
+    long n = 0, c = 0, h = 0, w = 0;
+    const bool ok = args.rest[i] == "--shape" && i + 1 < args.rest.size() &&
+                    std::sscanf(std::string(args.rest[i + 1]).c_str(), "%ldx%ldx%ldx%ld", &n, &c, &h, &w) == 4 &&
+                    n > 0 && c > 0 && h > 0 && w > 0;
+    if (!ok) {
+      std::fprintf(stderr, "usage: bench_layout_conversion [--quick|--smoke] [--json PATH] [--shape NxCxHxW]\n");
+      return 2;
+    }
+    s = {n, c, h, w};
+    only.push_back(s);
+    ++i;
+  }
+  const std::vector<Shape> shapes = !only.empty() ? only
+                                    : args.smoke ? std::vector<Shape>{{1, 64, 56, 56}}
                                     : quick    ? std::vector<Shape>{{8, 64, 56, 56}}
                                           : std::vector<Shape>{{32, 64, 56, 56}, {32, 256, 56, 56},
                                                                {32, 512, 28, 28}, {32, 2048, 7, 7},

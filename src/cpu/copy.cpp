@@ -209,6 +209,67 @@ inline void deinterleave3(float* p0, float* p1, float* p2, const float* src, int
   }
 }
 
+// interleave3 and deinterleave3 for any pair the 3-channel paths take: same-dtype 4-byte
+// elements move as bit patterns; float32 <-> float16/bfloat16 go through float32 blocks of
+// pixels on the stack and the vector casts, instead of 3-element scalar rows per pixel.
+template <typename D, typename S>
+void interleave3_as(D* dst, const S* p0, const S* p1, const S* p2, int64_t n) {
+  if constexpr (std::is_same_v<D, S>) {
+    interleave3(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(p0), reinterpret_cast<const float*>(p1),
+                reinterpret_cast<const float*>(p2), n);
+  } else {
+    constexpr int64_t kBlock = 256;
+    float planes[3][kBlock], pixels[3 * kBlock];
+    const S* p[3] = {p0, p1, p2};
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+      const int64_t m = std::min(kBlock, n - i0);
+      const float* q[3];
+      for (int k = 0; k < 3; ++k) {
+        if constexpr (std::is_same_v<S, float>) {
+          q[k] = p[k] + i0;
+        } else {
+          cpu::cast_row(planes[k], p[k] + i0, m);
+          q[k] = planes[k];
+        }
+      }
+      if constexpr (std::is_same_v<D, float>) {
+        interleave3(dst + 3 * i0, q[0], q[1], q[2], m);
+      } else {
+        interleave3(pixels, q[0], q[1], q[2], m);
+        cpu::cast_row(dst + 3 * i0, pixels, 3 * m);
+      }
+    }
+  }
+}
+
+template <typename D, typename S>
+void deinterleave3_as(D* p0, D* p1, D* p2, const S* src, int64_t n) {
+  if constexpr (std::is_same_v<D, S>) {
+    deinterleave3(reinterpret_cast<float*>(p0), reinterpret_cast<float*>(p1), reinterpret_cast<float*>(p2),
+                  reinterpret_cast<const float*>(src), n);
+  } else {
+    constexpr int64_t kBlock = 256;
+    float planes[3][kBlock], pixels[3 * kBlock];
+    D* p[3] = {p0, p1, p2};
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+      const int64_t m = std::min(kBlock, n - i0);
+      const float* from = nullptr;
+      if constexpr (std::is_same_v<S, float>) {
+        from = src + 3 * i0;
+      } else {
+        cpu::cast_row(pixels, src + 3 * i0, 3 * m);
+        from = pixels;
+      }
+      if constexpr (std::is_same_v<D, float>) {
+        deinterleave3(p0 + i0, p1 + i0, p2 + i0, from, m);
+      } else {
+        deinterleave3(planes[0], planes[1], planes[2], from, m);
+        for (int k = 0; k < 3; ++k) cpu::cast_row(p[k] + i0, planes[k], m);
+      }
+    }
+  }
+}
+
 // a: the destination's innermost dim; b: the source's innermost dim. Square tiles keep the
 // lines of both sides in L1 while the other side is walked with a large stride. float32 <->
 // float16/bfloat16 tiles are transposed and cast in one pass (cpu/cast_row.h).
@@ -322,7 +383,7 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
   auto src_inner = std::min_element(dims.begin(), dims.end() - 1, [](const Dim& x, const Dim& y) {
     return x.src_stride < y.src_stride;
   });
-  if constexpr (std::is_same_v<D, S> && sizeof(D) == 4) {
+  if constexpr ((std::is_same_v<D, S> && sizeof(D) == 4) || cpu::kHasRowCast<D, S>) {
     // A 3-channel NCHW image going to NHWC (the input of every channels-last CNN): too narrow
     // to tile, so each run of pixels is interleaved from the three planes (and back below).
     if (dims.size() >= 2 && inner.size == 3 && inner.dst_stride == 1 && inner.src_stride != 1 &&
@@ -331,9 +392,7 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
       dims.erase(src_inner);
       dims.pop_back();
       parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
-        interleave3(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(s),
-                    reinterpret_cast<const float*>(s + inner.src_stride),
-                    reinterpret_cast<const float*>(s + 2 * inner.src_stride), b.size);
+        interleave3_as(d, s, s + inner.src_stride, s + 2 * inner.src_stride, b.size);
       });
       return;
     }
@@ -344,8 +403,7 @@ void copy_typed(D* dst, const S* src, std::vector<Dim> dims, int64_t bytes) {
       dims.erase(src_inner);
       dims.pop_back();
       parallel_outer(dst, src, dims, bytes, [&](D* d, const S* s) {
-        deinterleave3(reinterpret_cast<float*>(d), reinterpret_cast<float*>(d + c.dst_stride),
-                      reinterpret_cast<float*>(d + 2 * c.dst_stride), reinterpret_cast<const float*>(s), inner.size);
+        deinterleave3_as(d, d + c.dst_stride, d + 2 * c.dst_stride, s, inner.size);
       });
       return;
     }

@@ -159,9 +159,11 @@ TEST_CASE("row casts to float16 and bfloat16 give the scalar codec's bits for ev
 
 TEST_CASE("copy_ between float32 and 16-bit floats equals the element-wise cast in every layout pairing") {
   using lg::MemoryFormat;
-  // Channel and pixel counts that leave ragged 32-element tiles and 8-lane steps, and a C=3
-  // input that takes the untiled path.
-  const std::vector<std::vector<int64_t>> shapes = {{2, 37, 9, 7}, {1, 64, 33, 35}, {3, 3, 10, 11}, {1, 8, 8, 8}};
+  // Channel and pixel counts that leave ragged 32-element tiles and 8-lane steps, and C=3
+  // inputs that take the (de)interleaving path: 110 pixels (less than one 256-pixel block, a
+  // ragged 4-pixel step) and 323 (a whole block and a ragged one).
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 37, 9, 7}, {1, 64, 33, 35}, {3, 3, 10, 11}, {2, 3, 17, 19}, {1, 8, 8, 8}};
   for (const auto& shape : shapes) {
     for (lg::DType half_type : {lg::kFloat16, lg::kBFloat16}) {
       for (MemoryFormat from : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {

@@ -46,7 +46,7 @@ class CustomOp {
   std::shared_ptr<const detail::CustomOpEntry> entry_;
 };
 
-// Registers op `name` (letters, digits, '_', '.', ':'; unique; not a built-in op's name).
+// Registers op `name` (letters, digits, '_', '.', '::'; unique; not a built-in op's name).
 // ValueError for a bad or taken name or an empty cpu_kernel.
 CustomOp register_op(std::string name, LayoutPolicy policy, KernelFn cpu_kernel,
                      KernelFn cuda_kernel = nullptr);

@@ -50,8 +50,11 @@ const char* env(const char* name) {
 
 // Recomputes the effective options after a change. Called with the mutex held; throws the
 // environment's ConfigError (leaving everything as it was) when the environment is invalid.
+// A variable the API has replaced (LAYOUTGUARD by set_mode, both by set_options) is not
+// parsed: its value cannot matter, so its errors are not raised either.
 void recompute_locked(State& s) {
-  if (!s.environment) s.environment = parse_options(env("LAYOUTGUARD"), env("LAYOUTGUARD_OPTIONS"));
+  if (!s.environment)
+    s.environment = parse_options(s.api_mode ? "" : env("LAYOUTGUARD"), s.api_options ? "" : env("LAYOUTGUARD_OPTIONS"));
   Options o = s.api_options ? *s.api_options : *s.environment;
   if (s.api_mode) {
     o.mode = *s.api_mode;
@@ -116,7 +119,9 @@ void set_mode(Mode m) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.api_mode = m;
-  if (s.effective || s.api_options) recompute_locked(s);
+  // With the environment cached this cannot throw. Without it (never read, or invalid) the next
+  // use parses it, skipping what the API now replaces.
+  if (s.environment) recompute_locked(s);
 }
 
 void set_options(const Options& o) {
@@ -127,8 +132,7 @@ void set_options(const Options& o) {
   std::lock_guard lock(s.mutex);
   s.api_options = std::move(copy);
   s.api_mode = o.mode;
-  // The environment is still read (and its errors still reported) on first use.
-  if (s.effective) recompute_locked(s);
+  if (s.environment) recompute_locked(s);
 }
 
 void reset_to_environment() {

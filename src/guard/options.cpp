@@ -66,6 +66,19 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// The first ':' of text that separates two fields: a lone ':' (or a run of three or more).
+// "::" is part of a name (namespaced custom ops such as "ns::drop"), never a separator.
+size_t find_separator(std::string_view text) {
+  size_t i = 0;
+  while ((i = text.find(':', i)) != std::string_view::npos) {
+    size_t run = 1;
+    while (i + run < text.size() && text[i + run] == ':') ++run;
+    if (run != 2) return i;
+    i += run;
+  }
+  return std::string_view::npos;
+}
+
 // Suppressions files are short lists; a bigger one is a wrong path (a log, /dev/zero, a FIFO).
 constexpr uintmax_t kMaxSuppressionsBytes = 1 << 20;
 
@@ -92,7 +105,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     std::string_view text = line;
     text = trim(text.substr(0, text.find('#')));
     if (text.empty()) continue;
-    const size_t colon = text.find(':');
+    const size_t colon = find_separator(text);
     const std::string_view op = trim(text.substr(0, colon));
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
@@ -220,10 +233,11 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
   }
   std::string_view rest = options_text;
   while (!rest.empty()) {
-    const size_t colon = rest.find(':');
+    const size_t colon = find_separator(rest);
     const std::string_view pair = trim(rest.substr(0, colon));
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    if (pair.empty()) continue;  // tolerate "a=1::b=2" and a trailing ':'
+    while (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);  // the rest of a ":::" run
+    if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));

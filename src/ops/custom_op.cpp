@@ -36,11 +36,20 @@ Registry& registry() {
   return r;
 }
 
+// Colons only as "::" (namespaces): a lone ':' separates fields in LAYOUTGUARD_OPTIONS and in
+// suppressions files, so such a name could not be allowed or suppressed.
 bool valid_name(std::string_view name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+  const bool chars = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '.' || c == ':';
   });
+  if (!chars || name.front() == ':' || name.back() == ':') return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != ':') continue;
+    if (i + 1 >= name.size() || name[i + 1] != ':' || (i + 2 < name.size() && name[i + 2] == ':')) return false;
+    ++i;
+  }
+  return true;
 }
 
 bool is_builtin(std::string_view name) {
@@ -57,7 +66,7 @@ CustomOp register_op(std::string name, LayoutPolicy policy, KernelFn cpu_kernel,
 CustomOp register_op(std::string name, LayoutPolicy policy, KernelLayouts layouts, KernelFn cpu_kernel,
                      KernelFn cuda_kernel) {
   LG_CHECK(valid_name(name), "[register_op] received the name '", name,
-           "'; required a non-empty name of letters, digits, '_', '.' and ':'");
+           "'; required a non-empty name of letters, digits, '_', '.' and '::'");
   LG_CHECK(!is_builtin(name), "[register_op] received the name '", name,
            "', which is a built-in op; required a name of its own");
   LG_CHECK(static_cast<bool>(cpu_kernel), "[register_op] op '", name,

@@ -1,12 +1,14 @@
 // A program configured only through the real LAYOUTGUARD / LAYOUTGUARD_OPTIONS environment: it
-// calls a custom op that loses channels_last three times and prints one line per call.
-// Driven by tests/guard/test_guard_env.cpp.
+// calls a custom op that loses channels_last three times and prints one line per call. With
+// the argument set_mode (or set_options) it switches the guard to throw through that API after
+// the first call. Driven by tests/guard/test_guard_env.cpp.
 #include <cstdio>
 #include <string>
 
 #include <layoutguard/layoutguard.h>
 
-int main() {
+int main(int argc, char** argv) {
+  const std::string api = argc > 1 ? argv[1] : "";
   const lg::CustomOp drop = lg::register_op(
       "probe.drop_layout", lg::LayoutPolicy::Preserve,
       [](const std::vector<lg::Tensor>& in) { return std::vector<lg::Tensor>{in.at(0).clone(lg::MemoryFormat::Contiguous)}; });
@@ -23,6 +25,8 @@ int main() {
       std::printf("call: ConfigError: %s\n", e.what());
     }
     std::fflush(stdout);
+    if (i == 0 && api == "set_mode") lg::guard::set_mode(lg::guard::Mode::Throw);
+    if (i == 0 && api == "set_options") lg::guard::set_options(lg::guard::parse_options("throw", "summary=0"));
   }
   return 0;
 }

@@ -17,8 +17,8 @@ using lg::testing::contains;
 using lg::testing::count_of;
 
 // Runs the probe with exactly these guard variables (the others unset); stdout + stderr.
-std::string run_probe(const std::string& env) {
-  const std::string cmd = "env -u LAYOUTGUARD -u LAYOUTGUARD_OPTIONS " + env + " " LG_ENV_PROBE " 2>&1";
+std::string run_probe(const std::string& env, const std::string& api = "") {
+  const std::string cmd = "env -u LAYOUTGUARD -u LAYOUTGUARD_OPTIONS " + env + " " LG_ENV_PROBE " " + api + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string out;
@@ -96,6 +96,20 @@ TEST_CASE("an invalid value raises ConfigError on every op call") {
   CHECK(contains(out, "'loud'"));
   const std::string out2 = run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=colour=1");
   CHECK(count_of(out2, "call: ConfigError: LAYOUTGUARD_OPTIONS") == 3);
+}
+
+TEST_CASE("the API replaces an invalid value: set_mode the mode, set_options both variables") {
+  // A bad LAYOUTGUARD stops mattering once set_mode replaces it...
+  std::string out = run_probe("LAYOUTGUARD=loud", "set_mode");
+  CHECK(count_of(out, "call: ConfigError: LAYOUTGUARD=") == 1);
+  CHECK(count_of(out, kViolationLine) == 2);
+  // ...but set_mode leaves LAYOUTGUARD_OPTIONS in force, so its error stays.
+  out = run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=colour=1", "set_mode");
+  CHECK(count_of(out, "call: ConfigError: LAYOUTGUARD_OPTIONS") == 3);
+  // set_options replaces everything the environment says.
+  out = run_probe("LAYOUTGUARD=loud LAYOUTGUARD_OPTIONS=colour=1", "set_options");
+  CHECK(count_of(out, "call: ConfigError: LAYOUTGUARD") == 1);
+  CHECK(count_of(out, kViolationLine) == 2);
 }
 
 TEST_CASE("help=1 prints every option once at first use") {

@@ -384,6 +384,10 @@ TEST_CASE("custom op registration and calls validate their input") {
   auto id = [](const Tensors& in) { return in; };
   CHECK_THROWS_WITH_AS(register_op("", lg::LayoutPolicy::Preserve, id), doctest::Contains("non-empty name"), lg::ValueError);
   CHECK_THROWS_WITH_AS(register_op("bad name", lg::LayoutPolicy::Preserve, id), doctest::Contains("'bad name'"), lg::ValueError);
+  // Colons only as "::": a lone ':' (or ":::") would split the name in LAYOUTGUARD_OPTIONS.
+  for (const char* name : {"a:b", "ns:::x", "trailing:", ":lead", "ns::"})
+    CHECK_THROWS_WITH_AS(register_op(name, lg::LayoutPolicy::Preserve, id), doctest::Contains("'::'"), lg::ValueError);
+  CHECK(register_op("test_ns::v2::identity", lg::LayoutPolicy::Preserve, id).name() == "test_ns::v2::identity");
   CHECK_THROWS_WITH_AS(register_op("clone", lg::LayoutPolicy::Preserve, id), doctest::Contains("built-in op"), lg::ValueError);
   CHECK_THROWS_WITH_AS(register_op("test.no_kernel", lg::LayoutPolicy::Preserve, nullptr),
                        doctest::Contains("empty cpu_kernel"), lg::ValueError);

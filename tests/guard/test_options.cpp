@@ -52,6 +52,12 @@ TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
                 "report=/tmp/r.json:log_path=/tmp/l.txt:shadow=1:max_reports=7:help=1:");
   CHECK(o.allow == std::vector<std::string>{"pad", "upsample_bicubic2d"});
   CHECK(o.ambiguous == lg::guard::Ambiguous::Check);
+  // "::" belongs to a value (namespaced custom ops); single colons and runs of three separate.
+  const lg::guard::Options ns = parse_options("", "allow=ns::drop,a::b::c:summary=0:::min_bytes=8:");
+  CHECK(ns.allow == std::vector<std::string>{"ns::drop", "a::b::c"});
+  CHECK_FALSE(ns.summary);
+  CHECK(ns.min_bytes == 8);
+  CHECK(ns.is_exempt("ns::drop", ""));
   CHECK(o.min_bytes == 4096);
   CHECK_FALSE(o.backtrace);
   CHECK_FALSE(o.summary);
@@ -94,10 +100,19 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   const std::string path = "lg_test_suppressions.txt";
   {
     std::ofstream f(path);
-    f << "# known NCHW fallbacks\n\nupsample_bicubic2d\npad : decoder.*  # reflect padding\n  cat:*.skip?\n";
+    f << "# known NCHW fallbacks\n\nupsample_bicubic2d\npad : decoder.*  # reflect padding\n  cat:*.skip?\n"
+      << "ns::drop\nproj::v2::act:head.*\n";
   }
   const lg::guard::Options o = parse_options("", "suppressions=" + path);
-  REQUIRE(o.suppressions.size() == 3);
+  REQUIRE(o.suppressions.size() == 5);
+  // Namespaced custom op names keep their "::"; a lone ':' starts the module glob.
+  CHECK(o.suppressions[3].op == "ns::drop");
+  CHECK(o.suppressions[3].module_glob.empty());
+  CHECK(o.suppressions[4].op == "proj::v2::act");
+  CHECK(o.suppressions[4].module_glob == "head.*");
+  CHECK(o.is_exempt("ns::drop", "any.module"));
+  CHECK(o.is_exempt("proj::v2::act", "head.fc"));
+  CHECK_FALSE(o.is_exempt("proj::v2::act", "body.fc"));
   CHECK(o.suppressions[0].op == "upsample_bicubic2d");
   CHECK(o.suppressions[0].module_glob.empty());
   CHECK(o.suppressions[1].op == "pad");

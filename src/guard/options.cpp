@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <layoutguard/error.h>
 
 namespace lg::guard {
@@ -47,7 +49,7 @@ std::string_view allowed_values(Kind kind) {
     case Kind::Bool: return "0, 1";
     case Kind::Count: return "a non-negative integer";
     case Kind::List: return "comma-separated names";
-    case Kind::Path:
+    case Kind::Path: return "a writable file path";
     case Kind::Suppressions: return "a file path";
     case Kind::Ambiguity: return "skip, check";
   }
@@ -77,6 +79,25 @@ size_t find_separator(std::string_view text) {
     i += run;
   }
   return std::string_view::npos;
+}
+
+// report= and log_path= are written later (at exit, at the first warning); a path that cannot
+// be written is refused now, with the settings, instead of failing inside some op or at exit.
+// Only looks: the file is not created here (parse_options has no side effects).
+void check_writable(const Key& key, std::string_view value) {
+  namespace fs = std::filesystem;
+  const fs::path path{std::string(value)};
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) bad_value(key, value, "a directory");
+    if (access(path.c_str(), W_OK) != 0) bad_value(key, value, std::string("not writable: ") + std::strerror(errno));
+    return;
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) bad_value(key, value, "its directory does not exist");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    bad_value(key, value, std::string("its directory is not writable: ") + std::strerror(errno));
 }
 
 // Suppressions files are short lists; a bigger one is a wrong path (a log, /dev/zero, a FIFO).
@@ -151,6 +172,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
     }
     case Kind::Path:
       if (value.empty()) bad_value(key, value, "empty");
+      check_writable(key, value);
       (key.name == "report" ? o.report_path : o.log_path) = std::string(value);
       return;
     case Kind::Suppressions:

@@ -15,11 +15,25 @@
 namespace lg::guard::detail {
 namespace {
 
-// Frames of the guard and dispatcher itself, left out of violation stack traces.
-constexpr size_t kGuardFrames = 2;
+// Whether a frame belongs to the guard or the dispatcher: those lead every trace and say
+// nothing about the caller's code. Matched by name, because how many there are depends on the
+// mode (warn/record go through a callback of the records table) and on inlining.
+bool internal_frame(const std::string& name) {
+  return name.find("lg::guard::detail::") != std::string::npos ||
+         name.find("lg::dispatch::detail::") != std::string::npos ||
+         name.find("boost::stacktrace::") != std::string::npos;
+}
 
+// The call stack from the op call outwards, as "N# function at file:line" lines.
 std::string capture_backtrace() {
-  return boost::stacktrace::to_string(boost::stacktrace::stacktrace(kGuardFrames + 1, 64));
+  constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
+  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
+  size_t first = 0;
+  while (first < trace.size() && first < kMaxInternal && internal_frame(trace[first].name())) ++first;
+  std::string out;
+  for (size_t i = first; i < trace.size() && i - first < kMaxFrames; ++i)
+    out += std::to_string(i - first) + "# " + boost::stacktrace::to_string(trace[i]) + "\n";
+  return out;
 }
 
 ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace) {

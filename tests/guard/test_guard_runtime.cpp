@@ -81,6 +81,7 @@ TEST_CASE("throw mode raises LayoutViolation with the facts as data") {
   // backtrace=1 is the default: the trace is in what() and reaches this test file.
   CHECK(contains(v.what(), "stack trace (most recent call first):"));
   CHECK(contains(info.backtrace, "test_guard_runtime.cpp"));
+  CHECK_FALSE(contains(info.backtrace.substr(0, info.backtrace.find('\n')), "lg::guard::detail"));
   CHECK(dynamic_cast<const lg::Error*>(&v) != nullptr);
 }
 
@@ -183,6 +184,12 @@ TEST_CASE("record is silent and fills the report; report_json and write_report a
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].count == 4);
   CHECK(contains(r.violations[0].first.backtrace, "test_guard_runtime.cpp"));
+  // The trace starts at the op call: no frame of the guard or the dispatcher leads it.
+  const std::string& trace = r.violations[0].first.backtrace;
+  const std::string first_frame = trace.substr(0, trace.find('\n'));
+  CHECK(first_frame.rfind("0# ", 0) == 0);
+  CHECK_FALSE(contains(first_frame, "lg::guard::detail"));
+  CHECK_FALSE(contains(first_frame, "lg::dispatch::detail"));
   const auto op = std::find_if(r.ops.begin(), r.ops.end(), [](auto& o) { return o.op == "test.drop_layout"; });
   REQUIRE(op != r.ops.end());
   CHECK(op->calls == 4);

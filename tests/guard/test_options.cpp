@@ -2,6 +2,8 @@
 // matching, precedence of environment, API and Scope.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -86,6 +88,12 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "max_reports=12abc"), "key 'max_reports'"));
   CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
   CHECK(contains(config_error("", "report="), "key 'report' got '' (empty)"));
+  // Paths written later are checked now: a missing directory, a directory, an unwritable file.
+  CHECK(contains(config_error("", "log_path=/proc/x/y.log"), "key 'log_path' got '/proc/x/y.log' (its directory does not exist)"));
+  CHECK(contains(config_error("", "report=/nonexistent-dir/r.json"), "allowed values: a writable file path"));
+  CHECK(contains(config_error("", "report=/tmp"), "(a directory)"));
+  if (access("/proc/version", W_OK) != 0)  // root may write anywhere, but not into /proc
+    CHECK(contains(config_error("", "log_path=/proc/version"), "not writable"));
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
   CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"), "cannot be read"));
   // Not a list of suppressions: a device, a directory, a file too big to be one.

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -181,6 +182,14 @@ int audit_command(std::span<const std::string_view> args) {
   guard::Options options = guard::options();
   options.mode = guard::Mode::Record;
   options.summary = false;  // this command prints its own summary
+  // report= in LAYOUTGUARD_OPTIONS naming the file of --report would overwrite the audit's
+  // report (a superset: it embeds the guard's under "guard") at exit.
+  if (!report_path.empty() && !options.report_path.empty()) {
+    std::error_code e1, e2;
+    const auto guard_file = std::filesystem::weakly_canonical(options.report_path, e1);
+    const auto audit_file = std::filesystem::weakly_canonical(report_path, e2);
+    if (e1 || e2 ? options.report_path == report_path : guard_file == audit_file) options.report_path.clear();
+  }
   guard::set_options(options);
   guard::clear_report();
   Recorder recorder(!dot_path.empty());

@@ -35,8 +35,8 @@ constexpr const char* kUsage =
     "                         [--format channels_last|contiguous] [--convert weights|module|none]\n"
     "                         [--dtype float32|float16|bfloat16] [--device cpu|cuda] [--batch N]\n"
     "                         [--size H[xW]] [--weights FILE.safetensors] [--report OUT.json] [--dot OUT.dot]\n"
-    "       layoutguard run --model M --input X.safetensors --output Y.safetensors [--weights W] [--format F]\n"
-    "                       [--dtype D] [--device D]\n"
+    "       layoutguard run [--model M] --input X.safetensors --output Y.safetensors [--weights W]\n"
+    "                       [--format F] [--convert C] [--dtype D] [--device D]\n"
     "       layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
     "       layoutguard ops [--markdown]\n"
     "       layoutguard version\n";
@@ -62,20 +62,35 @@ std::vector<int64_t> parse_list(std::string_view text, std::string_view what) {
 
 std::string yes(bool b) { return b ? "yes" : "no"; }
 
+// What a conversion returns: the input itself, or a new tensor with these strides.
+struct Outcome {
+  bool same = false;
+  std::vector<int64_t> strides;
+};
+
 // One line per conversion: the resulting layout and whether it is the same tensor.
-void show(const char* name, const lg::Tensor& input, const lg::Tensor& out) {
-  std::cout << "  " << name << std::string(28 - std::string_view(name).size(), ' ')
-            << lg::to_string(out.sizes()) << ":" << lg::to_string(out.strides())
-            << (out.is_same(input) ? "  (returns the input itself)" : "  (copy)") << "  suggests "
-            << out.suggest_memory_format() << "\n";
+void show(const char* name, const std::vector<int64_t>& sizes, const Outcome& out) {
+  std::cout << "  " << name << std::string(28 - std::string_view(name).size(), ' ') << lg::to_string(sizes) << ":"
+            << lg::to_string(out.strides) << (out.same ? "  (returns the input itself)" : "  (copy)") << "  suggests "
+            << lg::layout::suggest_memory_format(sizes, out.strides) << "\n";
 }
 
+// explain reads layouts only, so it never allocates the tensor: any sizes work, even ones no
+// machine could hold. The tensor views a one-element buffer that nothing here reads, and each
+// conversion's outcome comes from the layout rules the ops themselves use: contiguous(fmt)
+// returns its input when it is already contiguous in fmt, to(fmt) when its suggested format
+// is fmt (ATen's to_will_alias), and new tensors get strides_for(fmt), or
+// preserved_strides for clone(); tests/core/test_properties.cpp holds the ops to these rules.
 int explain(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
   if (sizes.size() != strides.size())
     throw lg::ValueError("[layoutguard explain] SIZES has " + std::to_string(sizes.size()) +
                          " entries but STRIDES has " + std::to_string(strides.size()));
-  const int64_t needed = lg::layout::required_storage_elements(sizes, strides, "layoutguard explain");
-  lg::Tensor t = lg::zeros({needed}).as_strided(sizes, strides, 0);
+  (void)lg::layout::required_storage_elements(sizes, strides, "layoutguard explain");  // validates
+  static float unread;
+  const lg::Tensor t = lg::from_blob(&unread, sizes, strides);
+  const auto as_copy = [&](MemoryFormat f) { return Outcome{false, lg::layout::strides_for(sizes, f, "explain")}; };
+  const auto to = [&](MemoryFormat f) { return t.suggest_memory_format() == f ? Outcome{true, strides} : as_copy(f); };
+  const auto contiguous = [&](MemoryFormat f) { return t.is_contiguous(f) ? Outcome{true, strides} : as_copy(f); };
   std::cout << lg::describe_layout(t) << "\n\n";
   std::cout << "predicates\n";
   std::cout << "  is_contiguous()                 " << yes(t.is_contiguous()) << "\n";
@@ -85,14 +100,14 @@ int explain(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   std::cout << "  suggest_memory_format()         " << t.suggest_memory_format()
             << "   <- what conv, pooling, upsample and cat follow\n\n";
   std::cout << "conversions\n";
-  show("to(contiguous_format)", t, t.to(MemoryFormat::Contiguous));
-  show("contiguous()", t, t.contiguous());
-  show("clone() / empty_like()", t, t.clone());
+  show("to(contiguous_format)", sizes, to(MemoryFormat::Contiguous));
+  show("contiguous()", sizes, contiguous(MemoryFormat::Contiguous));
+  show("clone() / empty_like()", sizes, Outcome{false, lg::layout::preserved_strides(sizes, strides)});
   for (MemoryFormat f : {MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
     if (t.dim() != (f == MemoryFormat::ChannelsLast ? 4 : 5)) continue;
     const std::string n(lg::memory_format_name(f));
-    show(("to(" + n + ")").c_str(), t, t.to(f));
-    show(("contiguous(" + n + ")").c_str(), t, t.contiguous(f));
+    show(("to(" + n + ")").c_str(), sizes, to(f));
+    show(("contiguous(" + n + ")").c_str(), sizes, contiguous(f));
   }
   const bool cl_contig = t.is_contiguous(MemoryFormat::ChannelsLast) || t.is_contiguous(MemoryFormat::ChannelsLast3d);
   if (t.is_contiguous() && cl_contig) {
@@ -135,7 +150,15 @@ int main(int argc, char** argv) {
       lg::tools::print_ops_markdown(std::cout);
       return 0;
     }
-    std::cerr << kUsage;
+    const std::string_view command = args[0];
+    std::string why = "unknown command '" + std::string(command) + "'";
+    if (command == "explain")
+      why = "explain takes SIZES and STRIDES, got " + std::to_string(args.size() - 1) + " argument(s)";
+    else if (command == "ops")
+      why = "ops takes no argument but --markdown";
+    else if (command == "version")
+      why = "version takes no argument";
+    std::cerr << "layoutguard: " << why << "\n" << kUsage;
     return 2;
   } catch (const lg::tools::UsageError& e) {
     std::cerr << "layoutguard: " << e.what() << "\n" << kUsage;

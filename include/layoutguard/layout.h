@@ -76,6 +76,9 @@ Flags compute_flags(IntArrayRef sizes, IntArrayRef strides);
 std::vector<int64_t> innermost_first_order(IntArrayRef sizes, IntArrayRef strides);
 // Dense strides that keep the input's dim order (used by Preserve for non-dense inputs).
 std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
+// The strides of empty_like/clone/to with MemoryFormat::Preserve (§2.4): a non-overlapping and
+// dense input keeps its strides exactly (size-1 dims included); others get infer_dense_strides.
+std::vector<int64_t> preserved_strides(IntArrayRef sizes, IntArrayRef strides);
 // The dim order outermost first spelled with letters: "abcd" for NCHW, "acdb" for NHWC.
 std::string dim_order(IntArrayRef sizes, IntArrayRef strides);
 // A short human name: "contiguous", "channels_last", "channels_last_3d", "permuted",

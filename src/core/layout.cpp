@@ -265,6 +265,11 @@ std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides)
   return out;
 }
 
+std::vector<int64_t> preserved_strides(IntArrayRef sizes, IntArrayRef strides) {
+  if (is_non_overlapping_and_dense(sizes, strides)) return strides.vec();
+  return infer_dense_strides(sizes, strides);
+}
+
 std::string dim_order(IntArrayRef sizes, IntArrayRef strides) {
   const std::vector<int64_t> perm = innermost_first_order(sizes, strides);
   std::string tag;

@@ -49,10 +49,7 @@ Tensor empty_like_for(const Tensor& t, const TensorOptions& options, MemoryForma
   const TensorOptions merged = merge(t, options);
   if (fmt != MemoryFormat::Preserve)
     return allocate(t.sizes(), layout::strides_for(t.sizes(), fmt, op), merged, op);
-  // Preserve (spec §2.4): dense inputs keep their strides exactly, size-1 strides included;
-  // others get dense strides in their own dim order.
-  if (t.is_non_overlapping_and_dense()) return allocate(t.sizes(), t.strides().vec(), merged, op);
-  return allocate(t.sizes(), layout::infer_dense_strides(t.sizes(), t.strides()), merged, op);
+  return allocate(t.sizes(), layout::preserved_strides(t.sizes(), t.strides()), merged, op);
 }
 
 }  // namespace detail

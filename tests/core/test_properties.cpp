@@ -240,16 +240,18 @@ TEST_CASE("to(fmt) keeps values and is contiguous in fmt unless it aliased a ten
       CAPTURE(f);
       Tensor out = t.to(f);
       REQUIRE(values(out) == values(t));
-      if (out.is_same(t)) {
-        REQUIRE(t.suggest_memory_format() == f);  // ATen's alias rule, spec §2.3
-      } else {
-        REQUIRE(out.is_contiguous(f));
+      // ATen's alias rule (spec §2.3), both ways; a copy gets the format's generator strides.
+      // `layoutguard explain` predicts conversions with exactly these rules.
+      REQUIRE(out.is_same(t) == (t.suggest_memory_format() == f));
+      if (!out.is_same(t)) {
+        REQUIRE(out.strides().vec() == lg::layout::strides_for(t.sizes(), f));
         REQUIRE_FALSE(out.is_alias_of(t));
       }
       Tensor c = t.contiguous(f);
       REQUIRE(c.is_contiguous(f));
       REQUIRE(values(c) == values(t));
       REQUIRE(c.is_same(t) == t.is_contiguous(f));
+      if (!c.is_same(t)) REQUIRE(c.strides().vec() == lg::layout::strides_for(t.sizes(), f));
     }
   }
 }
@@ -262,6 +264,7 @@ TEST_CASE("clone(Preserve) keeps dense strides and the dim order of non-dense te
     Tensor c = t.clone();
     REQUIRE(values(c) == values(t));
     REQUIRE(c.is_non_overlapping_and_dense());
+    REQUIRE(c.strides().vec() == lg::layout::preserved_strides(t.sizes(), t.strides()));
     if (t.is_non_overlapping_and_dense()) {
       REQUIRE(c.strides() == t.strides());
     } else {

@@ -54,6 +54,15 @@ TEST_CASE("LG_CHECK_PRESERVES_LAYOUT's check fails on a lost layout and on wrong
   CHECK(contains(explain_preserves_layout(wrong_values, x), "give different values: values differ at flat index 16"));
   CHECK(contains(explain_preserves_layout(relu_like, lg::zeros({2, 3})), "needs a 4-D or 5-D input"));
   CHECK(explain_preserves_layout(relu_like, x).empty());
+  // Shapes contiguous in both formats (C = 1; H = W = 1): the channels-last input is restrided
+  // by to(), and a lost layout shows in the suggested format.
+  for (const Tensor& ambiguous : {lg::randn({2, 1, 4, 5}), lg::randn({2, 3, 1, 1}), lg::randn({2, 1, 3, 4, 5})}) {
+    CAPTURE(lg::describe_layout(ambiguous));
+    CHECK(contains(explain_preserves_layout(drops_layout, ambiguous), "which suggests contiguous"));
+    CHECK(explain_preserves_layout(relu_like, ambiguous).empty());
+    // Given already channels-last-strided, the contiguous run is restrided too.
+    CHECK(explain_preserves_layout(relu_like, ambiguous.to(lg::testing::channels_last_for(ambiguous))).empty());
+  }
 }
 
 TEST_CASE("the violation checks report a missing violation and an unexpected one") {

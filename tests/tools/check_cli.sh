@@ -10,7 +10,13 @@ expect_failure "comma-separated integers" explain 2,x 1,1
 expect_failure "negative stride" explain 2,3 -1,1
 expect_failure "negative size" explain 2,-3 3,1
 expect_failure "usage:" frobnicate
-expect_failure "usage:" ops --html
+expect_failure "unknown command 'frobnicate'" frobnicate
+expect_failure "ops takes no argument but --markdown" ops --html
+expect_failure "explain takes SIZES and STRIDES, got 1 argument(s)" explain 2,3,4,5
+expect_failure "version takes no argument" version --verbose
+# explain reads layouts only: sizes no machine could hold are explained, not allocated.
+huge="$("$tool" explain 1000000000000,3,4,5 60,20,5,1)"
+grep -q "to(channels_last) .*(copy)  suggests channels_last" <<<"$huge"
 help_text="$("$tool" audit --help)"  # exit 0, usage on stdout
 grep -q "^usage: layoutguard audit" <<<"$help_text"
 # docs/operators.md is the generated catalogue: regenerate it with

@@ -7,7 +7,9 @@ set -euo pipefail
 tool="$1"; model="$2"; want="$3"; size="$4"; shift 4
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 set +e
-"$tool" audit --model "$model" --size "$size" --report "$tmp/report.json" --dot "$tmp/flow.dot" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+# report= naming the same file must not let the guard's exit report overwrite the audit's.
+LAYOUTGUARD_OPTIONS="report=$tmp/report.json" \
+  "$tool" audit --model "$model" --size "$size" --report "$tmp/report.json" --dot "$tmp/flow.dot" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 set -e
 cat "$tmp/out.txt"

@@ -240,6 +240,14 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   // here (PyTorch computes these in float32 and rounds once, as we do).
   const lg::Tensor xh = x.to(lg::DType::Float16), yh = y.to(lg::DType::Float16);
   const lg::Tensor xb = x.to(lg::DType::BFloat16), yb = y.to(lg::DType::BFloat16);
+  // Inference batch norm, a per-channel scale and shift: as memory-bound as relu in both
+  // layouts, also with MobileNet's 16 channels at 112x112 (the same number of elements).
+  const lg::Tensor narrow = lg::randn({n, 16, 112, 112}).contiguous(lg::MemoryFormat::ChannelsLast);
+  const lg::Tensor narrow_cf = narrow.contiguous();
+  const auto bn = [](const lg::Tensor& t) {
+    const int64_t c = t.size(1);
+    return lg::batch_norm(t, lg::ones({c}), lg::zeros({c}), lg::zeros({c}), lg::ones({c}), false);
+  };
   const size_t bytes = static_cast<size_t>(x.nbytes());
   std::vector<char> a(bytes), b(bytes);
   std::memset(a.data(), 1, bytes);
@@ -249,8 +257,9 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
       {[&] { std::memcpy(b.data(), a.data(), bytes); }, [&] { (void)lg::relu(x); }, [&] { (void)lg::add(x, y); },
        [&] { (void)x_cf.contiguous(lg::MemoryFormat::ChannelsLast); }, [&] { (void)x.contiguous(); },
        [&] { (void)lg::relu(xh); }, [&] { (void)lg::add(xh, yh); }, [&] { (void)lg::relu(xb); },
-       [&] { (void)lg::add(xb, yb); }},
-      runs, 300 * 9);
+       [&] { (void)lg::add(xb, yb); }, [&] { (void)bn(x); }, [&] { (void)bn(x_cf); }, [&] { (void)bn(narrow); },
+       [&] { (void)bn(narrow_cf); }},
+      runs, 300 * 13);
   const Timing& mc = timed[0];
   std::printf("\nbandwidth, %s (%.0f MB per fp32 operand), %d threads: GB/s and %% of memcpy (read+write of the same bytes)\n",
               lg::to_string(shape).c_str(), bytes / 1e6, omp_get_max_threads());
@@ -273,6 +282,10 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   row("float16 add NHWC + NHWC", 1.5, timed[6]);
   row("bfloat16 relu NHWC", 1.0, timed[7]);
   row("bfloat16 add NHWC + NHWC", 1.5, timed[8]);
+  row("batch_norm (eval) NHWC", 2.0, timed[9]);
+  row("batch_norm (eval) NCHW", 2.0, timed[10]);
+  row("batch_norm (eval) NHWC, C=16 at 112x112", 2.0, timed[11]);
+  row("batch_norm (eval) NCHW, C=16 at 112x112", 2.0, timed[12]);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <layoutguard/nn/safetensors.h>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,14 +39,41 @@ Tensor copy_out(const SafetensorsEntry& e, const std::byte* data) {
   return t;
 }
 
-// A private, writable (copy-on-write) mapping of a whole file, unmapped with its last user.
-struct Mapping {
-  void* address = nullptr;
+// The whole file in memory, 64-byte aligned, freed with the last tensor that views it.
+struct FileBuffer {
+  std::byte* data = nullptr;
   size_t size = 0;
-  ~Mapping() {
-    if (address) munmap(address, size);
-  }
+  ~FileBuffer() { std::free(data); }
 };
+
+// Reads `path` whole. A copy, not a memory map: tensors from a map would change, or kill the
+// process with SIGBUS, when the file is rewritten or truncated while they live (Python's
+// safetensors save_file and cp both rewrite in place).
+std::shared_ptr<FileBuffer> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(path, "not a regular file");
+  auto buffer = std::make_shared<FileBuffer>();
+  buffer->size = static_cast<size_t>(st.st_size);
+  const size_t rounded = (buffer->size + 63) / 64 * 64;
+  buffer->data = static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(rounded, 64)));
+  if (buffer->data == nullptr)
+    fail(path, "cannot allocate " + std::to_string(buffer->size) + " bytes to read it");
+  size_t done = 0;
+  while (done < buffer->size) {
+    const ssize_t got = ::read(fd, buffer->data + done, buffer->size - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(path, std::string("read failed: ") + std::strerror(errno));
+    if (got == 0) fail(path, "the file shrank while it was read");
+    done += static_cast<size_t>(got);
+  }
+  return buffer;
+}
 
 }  // namespace
 
@@ -70,40 +96,21 @@ TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view 
 }
 
 TensorFile load_safetensors(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(path, "not a regular file");
-  }
-  auto mapping = std::make_shared<Mapping>();
-  mapping->size = static_cast<size_t>(st.st_size);
-  if (mapping->size > 0) {
-    void* a = ::mmap(nullptr, mapping->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (a == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      fail(path, std::string("cannot memory-map: ") + std::strerror(err));
-    }
-    mapping->address = a;
-  }
-  ::close(fd);  // the mapping stays valid without the descriptor
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(mapping->address), mapping->size);
-
+  const std::shared_ptr<FileBuffer> buffer = read_file(path);
+  const std::span<const std::byte> bytes(buffer->data, buffer->size);
   const detail::SafetensorsHeader h = detail::parse_safetensors_header(bytes, path);
   TensorFile out;
   out.metadata = h.metadata;
   for (const SafetensorsEntry& e : h.entries) {
-    std::byte* data = static_cast<std::byte*>(mapping->address) + h.data_start + e.begin;
+    std::byte* data = buffer->data + h.data_start + e.begin;
     detail::check_bool_bytes(path, e, data);
     const bool aligned = reinterpret_cast<uintptr_t>(data) % itemsize(e.dtype) == 0;
     if (!aligned || e.end == e.begin) {
       out.tensors.emplace(e.name, copy_out(e, data));
       continue;
     }
-    // Shares the mapping; the deleter keeps it alive as long as any tensor views it.
-    out.tensors.emplace(e.name, from_blob(data, e.shape, [mapping](void*) {}, TensorOptions().dtype(e.dtype)));
+    // Views the buffer; the deleter keeps it alive as long as any tensor does.
+    out.tensors.emplace(e.name, from_blob(data, e.shape, [buffer](void*) {}, TensorOptions().dtype(e.dtype)));
   }
   return out;
 }
@@ -111,19 +118,30 @@ TensorFile load_safetensors(const std::string& path) {
 std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::vector<Tensor> rows;  // row-major CPU copies, in name order
-  uint64_t offset = 0;
+  // Row-major CPU copies, widest element first: every tensor's bytes then start at a multiple
+  // of its item size (the data section starts 8-byte aligned), so a reader can use them in
+  // place. The header lists names in order; the data is laid out in this order.
+  std::vector<std::pair<std::string, Tensor>> rows;
   for (const auto& [name, t] : tensors) {
     if (name.empty() || name == "__metadata__")
       throw ValueError("[safetensors] tensor names must be non-empty and not \"__metadata__\", got \"" + name + "\"");
     if (!t.defined()) throw ValueError("[safetensors] tensor \"" + name + "\" is undefined");
-    Tensor row = t.to(kCPU).contiguous();
-    const uint64_t n = row.nbytes();
-    header[name] = {{"dtype", safetensors_dtype_name(row.dtype())},
-                    {"shape", std::vector<int64_t>(row.sizes().begin(), row.sizes().end())},
-                    {"data_offsets", {offset, offset + n}}};
-    offset += n;
-    rows.push_back(std::move(row));
+    (void)safetensors_dtype_name(t.dtype());  // an unsupported dtype fails before any copy
+    rows.emplace_back(name, t.to(kCPU).contiguous());
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.itemsize() > b.second.itemsize(); });
+  uint64_t offset = 0;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& [name, row] : rows) {
+    ranges[name] = {offset, offset + row.nbytes()};
+    offset += row.nbytes();
+  }
+  for (const auto& [name, t] : tensors) {
+    const auto& [begin, end] = ranges.at(name);
+    header[name] = {{"dtype", safetensors_dtype_name(t.dtype())},
+                    {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())},
+                    {"data_offsets", {begin, end}}};
   }
   std::string text;
   try {
@@ -131,22 +149,21 @@ std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata
   } catch (const nlohmann::json::exception& e) {  // a name or metadata value that is not UTF-8
     throw ValueError(std::string("[safetensors] tensor names and metadata must be valid UTF-8: ") + e.what());
   }
-  // Padding with spaces to a multiple of 8 keeps the data section 8-byte aligned, so a memory
-  // map can hand out aligned tensors.
+  // Padding with spaces to a multiple of 8 keeps the data section 8-byte aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out(8, '\0');
   const uint64_t n = text.size();
   std::memcpy(out.data(), &n, 8);
   out += text;
   out.reserve(out.size() + offset);
-  for (const Tensor& row : rows) out.append(static_cast<const char*>(row.data_ptr()), row.nbytes());
+  for (const auto& [name, row] : rows) out.append(static_cast<const char*>(row.data_ptr()), row.nbytes());
   return out;
 }
 
 void save_safetensors(const std::string& path, const StateDict& tensors, const Metadata& metadata) {
   const std::string bytes = safetensors_bytes(tensors, metadata);
-  // Written beside the target and renamed over it: tensors still mapped from the old file keep
-  // their bytes (the mapping holds the old inode), and a failed write leaves no half file.
+  // Written beside the target and renamed over it: a failed write leaves no half file, and a
+  // reader never sees a partly written one.
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream f(temp, std::ios::binary | std::ios::trunc);

@@ -121,15 +121,22 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std
                      std::to_string(bytes.size()) + " bytes)");
   const char* text = reinterpret_cast<const char*>(bytes.data() + 8);
 
-  // Duplicate names: nlohmann keeps the last value silently, so watch the top-level keys.
-  std::set<std::string> seen;
-  std::string duplicate;
-  auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  // Duplicate keys: nlohmann keeps the last value silently, so every object's keys are watched
+  // -- tensor names, and the keys inside an entry ("dtype" twice would pick the last one).
+  using Event = nlohmann::json::parse_event_t;
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  std::string entry, duplicate;  // the top-level key being parsed; the first duplicate found
+  auto watch = [&](int depth, Event event, nlohmann::json& parsed) {
     if (depth > kMaxJsonDepth)
       fail(source, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    if (event == nlohmann::json::parse_event_t::key && depth == 1) {
+    if (event == Event::object_start) keys_of_open_objects.emplace_back();
+    if (event == Event::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
+    if (event == Event::key && !keys_of_open_objects.empty() && duplicate.empty()) {
       const std::string& key = parsed.get_ref<const std::string&>();
-      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
+      if (!keys_of_open_objects.back().insert(key).second)
+        duplicate = depth == 1 ? "tensor name \"" + key + "\" appears twice in the header"
+                               : "key \"" + key + "\" appears twice in the entry \"" + entry + "\"";
+      if (depth == 1) entry = key;
     }
     return true;
   };
@@ -139,7 +146,7 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std
   } catch (const nlohmann::json::exception& e) {
     fail(source, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!duplicate.empty()) fail(source, "tensor name \"" + duplicate + "\" appears twice in the header");
+  if (!duplicate.empty()) fail(source, duplicate);
   if (!header.is_object()) fail(source, "header must be a JSON object, got " + std::string(header.type_name()));
 
   SafetensorsHeader h;

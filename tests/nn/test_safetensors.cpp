@@ -1,11 +1,13 @@
 // safetensors: round trips of every dtype (also channels_last, sliced and zero-size tensors),
-// the memory-mapped reader against the in-memory parser, and every kind of corrupt file, each
+// the file reader against the in-memory parser, aligned writing, files changed after loading, and every kind of corrupt file, each
 // of which must raise lg::ValueError naming the file and the problem.
 #include <cstring>
 #include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <layoutguard/layoutguard.h>
 #include <layoutguard/nn.h>
@@ -86,9 +88,21 @@ TEST_CASE("safetensors: every dtype round-trips through a file and through memor
       CHECK(values(g) == values(t));
     }
   }
-  // Memory-mapped tensors are private copies-on-write: writing into one leaves the file alone.
+  // Loaded tensors own their bytes: writing into one leaves the file alone.
   loaded.tensors.at("a.f32").fill_(0);
   CHECK(values(lg::nn::load_safetensors(path.str()).tensors.at("a.f32")) == values(sd["a.f32"]));
+  // The writer puts the widest elements first, so every tensor starts aligned for its dtype.
+  const uint64_t header_len = [&] {
+    uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    return n;
+  }();
+  CHECK((8 + header_len) % 8 == 0);
+  const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, header_len));
+  for (const auto& [name, t] : sd) {
+    CAPTURE(name);
+    CHECK(header[name]["data_offsets"][0].get<uint64_t>() % t.itemsize() == 0);
+  }
 }
 
 TEST_CASE("safetensors: a model's state dict round-trips and loads strictly into a fresh model") {
@@ -145,7 +159,10 @@ TEST_CASE("safetensors: corrupt files raise ValueError naming the file and the p
   check_rejects(header_of(ok_entry) + data + "xx", "trailing bytes");
   check_rejects(header_of(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                           R"("t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})") + data,
-                "appears twice");
+                "tensor name \"t\" appears twice");
+  check_rejects(header_of(R"({"t":{"dtype":"F32","dtype":"I32","shape":[2],"data_offsets":[0,8]}})") + data,
+                "key \"dtype\" appears twice in the entry \"t\"");
+  check_rejects(header_of(R"({"__metadata__":{"k":"a","k":"b"}})"), "key \"k\" appears twice in the entry \"__metadata__\"");
   check_rejects(header_of(R"({"t":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})") + std::string("\x01\x07", 2),
                 "BOOL bytes must be 0 or 1");
   check_rejects(header_of(R"({"__metadata__":{"k":1}})"), "must be a string");
@@ -174,6 +191,23 @@ TEST_CASE("safetensors: saving over a file leaves tensors loaded from it intact"
   CHECK(first.tensors.at("t").numel() == 1000);
   CHECK(values(first.tensors.at("t"))[999] == 999.0);
   CHECK(lg::nn::load_safetensors(path.str()).tensors.count("u") == 1);
+}
+
+TEST_CASE("safetensors: rewriting or truncating the file in place leaves loaded tensors intact") {
+  TempPath path("lg-inplace.safetensors");
+  lg::nn::save_safetensors(path.str(), {{"w", lg::ones({256})}});
+  const lg::nn::TensorFile loaded = lg::nn::load_safetensors(path.str());
+  const std::string original = lg::nn::safetensors_bytes({{"w", lg::ones({256})}});
+  {
+    // Same length, new values, same inode: what cp or Python's save_file do.
+    std::fstream f(path.str(), std::ios::in | std::ios::out | std::ios::binary);
+    const std::string zeros = lg::nn::safetensors_bytes({{"w", lg::zeros({256})}});
+    REQUIRE(zeros.size() == original.size());
+    f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
+  CHECK(lg::sum(loaded.tensors.at("w")).item<double>() == 256.0);
+  REQUIRE(::truncate(path.str().c_str(), 8) == 0);  // a mapped tensor would die with SIGBUS here
+  CHECK(lg::sum(loaded.tensors.at("w")).item<double>() == 256.0);
 }
 
 }  // TEST_SUITE

@@ -159,6 +159,32 @@ TEST_CASE("normalisation: values and output layout over every input layout, with
   }
 }
 
+TEST_CASE("normalisation: dense NHWC blocks of whole pixels equal the per-pixel loop bit for bit") {
+  // Dense channels-last tensors run as one flat loop per image against tiled per-channel values
+  // (blocks of >= 256 values); a W-strided view of the same numbers takes the per-pixel loop.
+  // C = 3, 16, 70 and 300 give blocks of 85, 16, 3 and 1 pixels; 35 pixels per image make
+  // blocks cross image boundaries, where group and instance norm change their values.
+  for (int64_t C : {3, 16, 70, 300}) {
+    CAPTURE(C);
+    const Tensor wide = noise_in({2, C, 5, 14}, CL, f32, 41);
+    const Tensor strided = wide.slice(3, 0, 14, 2);
+    const Tensor dense = strided.contiguous(CL);
+    REQUIRE(dense.is_contiguous(CL));
+    REQUIRE_FALSE(strided.is_contiguous(CL));
+    const Tensor w = noise_in({C}, CF, f32, 42), b = noise_in({C}, CF, f32, 43);
+    const Tensor rm = noise_in({C}, CF, f32, 44), rv = lg::add(noise_in({C}, CF, f32, 45), 1.5);
+    const auto same = [&](const std::function<Tensor(const Tensor&)>& norm) {
+      const Tensor a = norm(dense), c = norm(strided);
+      LG_CHECK_CHANNELS_LAST(a);
+      check_close(values(a), values(c), Tol{0, 0});
+    };
+    same([&](const Tensor& x) { return lg::batch_norm(x, w, b, rm, rv, false); });
+    same([&](const Tensor& x) { return lg::batch_norm(x, w, b, std::nullopt, std::nullopt, true); });
+    same([&](const Tensor& x) { return lg::instance_norm(x, w, b); });
+    if (C % 2 == 0) same([&](const Tensor& x) { return lg::group_norm(x, 2, w, b); });
+  }
+}
+
 TEST_CASE("normalisation: float64, float16 and bfloat16; float32 parameters for half-precision input") {
   for (DType dt : {lg::kFloat64, lg::kFloat16, lg::kBFloat16}) {
     for (MemoryFormat fmt : {CF, CL}) {

@@ -30,9 +30,10 @@ struct TensorFile {
   Metadata metadata;  // the header's "__metadata__" (string values only)
 };
 
-// Reads `path` through a private memory map: tensors whose bytes are aligned for their dtype
-// share the mapping (copy-on-write, so writing into them never changes the file); the others
-// are copied out. Tensors are contiguous, on the CPU.
+// Reads `path` whole into one buffer: tensors whose bytes are aligned for their dtype (all of
+// them in files save_safetensors wrote) view that buffer, the others are copied out. Nothing
+// stays tied to the file: writing into a tensor never changes it, and rewriting or truncating
+// the file later never changes a tensor. Tensors are contiguous, on the CPU.
 TensorFile load_safetensors(const std::string& path);
 
 // Parses a file already in memory; `source` names it in errors. The tensors are copies.

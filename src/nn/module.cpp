@@ -1,6 +1,8 @@
 // lg::nn::Module: registration, traversal, conversion and state dicts.
 #include <layoutguard/nn/module.h>
 
+#include "nn/tied_conversion.h"
+
 #include <optional>
 #include <set>
 
@@ -47,7 +49,19 @@ void Module::attach(std::string name, std::shared_ptr<Module> child) {
   if (!child) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is null");
   for (const auto& [n, c] : children_)
     if (n == name) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is registered twice");
-  child->name_ = name;
+  // A module registered in several places (a shared activation, a tied block) cannot tell
+  // which place called it, so its path lists every name it has: "enc|dec".
+  if (child->name_.empty()) {
+    child->name_ = name;
+  } else {
+    bool known = false;
+    for (size_t at = 0; at <= child->name_.size();) {
+      const size_t bar = std::min(child->name_.find('|', at), child->name_.size());
+      known |= std::string_view(child->name_).substr(at, bar - at) == name;
+      at = bar + 1;
+    }
+    if (!known) child->name_ += "|" + name;
+  }
   children_.emplace_back(std::move(name), std::move(child));
 }
 
@@ -118,12 +132,13 @@ Module& Module::to(MemoryFormat fmt) {
   if (fmt == MemoryFormat::Preserve)
     throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
                      "channels_last_3d, got preserve_format");
+  detail::TiedConversion tied;
   for_each_slot("", [&](const std::string&, Tensor& t, bool) {
     const int64_t rank = t.dim();
     const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
                          : fmt == MemoryFormat::ChannelsLast ? rank == 4
                                                              : rank == 5;
-    if (applies) t = t.to(fmt);
+    if (applies) t = tied(t, [&](const Tensor& x) { return x.to(fmt); });
   });
   return *this;
 }
@@ -131,14 +146,16 @@ Module& Module::to(MemoryFormat fmt) {
 Module& Module::to(DType dtype) {
   if (!is_floating_point(dtype))
     throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
+  detail::TiedConversion tied;
   for_each_slot("", [&](const std::string&, Tensor& t, bool) {
-    if (t.is_floating_point()) t = t.to(dtype);
+    if (t.is_floating_point()) t = tied(t, [&](const Tensor& x) { return x.to(dtype); });
   });
   return *this;
 }
 
 Module& Module::to(Device device) {
-  for_each_slot("", [&](const std::string&, Tensor& t, bool) { t = t.to(device); });
+  detail::TiedConversion tied;
+  for_each_slot("", [&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
   return *this;
 }
 

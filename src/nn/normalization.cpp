@@ -39,8 +39,11 @@ Tensor BatchNormNd<D>::forward(const Tensor& input) {
     throw ValueError("[nn::" + type_name() + "] expected " + std::to_string(D + 2) + "D input (got " +
                      std::to_string(input.dim()) + "D input of sizes " + to_string(input.sizes()) + ")");
   const bool use_batch_stats = is_training() || !running_mean.defined();
-  if (is_training() && num_batches_tracked.defined())
-    num_batches_tracked.fill_(num_batches_tracked.item<int64_t>() + 1);
+  if (is_training() && num_batches_tracked.defined()) {
+    // Wraps at int64's end like PyTorch's add_(1) on an int64 tensor, without signed overflow.
+    const auto count = static_cast<uint64_t>(num_batches_tracked.item<int64_t>());
+    num_batches_tracked.fill_(static_cast<int64_t>(count + 1));
+  }
   return batch_norm(input, optional(weight), optional(bias), optional(running_mean), optional(running_var),
                     use_batch_stats, options_.momentum(), options_.eps());
 }

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <layoutguard/layoutguard.h>
 #include <layoutguard/nn.h>
 #include <layoutguard/testing/doctest.h>
@@ -240,6 +242,62 @@ TEST_CASE("Module paths: a violation inside a module names its dotted path") {
     CHECK(v.info().module_path == "body.2");
     CHECK(v.info().op == "nn_test_contiguous_relu");
   }
+}
+
+TEST_CASE("Module: tied tensors stay tied through to() and the weight utilities; shared modules name every place") {
+  // b's weight is a's (weight tying): converting must give both slots one new tensor.
+  auto seq = std::make_shared<nn::Sequential>();
+  auto a = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(4, 4, {3}));
+  auto b = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(4, 4, {3}));
+  b->weight = a->weight;
+  seq->push_back(a);
+  seq->push_back(b);
+  seq->push_back(a);  // the same module twice: visited twice, converted once
+  seq->to(lg::kFloat16);
+  CHECK(a->weight.dtype() == lg::kFloat16);
+  CHECK(a->weight.is_same(b->weight));
+  seq->to(MemoryFormat::ChannelsLast);
+  CHECK(a->weight.is_same(b->weight));
+  CHECK(a->weight.is_contiguous(MemoryFormat::ChannelsLast));
+  nn::utils::convert_conv2d_weight_memory_format(*seq, MemoryFormat::Contiguous);
+  CHECK(a->weight.is_same(b->weight));
+  CHECK(a->weight.is_contiguous());
+  CHECK_FALSE(a->bias.is_same(b->bias));  // untied tensors stay apart
+  // The shared module's path lists both places it was registered under.
+  CHECK(a->name() == "0|2");
+  CHECK(b->name() == "1");
+}
+
+TEST_CASE("BatchNorm: num_batches_tracked wraps at int64's end instead of overflowing") {
+  nn::BatchNorm2d bn(nn::BatchNormOptions(2));
+  bn.num_batches_tracked.fill_(std::numeric_limits<int64_t>::max());
+  bn(lg::randn({2, 2, 3, 3}));
+  CHECK(bn.num_batches_tracked.item<int64_t>() == std::numeric_limits<int64_t>::min());
+}
+
+TEST_CASE("AdaptiveAvgPool2d/3d take one output size for every spatial dim") {
+  nn::AdaptiveAvgPool2d p2({1});
+  CHECK(p2(lg::randn({2, 3, 5, 7})).sizes().vec() == std::vector<int64_t>{2, 3, 1, 1});
+  nn::AdaptiveAvgPool3d p3({2});
+  CHECK(p3(lg::randn({1, 2, 4, 5, 6})).sizes().vec() == std::vector<int64_t>{1, 2, 2, 2, 2});
+  nn::AdaptiveAvgPool2d p23({2, 3});
+  CHECK(p23(lg::randn({1, 1, 4, 6})).sizes().vec() == std::vector<int64_t>{1, 1, 2, 3});
+}
+
+TEST_CASE("convert_conv2d_weight_memory_format: a conv without a 4-D weight is an error naming the utility and the layer") {
+  auto seq = std::make_shared<nn::Sequential>();
+  seq->push_back(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 2, {3})));
+  auto broken = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 2, {3}));
+  broken->weight = lg::zeros({2, 2, 3});
+  seq->push_back(broken);
+  CHECK_THROWS_WITH_AS(nn::utils::convert_conv2d_weight_memory_format(*seq, MemoryFormat::ChannelsLast),
+                       doctest::Contains("[nn::utils::convert_conv2d_weight_memory_format] the Conv2d at \"1\" has a weight of"),
+                       lg::ValueError);
+  // Checked before anything changed: the good conv was not converted either.
+  CHECK(std::static_pointer_cast<nn::Conv2d>((*seq)[0])->weight.is_contiguous());
+  broken->weight = Tensor();
+  CHECK_THROWS_WITH_AS(nn::utils::convert_conv2d_weight_memory_format(*seq, MemoryFormat::ChannelsLast),
+                       doctest::Contains("has no weight; required a 4-D weight"), lg::ValueError);
 }
 
 TEST_CASE("nn layers: bad arguments and inputs raise lg::Error naming the layer") {

@@ -5,7 +5,8 @@
 // the members in place. Modules are created with std::make_shared and never copied or moved;
 // a child knows the name its parent registered it under, and calling a module (operator())
 // pushes that name on the guard's module stack, so a violation inside names e.g.
-// "layer3.4.conv2".
+// "layer3.4.conv2". A module registered in several places has all its names ("0|2"), because
+// it cannot know which place called it.
 #pragma once
 
 #include <memory>
@@ -36,7 +37,7 @@ class Module {
   virtual Tensor forward(const Tensor& input) = 0;
 
   const std::string& type_name() const { return type_name_; }  // "Conv2d", "ResNet", ...
-  const std::string& name() const { return name_; }            // in the parent ("" at the root)
+  const std::string& name() const { return name_; }  // in the parent ("" at the root; "a|b" if shared)
 
   // Dotted names, depth first, in registration order ("layer1.0.conv1.weight"). Undefined
   // slots (a Conv2d without bias) are left out.

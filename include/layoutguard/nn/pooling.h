@@ -55,8 +55,10 @@ class AvgPoolNd : public Module {
 template <int D>
 class AdaptiveAvgPoolNd : public Module {
  public:
+  // One value is used for every spatial dim (AdaptiveAvgPool2d({1}) is PyTorch's AdaptiveAvgPool2d(1)).
   explicit AdaptiveAvgPoolNd(std::vector<int64_t> output_size)
-      : Module(D == 2 ? "AdaptiveAvgPool2d" : "AdaptiveAvgPool3d"), output_size_(std::move(output_size)) {}
+      : Module(D == 2 ? "AdaptiveAvgPool2d" : "AdaptiveAvgPool3d"),
+        output_size_(output_size.size() == 1 ? std::vector<int64_t>(D, output_size[0]) : std::move(output_size)) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
 

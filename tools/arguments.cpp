@@ -50,7 +50,8 @@ std::string Flags::choice(std::string_view name, std::string_view fallback,
   std::string list;
   for (std::string_view c : choices) {
     if (c == v) return v;
-    list += (list.empty() ? "" : "|") + std::string(c);
+    if (!list.empty()) list += '|';
+    list += c;
   }
   fail("--" + std::string(name) + " must be " + list + ", got \"" + v + "\"");
 }

@@ -6,7 +6,10 @@ ModelSetup parse_model_setup(const Flags& f) {
   ModelSetup s;
   s.model = f.get("model", s.model);
   std::string names;
-  for (const models::ModelInfo& m : models::model_infos()) names += (names.empty() ? "" : "|") + std::string(m.name);
+  for (const models::ModelInfo& m : models::model_infos()) {
+    if (!names.empty()) names += '|';
+    names += m.name;
+  }
   bool known = false;
   for (const models::ModelInfo& m : models::model_infos()) known |= (m.name == s.model);
   if (!known) throw UsageError("[layoutguard] --model must be " + names + ", got \"" + s.model + "\"");

@@ -70,7 +70,7 @@ constexpr FamilyText kFamilies[] = {
      "training (or p = 0) it returns the input itself, as ATen does."},
 };
 
-std::string code(std::string_view s) { return s.empty() ? std::string("—") : "`" + std::string(s) + "`"; }
+std::string code(std::string_view s) { return s.empty() ? std::string("—") : std::string("`").append(s).append("`"); }
 
 }  // namespace
 
@@ -115,7 +115,8 @@ void print_ops_markdown(std::ostream& out) {
         out << line << "\n";
         line.clear();
       }
-      line += (line.empty() ? "" : " ") + std::string(word);
+      if (!line.empty()) line += ' ';
+      line += word;
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
     }
     out << line << "\n\nOps: ";

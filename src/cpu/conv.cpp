@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/conv_geometry.h"
+#include "cpu/conv_nhwc_depthwise.h"
 #include "cpu/conv_nhwc_grouped.h"
 #include "cpu/gemm.h"
 #include "cpu/packed_weights.h"
@@ -326,7 +327,15 @@ void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, co
   const bool depthwise = g.groups > 1 && g.cg_in == 1 && g.cg_out == 1;
   if (p.channels_last) {
     if (depthwise) {
-      conv_nhwc_depthwise(g, x, cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>(), b, bs, o);
+      const T* w = cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>();
+      if constexpr (std::is_same_v<T, float>) {
+        if (cpu::conv_nhwc_depthwise_avx2_applies(g)) {
+          dispatch::note_kernel("conv_nhwc_depthwise_avx2_cpu");
+          cpu::conv_nhwc_depthwise_avx2(g, x, w, b, bs, o);
+          return;
+        }
+      }
+      conv_nhwc_depthwise(g, x, w, b, bs, o);
     } else {
       conv_nhwc(g, x, weight, dt, b, bs, o);
     }

@@ -46,6 +46,10 @@ const std::vector<Case2d>& cases_2d() {
       {"groups of 16, no padding", {2, 32, 5, 9}, {32, 16, 3, 3}, {1}, {0}, {1}, 2, false},
       {"depthwise stride 2", {2, 4, 7, 7}, {4, 1, 3, 3}, {2}, {1}, {1}, 4, true},
       {"depthwise multiplier 2", {1, 3, 5, 6}, {6, 1, 3, 3}, {1}, {1}, {1}, 3, false},
+      // Depthwise widths that reach every part of the AVX2 NHWC kernel: 32-channel blocks,
+      // 8-channel steps and a scalar tail.
+      {"depthwise 45 channels, dilation 2", {2, 45, 7, 9}, {45, 1, 3, 3}, {1}, {2}, {2}, 45, true},
+      {"depthwise 70 channels, stride 2", {1, 70, 9, 8}, {70, 1, 3, 3}, {2}, {1}, {1}, 70, false},
       {"2x3 kernel, per-dim stride and padding", {2, 3, 6, 7}, {4, 3, 2, 3}, {1, 2}, {1, 0}, {1}, 1, true},
   };
   return cases;
@@ -174,6 +178,7 @@ TEST_CASE("conv3d: values and channels_last_3d over layouts, strides, groups, de
       {{2, 4, 4, 5, 5}, {4, 1, 3, 3, 3}, {1}, {1}, {1, 2, 1}, 4},
       {{2, 3, 3, 4, 4}, {5, 3, 1, 1, 1}, {1}, {0}, {1}, 1},
       {{1, 16, 3, 4, 9}, {16, 4, 3, 3, 3}, {1}, {1}, {1}, 4},  // narrow groups in 3-D
+      {{1, 40, 3, 5, 6}, {40, 1, 3, 3, 3}, {1}, {1}, {1}, 40},  // depthwise in 3-D, 32 + 8 channels
   };
   for (DType dt : {lg::kFloat32, lg::kFloat64, lg::kFloat16}) {
     for (const Case3d& c : cases) {
@@ -329,8 +334,26 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
   (void)lg::conv2d(x16, wg, std::nullopt, {1}, {1}, {1}, 4);
   const std::string grouped = lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_grouped_direct_cpu"
                                                               : "conv2d:conv_nhwc_im2col_gemm_cpu";
+  const std::string depthwise = lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_depthwise_avx2_cpu"
+                                                                : "conv2d:conv_nhwc_depthwise_cpu";
   CHECK(kernels == std::vector<std::string>{"conv2d:conv_nhwc_1x1_gemm_cpu", "conv2d:conv_nchw_im2col_gemm_cpu",
-                                            "conv2d:conv_nhwc_depthwise_cpu", grouped});
+                                            depthwise, grouped});
+}
+
+TEST_CASE("NHWC depthwise: a strided bias and the portable path agree with the NCHW kernel") {
+  // The AVX2 kernel gathers a strided bias lane by lane; NCHW runs a separate kernel, and a
+  // channel-strided input (not dense channels) takes the portable NHWC loop.
+  const Tensor x = noise_in({2, 45, 6, 7}, CL, lg::kFloat32, 51), w = noise_in({45, 1, 3, 3}, CF, lg::kFloat32, 52);
+  const Tensor bias = noise_in({90}, CF, lg::kFloat32, 53).slice(0, 0, 90, 2);
+  REQUIRE(bias.stride(0) == 2);
+  const Tensor want = lg::conv2d(x.contiguous(), w, bias, {1}, {1}, {1}, 45);
+  const Tensor got = lg::conv2d(x, w, bias, {1}, {1}, {1}, 45);
+  LG_CHECK_CHANNELS_LAST(got);
+  check_close(values(got), values(want), conv_tol(lg::kFloat32));
+  const Tensor strided_channels = noise_in({2, 90, 6, 7}, CL, lg::kFloat32, 51).slice(1, 0, 90, 2);
+  const Tensor portable = lg::conv2d(strided_channels, w, bias, {1}, {1}, {1}, 45);
+  check_close(values(portable), values(lg::conv2d(strided_channels.contiguous(), w, bias, {1}, {1}, {1}, 45)),
+              conv_tol(lg::kFloat32));
 }
 
 TEST_CASE("bad input: each with an lg::Error naming the op and the mismatch") {

@@ -111,9 +111,14 @@ int explain(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strid
   }
   const bool cl_contig = t.is_contiguous(MemoryFormat::ChannelsLast) || t.is_contiguous(MemoryFormat::ChannelsLast3d);
   if (t.is_contiguous() && cl_contig) {
-    std::cout << "\nnote: this buffer is contiguous in more than one format (size-1 dims have no place in\n"
-                 "memory). contiguous(fmt) returns it unchanged; to(fmt) restrides it so that\n"
-                 "suggest_memory_format() agrees. Use to() to tag a tensor channels_last.\n";
+    const MemoryFormat cl = t.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+    if (lg::layout::strides_for(sizes, cl, "explain") == lg::layout::strides_for(sizes, MemoryFormat::Contiguous, "explain"))
+      std::cout << "\nnote: this buffer is contiguous in more than one format, and both formats give these sizes\n"
+                   "the same strides: there is no layout to keep or to lose.\n";
+    else
+      std::cout << "\nnote: this buffer is contiguous in more than one format (size-1 dims have no place in\n"
+                   "memory). contiguous(fmt) returns it unchanged; to(fmt) restrides it so that\n"
+                   "suggest_memory_format() agrees. Use to() to tag a tensor channels_last.\n";
   }
   return 0;
 }

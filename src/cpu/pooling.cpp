@@ -48,7 +48,7 @@ double input_reuse(const Geometry& g, const PoolWindows& w) {
   for (int d = 0; d < 3; ++d) {
     int64_t taps = 0;
     for (size_t o = 0; o < w.begin[d].size(); ++o)
-      taps += std::max<int64_t>(0, (w.end[d][o] - w.begin[d][o] + w.dilation[d] - 1) / w.dilation[d]);
+      if (w.end[d][o] > w.begin[d][o]) taps += (w.end[d][o] - w.begin[d][o] - 1) / w.dilation[d] + 1;
     reuse *= static_cast<double>(taps) / static_cast<double>(std::max<int64_t>(1, g.in[2 + d]));
   }
   return reuse;

@@ -87,15 +87,19 @@ size_t find_separator(std::string_view text) {
 void check_writable(const Key& key, std::string_view value) {
   namespace fs = std::filesystem;
   const fs::path path{std::string(value)};
+  const auto missing = [](const std::error_code& e) { return e == std::errc::no_such_file_or_directory; };
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
+  if (ec && !missing(ec)) bad_value(key, value, "cannot be reached: " + ec.message());  // EACCES, ENOTDIR
   if (fs::exists(st)) {
     if (fs::is_directory(st)) bad_value(key, value, "a directory");
     if (access(path.c_str(), W_OK) != 0) bad_value(key, value, std::string("not writable: ") + std::strerror(errno));
     return;
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) bad_value(key, value, "its directory does not exist");
+  const bool is_dir = fs::is_directory(dir, ec);
+  if (ec && !missing(ec)) bad_value(key, value, "its directory cannot be reached: " + ec.message());
+  if (!is_dir) bad_value(key, value, "its directory does not exist");
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     bad_value(key, value, std::string("its directory is not writable: ") + std::strerror(errno));
 }
@@ -131,8 +135,9 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
                                     ": '", text, "' is not op[:module-glob]"));
-    out.push_back({std::string(op),
-                   colon == std::string_view::npos ? std::string() : std::string(trim(text.substr(colon + 1)))});
+    std::string_view glob = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
+    while (!glob.empty() && glob.front() == ':') glob.remove_prefix(1);  // the rest of a ":::" run
+    out.push_back({std::string(op), std::string(trim(glob))});
   }
   return out;
 }

@@ -18,12 +18,16 @@ class TiedConversion {
   // convert(t) once per distinct tensor; the same result for every later slot holding t, and t
   // itself for a tensor this conversion produced (a module registered in two places is
   // visited twice).
+  // `t` must be the slot itself (not a copy of the handle): a tensor no one else holds cannot be
+  // tied, so it is converted without being remembered and freed as soon as its slot takes the
+  // result -- remembering every original would keep the whole old model alive until the end.
   template <class Convert>
   Tensor operator()(const Tensor& t, Convert&& convert) {
     for (const auto& [from, to] : done_) {
       if (from.is_same(t)) return to;
       if (to.is_same(t)) return t;
     }
+    if (t.use_count() == 1) return convert(t);
     Tensor result = convert(t);
     done_.emplace_back(t, result);
     return result;

@@ -121,7 +121,10 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   if (checked_output_numel(c, x, out) == 0) return {out, w};
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i);
-    w.dilation[lead + i] = d[i];
+    // A one-tap window ignores its dilation, which may then be anything up to int64's top:
+    // kernels stepping `tap += dilation` would overflow. With two or more taps a non-empty
+    // output bounds the dilation by the padded input size.
+    w.dilation[lead + i] = k[i] == 1 ? 1 : d[i];
     for (int64_t o = 0; o < out[i]; ++o) {
       const int64_t start = o * s[i] - p[i];  // in [-p, in + p): o * s fits, as o < output size
       if (c.kind == Kind::Max) {

@@ -63,6 +63,22 @@ TEST_CASE("LG_CHECK_PRESERVES_LAYOUT's check fails on a lost layout and on wrong
     // Given already channels-last-strided, the contiguous run is restrided too.
     CHECK(explain_preserves_layout(relu_like, ambiguous.to(lg::testing::channels_last_for(ambiguous))).empty());
   }
+  // N x 1 x 1 x 1: both formats have the same strides, so there is nothing to lose or check.
+  for (const Tensor& same : {lg::randn({2, 1, 1, 1}), lg::randn({1, 1, 1, 1}), lg::randn({3, 1, 1, 1, 1})}) {
+    CAPTURE(lg::describe_layout(same));
+    CHECK(explain_preserves_layout(relu_like, same).empty());
+  }
+  // Non-dense inputs: each run gets a dense copy in its format, so ops returning views pass.
+  const auto identity = [](const Tensor& t) { return t; };
+  const auto view = [](const Tensor& t) { return t.narrow(0, 0, 1); };
+  for (const Tensor& sliced : {lg::randn({2, 3, 8, 8}).slice(3, 0, 8, 2),
+                               lg::randn({2, 3, 8, 8}).contiguous(MemoryFormat::ChannelsLast).slice(3, 0, 8, 2)}) {
+    CAPTURE(lg::describe_layout(sliced));
+    CHECK(explain_preserves_layout(identity, sliced).empty());
+    CHECK(explain_preserves_layout(view, sliced).empty());
+    CHECK(explain_preserves_layout(relu_like, sliced).empty());
+    CHECK(contains(explain_preserves_layout(drops_layout, sliced), "on channels-last input the output lost the format"));
+  }
 }
 
 TEST_CASE("the violation checks report a missing violation and an unexpected one") {

@@ -109,10 +109,12 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   {
     std::ofstream f(path);
     f << "# known NCHW fallbacks\n\nupsample_bicubic2d\npad : decoder.*  # reflect padding\n  cat:*.skip?\n"
-      << "ns::drop\nproj::v2::act:head.*\n";
+      << "ns::drop\nproj::v2::act:head.*\ncat:::tail.*\n";
   }
   const lg::guard::Options o = parse_options("", "suppressions=" + path);
-  REQUIRE(o.suppressions.size() == 5);
+  REQUIRE(o.suppressions.size() == 6);
+  CHECK(o.suppressions[5].op == "cat");
+  CHECK(o.suppressions[5].module_glob == "tail.*");  // a ":::" run separates like ':'
   // Namespaced custom op names keep their "::"; a lone ':' starts the module glob.
   CHECK(o.suppressions[3].op == "ns::drop");
   CHECK(o.suppressions[3].module_glob.empty());

@@ -440,7 +440,8 @@ TEST_CASE("NHWC float32 pooling: the register-blocked channel path equals the po
   // Dense channels take cpu/pool_taps (AVX2 where the CPU has it: 32-channel blocks, 8-channel
   // steps, a scalar tail); every other channel stride 2 forces the portable loop, which walks
   // the taps in the same order. C = 45 and 70 reach all three parts; NaNs, infinities and
-  // signed zeros test the max rule and the sums.
+  // signed zeros test the max rule and the sums. (Max pooling with indices, adaptive max
+  // included, never takes pool_taps. On a CPU without AVX2 both sides run the portable loop.)
   for (int64_t C : {45, 70}) {
     Tensor wide = noise_in({2, 2 * C, 9, 11}, CL, f32, 31);
     float* p = wide.data_ptr<float>();  // channels_last: element (n, c, h, w) at ((n*9 + h)*11 + w)*2C + c
@@ -462,7 +463,6 @@ TEST_CASE("NHWC float32 pooling: the register-blocked channel path equals the po
     same([](const Tensor& x) { return lg::max_pool2d(x, {3}, {2}, {1}); });
     same([](const Tensor& x) { return lg::max_pool2d(x, {2}, {2}, {0}, {1}, true); });
     same([](const Tensor& x) { return lg::max_pool2d(x, {3, 2}, {1, 2}, {1, 1}, {2, 3}); });  // dilation
-    same([](const Tensor& x) { return lg::adaptive_max_pool2d(x, {4, 5}).first; });
     same([](const Tensor& x) { return lg::avg_pool2d(x, {3}, {1}, {1}); });
     same([](const Tensor& x) { return lg::avg_pool2d(x, {2}, {2}, {0}, true, false); });
     same([](const Tensor& x) { return lg::avg_pool2d(x, {3, 2}, {2, 1}, {1, 0}, false, true, -3); });
@@ -498,6 +498,19 @@ TEST_CASE("ceil_mode: a window wider than the padded input still gives an output
   check_max_pool(x3, 3, {{3}, {2}, {0}, {1}, true}, false);
   // NC11: a 2-wide window of stride 2 over one element.
   check_max_pool(noise_in({2, 4, 1, 1}, CL, f32, 21), 2, {{2}, {2}, {0}, {1}, true}, false);
+}
+
+TEST_CASE("max pooling: a one-tap kernel takes any dilation, int64's largest included") {
+  // The dilation of a 1-wide window is irrelevant and accepted as PyTorch accepts it; no
+  // kernel may step by it (tap += dilation would overflow).
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  for (MemoryFormat fmt : {CF, CL}) {
+    CAPTURE(fmt);
+    const Tensor x = noise_in({2, 40, 5, 6}, fmt, f32, 23);
+    check_close(values(lg::max_pool2d(x, {1}, {2}, {0}, {huge})), values(lg::max_pool2d(x, {1}, {2}, {0}, {1})), Tol{0, 0});
+    check_close(values(lg::max_pool2d_with_indices(x, {1, 2}, {1}, {0}, {huge, 1}).first),
+                values(lg::max_pool2d(x, {1, 2}, {1}, {0}, {1, 1})), Tol{0, 0});
+  }
 }
 
 TEST_CASE("max pooling: a window with no input element (padding and dilation) gives -inf") {

@@ -56,26 +56,36 @@ inline std::string explain_values_differ(const Tensor& a, const Tensor& b, doubl
 }
 
 // explain_memory_format, and for a tensor contiguous in both formats (C = 1, or H = W = 1: the
-// strides of size-1 dims are free) also its suggested format, the only place such a layout shows.
+// strides of size-1 dims are free) also its suggested format, the only place such a layout
+// shows -- unless the two formats give these sizes the very same strides (N x 1 x 1 x 1), where
+// there is no layout to lose.
 inline std::string explain_kept_format(const Tensor& t, MemoryFormat fmt) {
   if (std::string why = explain_memory_format(t, fmt); !why.empty()) return why;
-  if (t.suggest_memory_format() != fmt)
+  const MemoryFormat other = fmt == MemoryFormat::Contiguous ? channels_last_for(t) : MemoryFormat::Contiguous;
+  const bool formats_differ = layout::strides_for(t.sizes(), fmt) != layout::strides_for(t.sizes(), other);
+  if (formats_differ && t.suggest_memory_format() != fmt)
     return "expected " + std::string(memory_format_name(fmt)) + ", got " + describe_layout(t) +
            ", which suggests " + std::string(memory_format_name(t.suggest_memory_format()));
   return "";
 }
 
 // Runs fn on contiguous and channels-last versions of input: "" when each output keeps its
-// input's format and both give the same values, else what went wrong. The versions come from
-// to(fmt), which also restrides shapes contiguous in both formats so that they suggest fmt
-// (contiguous(fmt) would return them unchanged, and the check could not fail).
+// input's format and both give the same values, else what went wrong. Each version is a fresh
+// tensor with the format's own strides (empty(sizes, fmt) + copy_): for shapes contiguous in
+// both formats that is the only way to hand fn a tensor that suggests fmt, and non-dense
+// inputs become dense. (contiguous(fmt) returns such tensors unchanged, to(fmt) non-dense ones.)
 template <typename Fn>
 std::string explain_preserves_layout(Fn&& fn, const Tensor& input) {
   if (!input.defined() || (input.dim() != 4 && input.dim() != 5))
     return "LG_CHECK_PRESERVES_LAYOUT needs a 4-D or 5-D input, got " + describe_layout(input);
   const MemoryFormat cl = channels_last_for(input);
-  const Tensor out_cf = fn(input.to(MemoryFormat::Contiguous));
-  const Tensor out_cl = fn(input.to(cl));
+  const auto in_format = [&](MemoryFormat f) {
+    Tensor t = empty(input.sizes(), input.options(), f);
+    t.copy_(input);
+    return t;
+  };
+  const Tensor out_cf = fn(in_format(MemoryFormat::Contiguous));
+  const Tensor out_cl = fn(in_format(cl));
   if (std::string why = explain_kept_format(out_cl, cl); !why.empty())
     return "on channels-last input the output lost the format: " + why;
   if (std::string why = explain_kept_format(out_cf, MemoryFormat::Contiguous); !why.empty())

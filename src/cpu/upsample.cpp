@@ -38,6 +38,20 @@ struct DimTaps {
   }
 };
 
+// acc[ow] += w * (the W taps of output column ow over the input row src), for ow < OW. TAPS is
+// the tap count when known at compile time (1, 2, 4), 0 for tw.taps at run time.
+template <int TAPS, typename C, typename S>
+void add_row_taps(C* acc, C w, const S* src, const DimTaps<C>& tw, int64_t OW) {
+  const int taps = TAPS > 0 ? TAPS : tw.taps;
+  const int64_t* off = tw.offset.data();
+  const C* wt = tw.weight.data();
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    C h = 0;
+    for (int e = 0; e < taps; ++e) h += wt[ow * taps + e] * static_cast<C>(src[off[ow * taps + e]]);
+    acc[ow] += w * h;
+  }
+}
+
 template <typename S>
 void interp_typed(const Tensor& out, const Tensor& input, const InterpTaps& t) {
   using C = cpu::ComputeType<S>;
@@ -77,6 +91,7 @@ void interp_typed(const Tensor& out, const Tensor& input, const InterpTaps& t) {
     return;
   }
   cpu::parallel_for(N * Ch, std::max<int64_t>(1, 4096 / std::max<int64_t>(P, 1)), [&](int64_t q0, int64_t q1) {
+    std::vector<C> acc(static_cast<size_t>(OW));
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n = q / Ch, c = q % Ch;
       const S* plane = x + n * g.xs[0] + c * xc;
@@ -89,17 +104,21 @@ void interp_typed(const Tensor& out, const Tensor& input, const InterpTaps& t) {
             for (int64_t ow = 0; ow < OW; ++ow) row[ow * g.os[4]] = src[tw.offset[ow]];
             continue;
           }
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            C acc = 0;
-            for (int a = 0; a < td.taps; ++a)
-              for (int b = 0; b < th.taps; ++b) {
-                const C wdh = td.weight[od * td.taps + a] * th.weight[oh * th.taps + b];
-                const S* src = plane + td.offset[od * td.taps + a] + th.offset[oh * th.taps + b];
-                for (int e = 0; e < tw.taps; ++e)
-                  acc += wdh * tw.weight[ow * tw.taps + e] * static_cast<C>(src[tw.offset[ow * tw.taps + e]]);
+          // Each input row the (d, h) taps name, interpolated along W and added with its
+          // weight: the W taps in a loop of compile-time length (2 linear, 4 cubic).
+          std::fill(acc.begin(), acc.end(), C(0));
+          for (int a = 0; a < td.taps; ++a)
+            for (int b = 0; b < th.taps; ++b) {
+              const C wdh = td.weight[od * td.taps + a] * th.weight[oh * th.taps + b];
+              const S* src = plane + td.offset[od * td.taps + a] + th.offset[oh * th.taps + b];
+              switch (tw.taps) {
+                case 1: add_row_taps<1>(acc.data(), wdh, src, tw, OW); break;
+                case 2: add_row_taps<2>(acc.data(), wdh, src, tw, OW); break;
+                case 4: add_row_taps<4>(acc.data(), wdh, src, tw, OW); break;
+                default: add_row_taps<0>(acc.data(), wdh, src, tw, OW); break;
               }
-            row[ow * g.os[4]] = static_cast<S>(acc);
-          }
+            }
+          for (int64_t ow = 0; ow < OW; ++ow) row[ow * g.os[4]] = static_cast<S>(acc[ow]);
         }
     }
   });

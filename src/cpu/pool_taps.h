@@ -2,15 +2,18 @@
 // window ("taps"), each a unit-stride run of C floats.
 //
 // The portable loop in pooling.cpp keeps its running value in memory and vectorises to SSE.
-// The AVX2 forms here come in two orders, because which one wins depends on where the input
+// The AVX2 forms here come in three orders, because which one wins depends on where the input
 // comes from (bench/cpu_ops, docs/performance.md):
 //   - InRegisters: 32 channels in four registers across all taps, one store. Fewest memory
 //     operations; it wins when windows overlap enough that the input sits in cache (3x3
-//     stride 1: 3.3x faster than the portable loop).
-//   - TapByTap: each tap's whole channel run added into the output in turn. One sequential
-//     stream at a time keeps the hardware prefetchers fed when the input is read about once
-//     from memory (2x2 stride 2, global pooling, the stem's 3x3 stride 2), where InRegisters,
-//     interleaving all the taps' runs, was 1.6x slower than even the portable loop.
+//     stride 1: 3-4x faster than the portable loop).
+//   - Streaming: the same, and each tap's run is prefetched 4 KiB ahead. When the input is read
+//     about once from memory (2x2 stride 2, the stem's 3x3 stride 2), interleaving the taps'
+//     runs starves the hardware prefetchers -- without the prefetch this order was 1.6x slower
+//     than even the portable loop there, with it 1.2-1.6x faster than TapByTap.
+//   - TapByTap: each tap's whole channel run added into the output in turn, one sequential
+//     stream at a time. For windows of many taps read once (global pooling: 49 runs of 2048
+//     channels), where prefetching for every run at once does not pay.
 // All orders walk the taps in the same order with the same operations per channel, so they
 // give the same bits.
 #pragma once
@@ -19,7 +22,7 @@
 
 namespace lg::cpu {
 
-enum class TapOrder { InRegisters, TapByTap };
+enum class TapOrder { InRegisters, Streaming, TapByTap };
 
 // Whether the AVX2 tap reductions run on this CPU.
 bool pool_taps_supported();

@@ -239,23 +239,13 @@ void conv_nhwc_depthwise(const ConvGeometry& g, const T* x, const T* w, const T*
       const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
       T* o = out + r * C;
       for (int64_t c = 0; c < C; ++c) o[c] = bias ? bias[c * bias_stride] : T(0);
-      const T* wt = w;
-      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-          for (int64_t kw = 0; kw < g.k[2]; ++kw, wt += C) {
-            const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
-            if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
-            const T* xi = x + g.x_offset(n, 0, id, ih, iw);
-            if (sc == 1) {
-              for (int64_t c = 0; c < C; ++c) o[c] += xi[c] * wt[c];
-            } else {
-              for (int64_t c = 0; c < C; ++c) o[c] += xi[c * sc] * wt[c];
-            }
-          }
+      cpu::for_each_valid_tap(g, x, w, C, n, od, oh, ow, [&](const T* xi, const T* wt) {
+        if (sc == 1) {
+          for (int64_t c = 0; c < C; ++c) o[c] += xi[c] * wt[c];
+        } else {
+          for (int64_t c = 0; c < C; ++c) o[c] += xi[c * sc] * wt[c];
         }
-      }
+      });
     }
   });
 }

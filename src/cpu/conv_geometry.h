@@ -39,6 +39,27 @@ struct ConvGeometry {
   }
 };
 
+// Calls tap(x_pixel, w_row) for each kernel tap of output pixel (n, od, oh, ow) that lands
+// inside the input, in kernel order (d, h, w): x_pixel is the input pixel at channel 0, w_row
+// the tap's row of a (tap, channel)-ordered weight with `row` values per tap. The depthwise
+// kernels walk their windows with it.
+template <typename T, typename Tap>
+void for_each_valid_tap(const ConvGeometry& g, const T* x, const T* w, int64_t row, int64_t n, int64_t od, int64_t oh,
+                        int64_t ow, Tap&& tap) {
+  const T* wt = w;
+  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+    const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+      const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+      for (int64_t kw = 0; kw < g.k[2]; ++kw, wt += row) {
+        const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+        if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+        tap(x + g.x_offset(n, 0, id, ih, iw), wt);
+      }
+    }
+  }
+}
+
 // transposed: weight is (C_in, C_out / groups, k...) instead of (C_out, C_in / groups, k...).
 ConvGeometry conv_geometry(const Tensor& out, const Tensor& input, const Tensor& weight,
                            const dispatch::ConvParams& params, bool transposed);

@@ -79,18 +79,7 @@ void conv_nhwc_depthwise_avx2(const ConvGeometry& g, const float* x, const float
       const int64_t n = r / P, p = r % P;
       const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
       taps.clear();
-      const float* wt = w;
-      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-          for (int64_t kw = 0; kw < g.k[2]; ++kw, wt += C) {
-            const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
-            if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
-            taps.push_back({x + g.x_offset(n, 0, id, ih, iw), wt});
-          }
-        }
-      }
+      for_each_valid_tap(g, x, w, C, n, od, oh, ow, [&](const float* xi, const float* wt) { taps.push_back({xi, wt}); });
       depthwise_pixel(out + r * C, taps.data(), static_cast<int64_t>(taps.size()), bias, bias_stride, C);
     }
   });

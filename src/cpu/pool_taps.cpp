@@ -2,6 +2,7 @@
 // Only called after pool_taps_supported().
 #include "cpu/pool_taps.h"
 
+#include <cstdint>
 #include <limits>
 
 #include <layoutguard/error.h>
@@ -46,7 +47,7 @@ struct Keep {
 };
 
 // PREFETCH: also fetch each tap's run 4 KiB ahead (the Streaming order); a prefetch past the
-// end of the input is harmless.
+// end of the input is harmless (it never faults).
 template <typename Op, bool PREFETCH, typename Finish>
 LG_AVX2 void reduce_in_registers(float* out, const float* const* taps, int64_t count, int64_t C, Finish finish) {
   constexpr int64_t kAhead = 1024;  // floats
@@ -55,9 +56,10 @@ LG_AVX2 void reduce_in_registers(float* out, const float* const* taps, int64_t c
     __m256 a0 = Op::init(), a1 = Op::init(), a2 = Op::init(), a3 = Op::init();
     for (int64_t t = 0; t < count; ++t) {
       const float* p = taps[t] + c;
-      if constexpr (PREFETCH) {
-        _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(p + kAhead + 16), _MM_HINT_T0);
+      if constexpr (PREFETCH) {  // an address, never a load: computed as an integer
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(p) + kAhead * sizeof(float);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
       }
       a0 = Op::add(a0, _mm256_loadu_ps(p));
       a1 = Op::add(a1, _mm256_loadu_ps(p + 8));

@@ -19,10 +19,23 @@ namespace {
 // nothing about the caller's code. Matched by name, because how many there are depends on the
 // mode (warn/record go through a callback of the records table) and on inlining.
 bool internal_frame(const std::string& name) {
-  // lg::dispatch:: as a whole: without inlining (the -Og sanitizer builds) run/run_op are
-  // frames of their own.
-  return name.find("lg::guard::detail::") != std::string::npos || name.find("lg::dispatch::") != std::string::npos ||
-         name.find("boost::stacktrace::") != std::string::npos;
+  // Only the function's own name counts, not its parameter types (a user function taking an
+  // lg::dispatch type is the user's). lg::dispatch:: as a whole: without inlining (the -Og
+  // sanitizer builds) run/run_op are frames of their own.
+  std::string_view function = name;  // without its trailing parameter list
+  if (const size_t close = function.rfind(')'); close != std::string_view::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      depth += function[i] == ')' ? 1 : function[i] == '(' ? -1 : 0;
+      if (depth == 0) {
+        function = function.substr(0, i);
+        break;
+      }
+    }
+  }
+  return function.find("lg::guard::detail::") != std::string_view::npos ||
+         function.find("lg::dispatch::") != std::string_view::npos ||
+         function.find("boost::stacktrace::") != std::string_view::npos;
 }
 
 // The call stack from the op call outwards, as "N# function at file:line" lines.

@@ -19,17 +19,18 @@ class TiedConversion {
   // itself for a tensor this conversion produced (a module registered in two places is
   // visited twice).
   // `t` must be the slot itself (not a copy of the handle): a tensor no one else holds cannot be
-  // tied, so it is converted without being remembered and freed as soon as its slot takes the
-  // result -- remembering every original would keep the whole old model alive until the end.
+  // tied, so its original is not remembered and is freed as soon as its slot takes the result
+  // -- remembering every original would keep the whole old model alive until the end.
   template <class Convert>
   Tensor operator()(const Tensor& t, Convert&& convert) {
     for (const auto& [from, to] : done_) {
       if (from.is_same(t)) return to;
       if (to.is_same(t)) return t;
     }
-    if (t.use_count() == 1) return convert(t);
     Tensor result = convert(t);
-    done_.emplace_back(t, result);
+    // The original only while someone else holds it; the result always, so that a slot visited
+    // again (a module registered twice) is recognised as done.
+    done_.emplace_back(t.use_count() == 1 ? Tensor() : t, result);
     return result;
   }
 

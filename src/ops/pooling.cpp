@@ -122,8 +122,10 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i);
     // A one-tap window ignores its dilation, which may then be anything up to int64's top:
-    // kernels stepping `tap += dilation` would overflow. With two or more taps a non-empty
-    // output bounds the dilation by the padded input size.
+    // kernels stepping `tap += dilation` would overflow. With two or more taps an output exists
+    // only if the dilated window fits the padded input, or (ceil_mode) for one window starting
+    // at or before 0; either way the first tap inside the input plus the dilation stays below
+    // int64's top.
     w.dilation[lead + i] = k[i] == 1 ? 1 : d[i];
     for (int64_t o = 0; o < out[i]; ++o) {
       const int64_t start = o * s[i] - p[i];  // in [-p, in + p): o * s fits, as o < output size

@@ -263,6 +263,25 @@ TEST_CASE("Module: tied tensors stay tied through to() and the weight utilities;
   CHECK(a->weight.is_same(b->weight));
   CHECK(a->weight.is_contiguous());
   CHECK_FALSE(a->bias.is_same(b->bias));  // untied tensors stay apart
+  // a is visited twice (registered twice) but each distinct weight is copied once: a's (tied to
+  // b's) and nothing else, counted as copy_ calls.
+  int copies = 0;
+  {
+    lg::hooks::ScopedHook count([&](const lg::hooks::OpCall& c) { copies += c.depth == 0 && c.op == "copy_"; });
+    nn::utils::convert_conv2d_weight_memory_format(*seq, MemoryFormat::ChannelsLast);
+  }
+  CHECK(copies == 1);
+  CHECK(a->weight.is_same(b->weight));
+  auto lone = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 2, {3}));
+  nn::Sequential twice;
+  twice.push_back(lone);
+  twice.push_back(lone);
+  copies = 0;
+  {
+    lg::hooks::ScopedHook count([&](const lg::hooks::OpCall& c) { copies += c.depth == 0 && c.op == "copy_"; });
+    nn::utils::convert_conv2d_weight_memory_format(twice, MemoryFormat::ChannelsLast);
+  }
+  CHECK(copies == 1);  // an untied weight in a module registered twice: converted once too
   // The shared module's path lists both places it was registered under.
   CHECK(a->name() == "0|2");
   CHECK(b->name() == "1");

@@ -2,6 +2,7 @@
 // matching, precedence of environment, API and Scope.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -94,6 +95,18 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "report=/tmp"), "(a directory)"));
   if (access("/proc/version", W_OK) != 0)  // root may write anywhere, but not into /proc
     CHECK(contains(config_error("", "log_path=/proc/version"), "not writable"));
+  // A path through a regular file (ENOTDIR), and one under a directory we may not enter (EACCES).
+  lg::testing::TempPath file("lg-not-a-dir");
+  std::ofstream(file.str()) << "x";
+  CHECK(contains(config_error("", "report=" + file.str() + "/r.json"), "cannot be reached"));
+  if (geteuid() == 0) {
+    MESSAGE("EACCES case skipped: running as root, which may enter any directory");
+  } else {
+    lg::testing::TempPath locked("lg-locked-dir");
+    REQUIRE(mkdir(locked.str().c_str(), 0) == 0);
+    CHECK(contains(config_error("", "report=" + locked.str() + "/sub/r.json"), "cannot be reached"));
+    rmdir(locked.str().c_str());
+  }
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
   CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"), "cannot be read"));
   // Not a list of suppressions: a device, a directory, a file too big to be one.

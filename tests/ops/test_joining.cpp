@@ -47,6 +47,35 @@ TEST_CASE("cat: values along every dim, mixed layouts and dtypes of one kind") {
   }
 }
 
+TEST_CASE("cat of dense tensors along their innermost dim: one pass over rows, every width") {
+  // All channels_last along C (widths 5, 1, 0 and 32), all contiguous along W, all
+  // channels_last_3d along C, and sizes large enough to split across threads: the row path.
+  // A contiguous input among channels_last ones takes the strided copies instead.
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kInt64}) {
+    CAPTURE(dt);
+    const auto cl = [&](std::vector<int64_t> s, uint32_t seed) { return noise_in(s, CL, lg::kFloat32, seed).to(dt); };
+    const std::vector<Tensor> nhwc{cl({2, 5, 3, 4}, 11), cl({2, 1, 3, 4}, 12), lg::empty({2, 0, 3, 4}, dt, CL),
+                                   cl({2, 32, 3, 4}, 13)};
+    // (The empty input votes contiguous, so that output is NCHW and takes the strided copies;
+    // without it the output is channels_last and takes the rows.)
+    check_close(values(lg::cat(nhwc, 1)), ref_cat(nhwc, 1), lg::kFloat64);
+    const std::vector<Tensor> nhwc3{nhwc[0], nhwc[1], nhwc[3]};
+    const Tensor y = lg::cat(nhwc3, 1);
+    LG_CHECK_CHANNELS_LAST(y);
+    check_close(values(y), ref_cat(nhwc3, 1), lg::kFloat64);
+    const std::vector<Tensor> rows{noise_in({3, 2, 7, 5}, CF, lg::kFloat32, 14).to(dt),
+                                   noise_in({3, 2, 7, 1}, CF, lg::kFloat32, 15).to(dt)};
+    check_close(values(lg::cat(rows, 3)), ref_cat(rows, 3), lg::kFloat64);
+    const std::vector<Tensor> ndhwc{noise_in({2, 3, 2, 3, 4}, CL3, lg::kFloat32, 16).to(dt),
+                                    noise_in({2, 6, 2, 3, 4}, CL3, lg::kFloat32, 17).to(dt)};
+    check_close(values(lg::cat(ndhwc, 1)), ref_cat(ndhwc, 1), lg::kFloat64);
+    const std::vector<Tensor> big{cl({4, 24, 40, 40}, 18), cl({4, 8, 40, 40}, 19)};  // 200 K values
+    check_close(values(lg::cat(big, 1)), ref_cat(big, 1), lg::kFloat64);
+    const std::vector<Tensor> mixed{cl({2, 5, 3, 4}, 20), noise_in({2, 3, 3, 4}, CF, lg::kFloat32, 21).to(dt)};
+    check_close(values(lg::cat(mixed, 1)), ref_cat(mixed, 1), lg::kFloat64);
+  }
+}
+
 TEST_CASE("spec rows 79-84: cat and stack output strides") {
   const Tensor a = noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 4), b = noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 5);
   const Tensor cf = noise_in({2, 3, 4, 5}, CF, lg::kFloat32, 6);

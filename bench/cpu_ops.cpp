@@ -5,10 +5,10 @@
 // bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
 // (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only | --bandwidth-only]
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only | --layers-only | --bandwidth-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
-// --quick: batch 1 only; --smoke: the first layer and the smallest bandwidth case only;
-// --pool-only, --bandwidth-only: that table only.
+// --quick: batch 1 only; --smoke: the first row of each table and the smallest bandwidth case;
+// --pool-only, --layers-only, --bandwidth-only: that table only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -231,6 +231,51 @@ void pool_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
   }
 }
 
+// Layers whose NHWC and NCHW kernels differ in kind, our two layouts side by side (no peer):
+// MobileNetV2's 3x3 depthwise convolutions, 2x bilinear upsampling (U-Net decoders) and a
+// DenseNet-style cat of 32 new channels onto 128.
+void layers_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
+  struct Layer {
+    const char* name;
+    std::vector<int64_t> shape;
+    std::function<lg::Tensor(const lg::Tensor&)> op;
+  };
+  const int64_t batch = smoke || quick ? 1 : 16;
+  const auto depthwise = [](int64_t c, int64_t stride) {
+    const lg::Tensor w = lg::randn({c, 1, 3, 3}), b = lg::randn({c});
+    return [=](const lg::Tensor& x) { return lg::conv2d(x, w, b, {stride}, {1}, {1}, c); };
+  };
+  const lg::Tensor grow_cl = lg::randn({batch, 32, 56, 56}).contiguous(lg::MemoryFormat::ChannelsLast);
+  const lg::Tensor grow_cf = grow_cl.contiguous();
+  const std::vector<Layer> layers{
+      {"depthwise 3x3 s1", {batch, 144, 56, 56}, depthwise(144, 1)},
+      {"depthwise 3x3 s2", {batch, 96, 112, 112}, depthwise(96, 2)},
+      {"depthwise 3x3 s1", {batch, 960, 7, 7}, depthwise(960, 1)},
+      {"bilinear 2x", {batch, 64, 56, 56},
+       [](const lg::Tensor& x) { return lg::upsample_bilinear2d(x, {2 * x.size(2), 2 * x.size(3)}, false); }},
+      {"cat +32 channels", {batch, 128, 56, 56},
+       [&](const lg::Tensor& x) { return lg::cat({x, x.is_contiguous() ? grow_cf : grow_cl}, 1); }},
+  };
+  std::printf("\nlayers fp32, batch %ld, %d threads: median (min-max) ms\n", static_cast<long>(batch), omp_get_max_threads());
+  std::printf("%-22s %-18s %22s %22s %9s\n", "layer", "input", "ours NHWC", "ours NCHW", "NCHW/NHWC");
+  for (const Layer& l : layers) {
+    if (smoke && &l != &layers.front()) continue;
+    const lg::Tensor x_cl = lg::randn(l.shape).contiguous(lg::MemoryFormat::ChannelsLast), x_cf = x_cl.contiguous();
+    const std::vector<Timing> t =
+        lg::bench::time_interleaved({[&] { (void)l.op(x_cl); }, [&] { (void)l.op(x_cf); }}, runs, 600);
+    char nhwc[48], nchw[48];
+    std::snprintf(nhwc, sizeof nhwc, "%.3f (%.3f-%.3f)", t[0].median_ms, t[0].min_ms, t[0].max_ms);
+    std::snprintf(nchw, sizeof nchw, "%.3f (%.3f-%.3f)", t[1].median_ms, t[1].min_ms, t[1].max_ms);
+    std::printf("%-22s %-18s %22s %22s %8.2fx\n", l.name, lg::to_string(l.shape).c_str(), nhwc, nchw,
+                t[1].median_ms / t[0].median_ms);
+    results.add({{"section", "cpu_layers"},
+                 {"layer", l.name},
+                 {"shape", lg::to_string(l.shape)},
+                 {"nhwc", lg::bench::timing_json(t[0])},
+                 {"nchw", lg::bench::timing_json(t[1])}});
+  }
+}
+
 void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
   const int64_t n = smoke ? 1 : quick ? 8 : 32;
   const std::vector<int64_t> shape{n, 64, 56, 56};
@@ -301,20 +346,20 @@ int main(int argc, char** argv) {
   results.set("onednn", nullptr);
 #endif
   std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
-  bool pool_only = false, bandwidth_only = false;
+  std::string_view only;  // one table: --pool-only, --layers-only or --bandwidth-only
   for (std::string_view a : args.rest) {
-    if (a == "--pool-only" && !bandwidth_only) {
-      pool_only = true;
-    } else if (a == "--bandwidth-only" && !pool_only) {
-      bandwidth_only = true;
+    if (only.empty() && (a == "--pool-only" || a == "--layers-only" || a == "--bandwidth-only")) {
+      only = a;
     } else {
-      std::fprintf(stderr, "usage: cpu_ops [--quick|--smoke] [--json PATH] [--pool-only | --bandwidth-only]\n");
+      std::fprintf(stderr,
+                   "usage: cpu_ops [--quick|--smoke] [--json PATH] [--pool-only | --layers-only | --bandwidth-only]\n");
       return 2;
     }
   }
-  const bool all = !pool_only && !bandwidth_only;
-  if (all) conv_table(results, args.quick, args.smoke, runs);
-  if (all || pool_only) pool_table(results, args.quick, args.smoke, runs);
-  if (all || bandwidth_only) bandwidth_table(results, args.quick, args.smoke, runs);
+  const auto wanted = [&](std::string_view flag) { return only.empty() || only == flag; };
+  if (only.empty()) conv_table(results, args.quick, args.smoke, runs);
+  if (wanted("--pool-only")) pool_table(results, args.quick, args.smoke, runs);
+  if (wanted("--layers-only")) layers_table(results, args.quick, args.smoke, runs);
+  if (wanted("--bandwidth-only")) bandwidth_table(results, args.quick, args.smoke, runs);
   return results.finish();
 }

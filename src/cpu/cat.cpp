@@ -5,6 +5,7 @@
 // channel runs for NHWC, planes for NCHW.
 #include <cstring>
 
+#include "cpu/avx2_target.h"
 #include "cpu/parallel.h"
 #include "cpu/register.h"
 #include "core/tensor_internal.h"
@@ -25,6 +26,27 @@ bool rows_like(const Tensor& t, const Tensor& out, int64_t dim, int64_t width) {
   return true;
 }
 
+#if LG_CPU_AVX2_KERNELS
+// dst[0, bytes) = src[0, bytes), bytes a multiple of 32, in 32-byte AVX moves: the runs of a
+// channels-last cat are a few hundred bytes, and a memcpy call per run made the whole cat
+// 1.3x slower than this (`cpu_ops --layers-only`, 128 + 32 channels at batch 16).
+LG_AVX2 void copy_run_avx(char* dst, const char* src, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 32)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + b)));
+}
+#endif
+
+void copy_run(char* dst, const char* src, int64_t bytes, bool avx) {
+#if LG_CPU_AVX2_KERNELS
+  if (avx && bytes % 32 == 0) {
+    copy_run_avx(dst, src, bytes);
+    return;
+  }
+#endif
+  (void)avx;
+  std::memcpy(dst, src, static_cast<size_t>(bytes));
+}
+
 // out[r, offset_i : offset_i + width_i] = input_i[r, :] for every row r, rows in parallel.
 void cat_rows(const Tensor& out, std::span<const Tensor> inputs, int64_t dim) {
   const int64_t item = static_cast<int64_t>(out.itemsize()), row = out.size(dim) * item;
@@ -33,11 +55,12 @@ void cat_rows(const Tensor& out, std::span<const Tensor> inputs, int64_t dim) {
   std::vector<std::pair<const char*, int64_t>> runs;  // each input's data and row bytes
   for (const Tensor& t : inputs)
     if (t.numel() > 0) runs.emplace_back(static_cast<const char*>(t.data_ptr()), t.size(dim) * item);
+  const bool avx = cpu::cpu_has_avx2();
   cpu::parallel_for(rows, std::max<int64_t>(1, 65536 / std::max<int64_t>(row, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       char* o = dst + r * row;
       for (const auto& [src, bytes] : runs) {
-        std::memcpy(o, src + r * bytes, static_cast<size_t>(bytes));
+        copy_run(o, src + r * bytes, bytes, avx);
         o += bytes;
       }
     }

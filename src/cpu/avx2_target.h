@@ -14,6 +14,15 @@
 #define LG_CPU_AVX2_KERNELS 0
 #endif
 
+// For a kernel whose hot loops measured 5-20 % faster or slower depending on where unrelated
+// code in the same file happened to land: the function starts on a 64-byte boundary and its
+// loops on 32-byte ones, so its speed depends on its own code only (pooling.cpp, upsample.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#define LG_PLACEMENT_STABLE gnu::noinline, gnu::aligned(64), gnu::optimize("align-loops=32")
+#else
+#define LG_PLACEMENT_STABLE gnu::noinline
+#endif
+
 namespace lg::cpu {
 
 // Run-time CPU checks, each answered once per process; false where the kernels do not compile.

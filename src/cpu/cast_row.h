@@ -45,10 +45,13 @@ void cast_transpose_scalar(D* dst, int64_t dst_stride, const S* src, int64_t src
     for (int64_t i = 0; i < rows; ++i) dst[j * dst_stride + i] = D(static_cast<float>(src[i * src_stride + j]));
 }
 
+// The 16-bit float storage types, which compute in float32.
+template <typename T>
+inline constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 // True for the (D, S) pairs cast_row and cast_transpose have vector loops for.
 template <typename D, typename S>
 inline constexpr bool kHasRowCast =
-    (std::is_same_v<S, float> && (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>)) ||
-    (std::is_same_v<D, float> && (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>));
+    (std::is_same_v<S, float> && kIs16BitFloat<D>) || (std::is_same_v<D, float> && kIs16BitFloat<S>);
 
 }  // namespace lg::cpu

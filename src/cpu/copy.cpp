@@ -40,13 +40,13 @@ inline D convert(S v) {
   if constexpr (std::is_same_v<D, S>) {
     return v;
   } else if constexpr (std::is_same_v<D, bool>) {
-    if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>)
+    if constexpr (cpu::kIs16BitFloat<S>)
       return static_cast<float>(v) != 0.0f;
     else
       return v != S(0);
-  } else if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+  } else if constexpr (cpu::kIs16BitFloat<S>) {
     return convert<D, float>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+  } else if constexpr (cpu::kIs16BitFloat<D>) {
     return D(static_cast<float>(v));
   } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
     int64_t i;

@@ -18,6 +18,8 @@
 #include <layoutguard/dtype.h>
 #include <layoutguard/tensor.h>
 
+#include "cpu/cast_row.h"
+
 namespace lg::cpu {
 
 // Pointers and strides (in elements) of one row of out and the inputs.
@@ -136,7 +138,7 @@ void for_each_row(const Tensor& out, const std::array<const Tensor*, N>& in, Row
 
 // The type a pointwise kernel computes in for storage type S: float for the 16-bit floats.
 template <typename S>
-using ComputeType = std::conditional_t<std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>, float, S>;
+using ComputeType = std::conditional_t<kIs16BitFloat<S>, float, S>;
 
 template <typename T>
 inline constexpr bool kIsFloating = std::is_floating_point_v<ComputeType<T>>;

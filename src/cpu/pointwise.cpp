@@ -43,9 +43,6 @@ void visit_numeric(DType d, Fn&& fn) {
   });
 }
 
-template <typename S>
-inline constexpr bool kIs16BitFloat = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
-
 // Elements per float32 block of a 16-bit row: 1 KiB per operand, well inside L1.
 constexpr int64_t kWideBlock = 256;
 
@@ -79,7 +76,7 @@ void unary(const Tensor& out, const Tensor& x, F f) {
     S* o = reinterpret_cast<S*>(r.ptr[0]);
     const S* a = reinterpret_cast<const S*>(r.ptr[1]);
     const int64_t so = r.stride[0], sa = r.stride[1];
-    if constexpr (kIs16BitFloat<S>) {
+    if constexpr (cpu::kIs16BitFloat<S>) {
       float wa[kWideBlock], wo[kWideBlock];
       for (int64_t i0 = 0; i0 < r.n; i0 += kWideBlock) {
         const int64_t m = std::min(kWideBlock, r.n - i0);
@@ -104,7 +101,7 @@ void binary(const Tensor& out, const Tensor& x, const Tensor& y, F f) {
     const S* a = reinterpret_cast<const S*>(r.ptr[1]);
     const S* b = reinterpret_cast<const S*>(r.ptr[2]);
     const int64_t so = r.stride[0], sa = r.stride[1], sb = r.stride[2];
-    if constexpr (kIs16BitFloat<S>) {
+    if constexpr (cpu::kIs16BitFloat<S>) {
       float wa[kWideBlock], wb[kWideBlock];
       for (int64_t i0 = 0; i0 < r.n; i0 += kWideBlock) {
         const int64_t m = std::min(kWideBlock, r.n - i0);

@@ -9,6 +9,7 @@
 
 #include <xmmintrin.h>  // SSE: part of the x86-64 baseline
 
+#include "cpu/avx2_target.h"
 #include "cpu/elementwise.h"
 #include "cpu/parallel.h"
 #include "cpu/pool_taps.h"
@@ -62,22 +63,26 @@ cpu::TapOrder tap_order(const Geometry& g, const PoolWindows& w) {
   return most_taps <= 16 ? cpu::TapOrder::Streaming : cpu::TapOrder::TapByTap;
 }
 
-// Calls pixel(o, taps, count) for the NHWC output pixels [r0, r1) of the N x P flattened
-// output: o is the pixel's channel run, taps the channel runs of its window's input pixels.
+// Calls pixel(order, o, taps, count, od, oh, ow) for every NHWC output pixel, in parallel: o is
+// the pixel's channel run, taps the channel runs of its window's input pixels, order the tap
+// order tap_order picked for the whole call.
 template <typename Pixel>
-void for_each_nhwc_pixel(const float* x, float* o, const Geometry& g, const PoolWindows& w, int64_t r0, int64_t r1,
-                         std::vector<const float*>& taps, Pixel&& pixel) {
-  const int64_t P = g.out_plane(), HW = g.out[3] * g.out[4];
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / P, p = r % P, od = p / HW, oh = p / g.out[4] % g.out[3], ow = p % g.out[4];
-    taps.clear();
-    for (int64_t d = w.begin[0][od]; d < w.end[0][od]; d += w.dilation[0])
-      for (int64_t h = w.begin[1][oh]; h < w.end[1][oh]; h += w.dilation[1])
-        for (int64_t ww = w.begin[2][ow]; ww < w.end[2][ow]; ww += w.dilation[2])
-          taps.push_back(x + n * g.xs[0] + d * g.xs[2] + h * g.xs[3] + ww * g.xs[4]);
-    pixel(o + n * g.os[0] + od * g.os[2] + oh * g.os[3] + ow * g.os[4], taps.data(), static_cast<int64_t>(taps.size()),
-          od, oh, ow);
-  }
+void for_each_nhwc_pixel(const float* x, float* o, const Geometry& g, const PoolWindows& w, Pixel&& pixel) {
+  const cpu::TapOrder order = tap_order(g, w);
+  const int64_t Ch = g.in[1], P = g.out_plane(), HW = g.out[3] * g.out[4];
+  cpu::parallel_for(g.in[0] * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<const float*> taps;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / P, p = r % P, od = p / HW, oh = p / g.out[4] % g.out[3], ow = p % g.out[4];
+      taps.clear();
+      for (int64_t d = w.begin[0][od]; d < w.end[0][od]; d += w.dilation[0])
+        for (int64_t h = w.begin[1][oh]; h < w.end[1][oh]; h += w.dilation[1])
+          for (int64_t ww = w.begin[2][ow]; ww < w.end[2][ow]; ww += w.dilation[2])
+            taps.push_back(x + n * g.xs[0] + d * g.xs[2] + h * g.xs[3] + ww * g.xs[4]);
+      pixel(order, o + n * g.os[0] + od * g.os[2] + oh * g.os[3] + ow * g.os[4], taps.data(),
+            static_cast<int64_t>(taps.size()), od, oh, ow);
+    }
+  });
 }
 
 template <typename C>
@@ -174,24 +179,13 @@ void row_reduce(C* out, const C* col, int64_t first, int64_t count, int64_t stri
   }
 }
 
-// Pooling on NCHW planes, separably: for each output row, a vertical pass reduces the window's
-// input rows across the whole width into one row (unit-stride rows vectorise), then a short
-// horizontal pass reduces each output's taps from that row. finish(orow, reduced, od, oh)
-// writes the row's outputs from the reduced values, which may already be orow itself. The per-output loops took 36 ms (max) and
-// 40 ms (3x3 average) on 2 threads for shapes where this takes 3 ms and 4 ms (bench/cpu_ops).
-//
-// For max, equal values tie toward the left column of the window rather than the top row, so
-// of a +0 and a -0 in one window the sign may differ from the indices path; for the average,
-// the sum runs in another order than the reference's. Every other value is the same.
-// The planes [q0, q1) of pool_nchw_separable, with its per-thread buffers: the hot loops, in a
-// function of their own that starts on a 64-byte boundary and aligns its loops to 32 bytes, so
-// that their speed no longer depends on where the code around them lands. While they sat in
-// the parallel_for lambda, edits elsewhere in this file moved the NCHW max pool by 5-18 %;
-// moved out but with unaligned loops, the stem pool lost 14 % and the 2x2 average gained 10 %.
+// The planes [q0, q1) of pool_nchw_separable (below), with its per-thread buffers: the hot
+// loops, placement-stable (avx2_target.h). While they sat in the parallel_for lambda, edits
+// elsewhere in this file moved the NCHW max pool by 5-18 %.
 template <typename Reduce, typename S, typename Finish>
-[[gnu::noinline, gnu::aligned(64), gnu::optimize("align-loops=32")]] void pool_nchw_planes(S* o, const S* x, const Geometry& g, const PoolWindows& w,
-                                                         const UniformRun& run, int64_t w0, int64_t w1, int64_t q0,
-                                                         int64_t q1, Finish& finish) {
+[[LG_PLACEMENT_STABLE]] void pool_nchw_planes(S* o, const S* x, const Geometry& g, const PoolWindows& w,
+                                             const UniformRun& run, int64_t w0, int64_t w1, int64_t q0, int64_t q1,
+                                             Finish& finish) {
   using C = cpu::ComputeType<S>;
   const C init = Reduce::template init<C>();
   const int64_t Ch = g.in[1], OW = g.out[4], width = w1 - w0;
@@ -237,6 +231,16 @@ template <typename Reduce, typename S, typename Finish>
   }
 }
 
+// Pooling on NCHW planes, separably: for each output row, a vertical pass reduces the window's
+// input rows across the whole width into one row (unit-stride rows vectorise), then a short
+// horizontal pass reduces each output's taps from that row. finish(orow, reduced, od, oh)
+// writes the row's outputs from the reduced values, which may already be orow itself. The
+// per-output loops took 36 ms (max) and 40 ms (3x3 average) on 2 threads for shapes where this
+// takes 3 ms and 4 ms (bench/cpu_ops).
+//
+// For max, equal values tie toward the left column of the window rather than the top row, so
+// of a +0 and a -0 in one window the sign may differ from the indices path; for the average,
+// the sum runs in another order than the reference's. Every other value is the same.
 // noinline: inlined into max_pool_typed, it made the NHWC loop there 20 % slower (measured).
 template <typename Reduce, typename S, typename Finish>
 [[gnu::noinline]] void pool_nchw_separable(S* o, const S* x, const Geometry& g, const PoolWindows& w, Finish&& finish) {
@@ -265,12 +269,9 @@ void max_pool_typed(const Tensor& out, const Tensor& indices, const Tensor& inpu
   const C lowest = MaxReduce::init<C>();
   if constexpr (std::is_same_v<S, float>) {
     if (w.channels_last && !ix && nhwc_taps_path<S>(g)) {
-      const cpu::TapOrder order = tap_order(g, w);
-      cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
-        std::vector<const float*> taps;
-        for_each_nhwc_pixel(x, o, g, w, r0, r1, taps, [&](float* op, const float* const* t, int64_t count, int64_t,
-                                                          int64_t, int64_t) { cpu::max_taps(order, op, t, count, Ch); });
-      });
+      for_each_nhwc_pixel(x, o, g, w,
+                          [&](cpu::TapOrder order, float* op, const float* const* t, int64_t count, int64_t, int64_t,
+                              int64_t) { cpu::max_taps(order, op, t, count, Ch); });
       return;
     }
   }
@@ -374,14 +375,11 @@ void avg_pool_typed(const Tensor& out, const Tensor& input, const PoolWindows& w
   };
   if constexpr (std::is_same_v<S, float>) {
     if (w.channels_last && nhwc_taps_path<S>(g)) {
-      const cpu::TapOrder order = tap_order(g, w);
-      cpu::parallel_for(N * P, std::max<int64_t>(1, 2048 / std::max<int64_t>(Ch, 1)), [&](int64_t r0, int64_t r1) {
-        std::vector<const float*> taps;
-        for_each_nhwc_pixel(x, o, g, w, r0, r1, taps,
-                            [&](float* op, const float* const* t, int64_t count, int64_t od, int64_t oh, int64_t ow) {
-                              cpu::sum_taps(order, op, t, count, Ch, static_cast<float>(divisor(od, oh, ow)));
-                            });
-      });
+      for_each_nhwc_pixel(x, o, g, w,
+                          [&](cpu::TapOrder order, float* op, const float* const* t, int64_t count, int64_t od,
+                              int64_t oh, int64_t ow) {
+                            cpu::sum_taps(order, op, t, count, Ch, static_cast<float>(divisor(od, oh, ow)));
+                          });
       return;
     }
   }

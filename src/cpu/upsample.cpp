@@ -4,6 +4,7 @@
 // (nearest) values are copied unchanged, so integer dtypes are exact.
 #include <vector>
 
+#include "cpu/avx2_target.h"
 #include "cpu/elementwise.h"
 #include "cpu/parallel.h"
 #include "cpu/register.h"
@@ -86,9 +87,10 @@ class InterpolatedRows {
 };
 
 // One instantiation per layout (NHWC: channels-last output), so that each path is compiled on
-// its own: reworking the NCHW loop made the NHWC one, then in the same function, 20 % slower.
+// its own: reworking the NCHW loop made the NHWC one, then in the same function, 20 % slower;
+// placement-stable for the same reason.
 template <typename S, bool NHWC>
-[[gnu::noinline, gnu::aligned(64), gnu::optimize("align-loops=32")]] void interp_typed(const Tensor& out, const Tensor& input, const InterpTaps& t) {
+[[LG_PLACEMENT_STABLE]] void interp_typed(const Tensor& out, const Tensor& input, const InterpTaps& t) {
   using C = cpu::ComputeType<S>;
   const Geometry g(input, out);
   const S* x = input.data_ptr<S>();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -68,17 +69,18 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// The first ':' of text that separates two fields: a lone ':' (or a run of three or more).
-// "::" is part of a name (namespaced custom ops such as "ns::drop"), never a separator.
-size_t find_separator(std::string_view text) {
+// text split at its first field separator: a lone ':' or a run of three or more. "::" is part
+// of a name (namespaced custom ops such as "ns::drop"), never a separator. {text, {}} when
+// there is none; the rest starts after the whole run.
+std::pair<std::string_view, std::string_view> split_field(std::string_view text) {
   size_t i = 0;
   while ((i = text.find(':', i)) != std::string_view::npos) {
     size_t run = 1;
     while (i + run < text.size() && text[i + run] == ':') ++run;
-    if (run != 2) return i;
+    if (run != 2) return {text.substr(0, i), text.substr(i + run)};
     i += run;
   }
-  return std::string_view::npos;
+  return {text, {}};
 }
 
 // report= and log_path= are written later (at exit, at the first warning); a path that cannot
@@ -130,13 +132,11 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     std::string_view text = line;
     text = trim(text.substr(0, text.find('#')));
     if (text.empty()) continue;
-    const size_t colon = find_separator(text);
-    const std::string_view op = trim(text.substr(0, colon));
+    const auto [op_text, glob] = split_field(text);
+    const std::string_view op = trim(op_text);
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
                                     ": '", text, "' is not op[:module-glob]"));
-    std::string_view glob = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
-    while (!glob.empty() && glob.front() == ':') glob.remove_prefix(1);  // the rest of a ":::" run
     out.push_back({std::string(op), std::string(trim(glob))});
   }
   return out;
@@ -260,10 +260,9 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
   }
   std::string_view rest = options_text;
   while (!rest.empty()) {
-    const size_t colon = find_separator(rest);
-    const std::string_view pair = trim(rest.substr(0, colon));
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    while (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);  // the rest of a ":::" run
+    const auto [field, after] = split_field(rest);
+    const std::string_view pair = trim(field);
+    rest = after;
     if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)

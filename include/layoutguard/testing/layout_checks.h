@@ -71,21 +71,16 @@ inline std::string explain_kept_format(const Tensor& t, MemoryFormat fmt) {
 
 // Runs fn on contiguous and channels-last versions of input: "" when each output keeps its
 // input's format and both give the same values, else what went wrong. Each version is a fresh
-// tensor with the format's own strides (empty(sizes, fmt) + copy_): for shapes contiguous in
-// both formats that is the only way to hand fn a tensor that suggests fmt, and non-dense
-// inputs become dense. (contiguous(fmt) returns such tensors unchanged, to(fmt) non-dense ones.)
+// tensor with the format's own strides (clone(fmt)): for shapes contiguous in both formats
+// that is the only way to hand fn a tensor that suggests fmt, and non-dense inputs become
+// dense. (contiguous(fmt) returns such tensors unchanged, to(fmt) non-dense ones.)
 template <typename Fn>
 std::string explain_preserves_layout(Fn&& fn, const Tensor& input) {
   if (!input.defined() || (input.dim() != 4 && input.dim() != 5))
     return "LG_CHECK_PRESERVES_LAYOUT needs a 4-D or 5-D input, got " + describe_layout(input);
   const MemoryFormat cl = channels_last_for(input);
-  const auto in_format = [&](MemoryFormat f) {
-    Tensor t = empty(input.sizes(), input.options(), f);
-    t.copy_(input);
-    return t;
-  };
-  const Tensor out_cf = fn(in_format(MemoryFormat::Contiguous));
-  const Tensor out_cl = fn(in_format(cl));
+  const Tensor out_cf = fn(input.clone(MemoryFormat::Contiguous));
+  const Tensor out_cl = fn(input.clone(cl));
   if (std::string why = explain_kept_format(out_cl, cl); !why.empty())
     return "on channels-last input the output lost the format: " + why;
   if (std::string why = explain_kept_format(out_cf, MemoryFormat::Contiguous); !why.empty())

@@ -266,6 +266,7 @@ std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides)
 }
 
 std::vector<int64_t> preserved_strides(IntArrayRef sizes, IntArrayRef strides) {
+  check_geometry(sizes, strides, "preserved_strides");
   if (is_non_overlapping_and_dense(sizes, strides)) return strides.vec();
   return infer_dense_strides(sizes, strides);
 }

@@ -83,6 +83,8 @@ TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
   expect_error<lg::ValueError>([] { L::is_strides_like({2, 3, 4, 5}, {1}, MemoryFormat::ChannelsLast); }, {"same length"});
   expect_error<lg::ValueError>([] { L::suggest_memory_format({2, 3, 4, 5}, {}); }, {"[suggest_memory_format]"});
   expect_error<lg::ValueError>([] { L::infer_dense_strides({2, 3}, {1, 2, 3}); }, {"same length"});
+  expect_error<lg::ValueError>([] { L::preserved_strides({2, 3}, {1}); }, {"[preserved_strides]", "same length"});
+  expect_error<lg::ValueError>([] { L::preserved_strides({-2, 3}, {3, 1}); }, {"[preserved_strides]", "negative size -2"});
   expect_error<lg::ValueError>([] { L::dim_order({2}, {}); }, {"[dim_order]"});
   expect_error<lg::ValueError>([] { L::format_name({2, 3}, {1}); }, {"same length"});
   expect_error<lg::ValueError>([] { L::view_strides({2, 3}, {3}, {6}); }, {"[view]", "same length"});

@@ -5,10 +5,10 @@
 // bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
 // (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--pool-only | --layers-only | --bandwidth-only]
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--conv-only | --pool-only | --layers-only | --bandwidth-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first row of each table and the smallest bandwidth case;
-// --pool-only, --layers-only, --bandwidth-only: that table only.
+// --conv-only, --pool-only, --layers-only, --bandwidth-only: that table only.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -346,18 +346,18 @@ int main(int argc, char** argv) {
   results.set("onednn", nullptr);
 #endif
   std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
-  std::string_view only;  // one table: --pool-only, --layers-only or --bandwidth-only
+  std::string_view only;  // one table: --conv-only, --pool-only, --layers-only or --bandwidth-only
   for (std::string_view a : args.rest) {
-    if (only.empty() && (a == "--pool-only" || a == "--layers-only" || a == "--bandwidth-only")) {
+    if (only.empty() && (a == "--conv-only" || a == "--pool-only" || a == "--layers-only" || a == "--bandwidth-only")) {
       only = a;
     } else {
       std::fprintf(stderr,
-                   "usage: cpu_ops [--quick|--smoke] [--json PATH] [--pool-only | --layers-only | --bandwidth-only]\n");
+                   "usage: cpu_ops [--quick|--smoke] [--json PATH] [--conv-only | --pool-only | --layers-only | --bandwidth-only]\n");
       return 2;
     }
   }
   const auto wanted = [&](std::string_view flag) { return only.empty() || only == flag; };
-  if (only.empty()) conv_table(results, args.quick, args.smoke, runs);
+  if (wanted("--conv-only")) conv_table(results, args.quick, args.smoke, runs);
   if (wanted("--pool-only")) pool_table(results, args.quick, args.smoke, runs);
   if (wanted("--layers-only")) layers_table(results, args.quick, args.smoke, runs);
   if (wanted("--bandwidth-only")) bandwidth_table(results, args.quick, args.smoke, runs);

@@ -1,7 +1,8 @@
-// Where the AVX2 kernels (panel_gemm.cpp, conv_nhwc_grouped.cpp, cast_row.cpp, copy.cpp)
-// compile, and the one place that asks the CPU what it has. The build targets baseline x86-64,
-// so those functions carry a per-function target attribute instead of -mavx2, and run only
-// after cpu_has_avx2() (and, where they need them, cpu_has_fma() or cpu_has_f16c()).
+// Where the AVX2 kernels (panel_gemm.cpp, conv_nhwc_grouped.cpp, cast_row.cpp, copy.cpp) and
+// the AVX-512 one (panel_gemm_avx512.cpp) compile, and the one place that asks the CPU what it
+// has. The build targets baseline x86-64, so those functions carry a per-function target
+// attribute instead of -mavx2, and run only after cpu_has_avx2() (and, where they need them,
+// cpu_has_fma(), cpu_has_f16c() or cpu_has_avx512()).
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -10,6 +11,8 @@
 #define LG_AVX2_FMA __attribute__((target("avx2,fma")))
 #define LG_AVX2_F16C __attribute__((target("avx2,f16c")))
 #define LG_AVX2 __attribute__((target("avx2")))
+// AVX-512 kernels also use the AVX2 ones' helpers (transpose8.h), so the attribute names both.
+#define LG_AVX512 __attribute__((target("avx2,fma,avx512f,avx512vl")))
 #else
 #define LG_CPU_AVX2_KERNELS 0
 #endif
@@ -39,10 +42,17 @@ inline bool cpu_has_f16c() {
   static const bool has = __builtin_cpu_supports("f16c");
   return has;
 }
+// AVX-512 foundation and vector-length extensions, with the OS saving the zmm state (the
+// compiler's check reads XCR0, so a kernel or hypervisor that disables it answers false).
+inline bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  return has;
+}
 #else
 inline bool cpu_has_avx2() { return false; }
 inline bool cpu_has_fma() { return false; }
 inline bool cpu_has_f16c() { return false; }
+inline bool cpu_has_avx512() { return false; }
 #endif
 
 }  // namespace lg::cpu

@@ -11,6 +11,7 @@
 
 #include "cpu/avx2_target.h"
 #include "cpu/cast_row.h"
+#include "cpu/transpose8.h"
 #include "dispatch/kernel_table.h"
 
 #include <algorithm>
@@ -114,8 +115,8 @@ template <typename T>
 }
 
 #if LG_CPU_AVX2_KERNELS
-// The 8x8 blocks of a tile (rows and cols multiples of 8) through AVX registers: unpack pairs
-// of rows, shuffle quadruples, swap 128-bit halves. Bit patterns pass unchanged.
+// The 8x8 blocks of a tile (rows and cols multiples of 8) through AVX registers
+// (cpu/transpose8.h). Bit patterns pass unchanged.
 LG_AVX2 void transpose_blocks8x8(void* dst_v, int64_t dst_stride, const void* src_v, int64_t src_stride, int64_t rows,
                                  int64_t cols) {
   auto* dst = static_cast<float*>(dst_v);
@@ -124,22 +125,10 @@ LG_AVX2 void transpose_blocks8x8(void* dst_v, int64_t dst_stride, const void* sr
     for (int64_t i = 0; i < rows; i += 8) {
       const float* s = src + i * src_stride + j;
       float* d = dst + j * dst_stride + i;
-      __m256 r[8], t[8], u[8];
+      __m256 r[8];
       for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * src_stride);
-      for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-      }
-      for (int k = 0; k < 8; k += 4) {
-        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-      }
-      for (int k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(d + k * dst_stride, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-        _mm256_storeu_ps(d + (k + 4) * dst_stride, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
-      }
+      cpu::transpose8(r);
+      for (int k = 0; k < 8; ++k) _mm256_storeu_ps(d + k * dst_stride, r[k]);
     }
 }
 #endif

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "cpu/avx2_target.h"
+#include "cpu/panel_gemm_avx512.h"
 #include "cpu/parallel.h"
+#include "cpu/transpose8.h"
 
 #include <layoutguard/error.h>
 
@@ -129,27 +131,6 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
   }
 }
 
-// The 8 x 8 transpose of rows r0..r7 (AVX2 unpack/shuffle/permute network): on return, r[j]
-// holds column j.
-LG_AVX2_FMA inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 // packed[t][p][r] = a[(6t + r) * lda + p] for the mc x kc block: the tiles' rows interleaved,
 // so the kernel reads A sequentially. Reading A in place instead put six rows whose stride is a
 // multiple of 4 KiB (C_in = 1024, 2048) in one L1 set, next to the B strip: conflict misses.
@@ -217,18 +198,30 @@ void pack_panels(const float* b, int64_t ldb, int64_t k, int64_t n, float* panel
   }
 }
 
-void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
-                float* c, int64_t ldc) {
-  LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
+bool panel_kernel_supported(PanelKernel kernel) {
+  return panel_gemm_supported() && (kernel == PanelKernel::kAvx2 || cpu_has_avx512());
+}
+
+void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                   const float* panels, bool accumulate, float* c, int64_t ldc) {
+  LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_on called with a kernel this CPU cannot run");
   if (m <= 0 || n <= 0) return;
-#if LG_CPU_AVX2_KERNELS
   if (k == 0) {  // C = 0 * B: zeros, or C unchanged
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  panel_gemm_avx2(m, n, k, a, lda, panels, accumulate, c, ldc);
+#if LG_CPU_AVX2_KERNELS
+  if (kernel == PanelKernel::kAvx512) panel_gemm_avx512(m, n, k, a, lda, panels, accumulate, c, ldc);
+  else panel_gemm_avx2(m, n, k, a, lda, panels, accumulate, c, ldc);
 #endif
+}
+
+void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
+                float* c, int64_t ldc) {
+  LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
+  panel_gemm_on(cpu_has_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2, m, n, k, a, lda, panels, accumulate, c,
+                ldc);
 }
 
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,

@@ -20,6 +20,11 @@ constexpr int64_t kPanelWidth = 16;
 // Whether this CPU runs the panel kernel (x86-64 with AVX2 and FMA); checked once.
 bool panel_gemm_supported();
 
+// The register tiles over the same panels: 6 x 16 on AVX2+FMA, 12 x 32 on AVX-512
+// (cpu/panel_gemm_avx512.h). panel_gemm() runs the widest this CPU has.
+enum class PanelKernel { kAvx2, kAvx512 };
+bool panel_kernel_supported(PanelKernel kernel);
+
 // Floats a packing of a k x n matrix takes: ceil(n / 16) panels of k rows of 16 columns, the
 // last panel zero-padded.
 int64_t panel_buffer_size(int64_t k, int64_t n);
@@ -31,6 +36,11 @@ void pack_panels(const float* b, int64_t ldb, int64_t k, int64_t n, float* panel
 // output for B (k x n). Requires panel_gemm_supported().
 void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
                 float* c, int64_t ldc);
+
+// panel_gemm on a named kernel, so tests cover each one a CPU has. Requires
+// panel_kernel_supported(kernel).
+void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                   const float* panels, bool accumulate, float* c, int64_t ldc);
 
 // The same product over the OpenMP threads: rows split across threads when there are enough of
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048

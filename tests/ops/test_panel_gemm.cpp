@@ -3,7 +3,8 @@
 // 72-row block, column counts around the 16-column panel (masked stores), k around the 512
 // block (accumulation across k blocks) and k = 0, leading dimensions wider than the matrices,
 // accumulate on and off, A packed (n > 64) and read in place, and both ways panel_gemm_parallel
-// splits the work. Columns of C past n and rows of the padding must stay untouched.
+// splits the work. Columns of C past n and rows of the padding must stay untouched. Serial
+// products run on every kernel this CPU has (AVX2's 6 x 16 tile, AVX-512's 12 x 32).
 #include <cmath>
 #include <random>
 #include <vector>
@@ -26,13 +27,24 @@ std::vector<float> noise(size_t count, uint32_t seed) {
   return v;
 }
 
-// Runs one product and checks every element of C, including the guard columns past n.
-void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed) {
+// The kernels this CPU runs, narrowest first.
+std::vector<lg::cpu::PanelKernel> supported_kernels() {
+  std::vector<lg::cpu::PanelKernel> kernels;
+  for (auto kernel : {lg::cpu::PanelKernel::kAvx2, lg::cpu::PanelKernel::kAvx512})
+    if (lg::cpu::panel_kernel_supported(kernel)) kernels.push_back(kernel);
+  return kernels;
+}
+
+// Runs one product (panel_gemm_parallel, or `kernel` on this thread) and checks every element
+// of C, including the guard columns past n.
+void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed,
+                lg::cpu::PanelKernel kernel = lg::cpu::PanelKernel::kAvx2) {
   CAPTURE(s.m);
   CAPTURE(s.n);
   CAPTURE(s.k);
   CAPTURE(accumulate);
   CAPTURE(parallel);
+  CAPTURE(static_cast<int>(kernel));
   const int64_t lda = s.k + 3, ldb = s.n + 5, ldc = s.n + 7;  // wider than the matrices
   const std::vector<float> a = noise(static_cast<size_t>(s.m * lda), seed);
   const std::vector<float> b = noise(static_cast<size_t>(s.k * ldb), seed + 1);
@@ -45,7 +57,7 @@ void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed) {
 
   std::vector<float> c = c0;
   if (parallel) lg::cpu::panel_gemm_parallel(s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
-  else lg::cpu::panel_gemm(s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
+  else lg::cpu::panel_gemm_on(kernel, s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
 
   int64_t bad = 0;
   for (int64_t i = 0; i < s.m; ++i) {
@@ -78,11 +90,14 @@ TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges")
       {1, 1, 1},    {5, 15, 7},   {6, 16, 256}, {7, 17, 257},  {13, 33, 64},   {143, 16, 1},
       {145, 40, 300}, {300, 64, 600}, {2, 3, 0},  {1, 2048, 9},  {61, 8, 513},  {288, 31, 130},
       {71, 16, 511},  {73, 20, 1030}, {145, 100, 300}, {13, 65, 1030},  // n > 64: A packed
+      {12, 32, 384},  {11, 31, 385},  {25, 48, 383},  {84, 47, 769},  // AVX-512: 12-row tile, 2-panel strip
   };
   uint32_t seed = 1;
   for (const Case& s : cases)
-    for (bool accumulate : {false, true})
-      for (bool parallel : {false, true}) check_case(s, accumulate, parallel, seed += 3);
+    for (bool accumulate : {false, true}) {
+      check_case(s, accumulate, true, seed += 3);
+      for (auto kernel : supported_kernels()) check_case(s, accumulate, false, seed += 3, kernel);
+    }
 }
 
 TEST_CASE("panel GEMM splits rows or panels over threads and each split is exact") {

@@ -1,6 +1,7 @@
-// The panel GEMM: a 6 x 16 register tile (12 accumulators, two B loads and six broadcasts of A
-// per step of k), over blocks of kMc rows x kKc of A packed tile by tile (144 KiB, in L2), each
-// block swept by every 16-column strip of B in turn.
+// The panel GEMM's AVX2 kernel and its dispatch: a 6 x 16 register tile (12 accumulators, two B
+// loads and six broadcasts of A per step of k), over blocks of kMc rows x kKc of A packed tile by
+// tile (144 KiB, in L2), each block swept by every 16-column strip of B in turn. CPUs with
+// AVX-512 run the 6 x 64 tile of panel_gemm_avx512.cpp instead, over the same panels.
 // The AVX2 code is compiled per function (target attributes), so the library still runs on any
 // x86-64; panel_gemm_supported() gates it at run time.
 #include "cpu/panel_gemm.h"
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "cpu/avx2_target.h"
-#include "cpu/panel_gemm_avx512.h"
+#include "cpu/panel_gemm_kernels.h"
 #include "cpu/parallel.h"
 #include "cpu/transpose8.h"
 
@@ -18,15 +19,12 @@
 namespace lg::cpu {
 namespace {
 
-constexpr int64_t kMr = 6;     // rows per register tile
 // k per block and rows per A block, chosen by paired timing against OpenBLAS on ResNet-50's 1x1
 // layers (2-core AMD EPYC VM, 32 KiB L1d, 1 MiB L2): 512 x 72 beat 256 x 144, 384 x 96 and
 // 192 x 192 by 3-10 % on C_in >= 512 and tied elsewhere. A B strip (512 x 16 floats, 32 KiB)
 // then streams from L2 while the packed A tile (6 x 512) stays in L1.
 constexpr int64_t kKc = 512;
 constexpr int64_t kMc = 72;
-
-int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
 
 #if LG_CPU_AVX2_KERNELS
 
@@ -57,15 +55,15 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
 }
 
 // C tile (MR rows x 16 columns, of which `cols` are stored) (+)= A tile * B strip. kPacked: the
-// A tile is packed, kMr floats per step of k (rows past MR are padding, never read); otherwise
+// A tile is packed, kTileRows floats per step of k (rows past MR are padding, never read); otherwise
 // A is read in place, rows lda apart.
 // The accumulators are named variables, not an array: GCC 12 keeps an array of __m256 in
 // memory and stores it on every step of k, which halved the speed.
 template <int MR, bool kPartial, bool kPacked>
 LG_AVX2_FMA void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, bool accumulate,
                       int64_t cols) {
-  static_assert(MR >= 1 && MR <= kMr);
-  constexpr int64_t step = kPacked ? kMr : 1;
+  static_assert(MR >= 1 && MR <= kTileRows);
+  constexpr int64_t step = kPacked ? kTileRows : 1;
   const int64_t rs = kPacked ? 1 : lda;
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
@@ -122,37 +120,12 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
     const float* strip = panels + (j * k + p0) * kPanelWidth;
     const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
     float* cj = c + j * kPanelWidth;
-    for (int64_t r = 0; r < mc; r += kMr) {
-      const int64_t rows = std::min(kMr, mc - r);
+    for (int64_t r = 0; r < mc; r += kTileRows) {
+      const int64_t rows = std::min(kTileRows, mc - r);
       const float* at = kPacked ? a + r * kc : a + r * lda;
       if (cols == kPanelWidth) tile_rows<false, kPacked>(rows, kc, at, lda, strip, cj + r * ldc, ldc, acc, cols);
       else tile_rows<true, kPacked>(rows, kc, at, lda, strip, cj + r * ldc, ldc, acc, cols);
     }
-  }
-}
-
-// packed[t][p][r] = a[(6t + r) * lda + p] for the mc x kc block: the tiles' rows interleaved,
-// so the kernel reads A sequentially. Reading A in place instead put six rows whose stride is a
-// multiple of 4 KiB (C_in = 1024, 2048) in one L1 set, next to the B strip: conflict misses.
-// Full tiles go 8 columns at a time through an 8 x 8 register transpose (two rows of zeros);
-// each column's 8-float store overlaps the next column's, so `packed` has kMr + 2 floats of
-// slack at its end. Element-wise packing cost up to 15 % of the GEMM at C_in = 256..1024.
-LG_AVX2_FMA void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed) {
-  for (int64_t r0 = 0; r0 < mc; r0 += kMr, packed += kMr * kc) {
-    const int64_t rows = std::min(kMr, mc - r0);
-    const float* src = a + r0 * lda;
-    int64_t p = 0;
-    if (rows == kMr) {
-      for (; p + 8 <= kc; p += 8) {
-        __m256 v[8];
-        for (int r = 0; r < 6; ++r) v[r] = _mm256_loadu_ps(src + r * lda + p);
-        v[6] = v[7] = _mm256_setzero_ps();
-        transpose8(v);
-        for (int j = 0; j < 8; ++j) _mm256_storeu_ps(packed + (p + j) * kMr, v[j]);
-      }
-    }
-    for (; p < kc; ++p)
-      for (int64_t r = 0; r < rows; ++r) packed[p * kMr + r] = src[r * lda + p];
   }
 }
 
@@ -161,9 +134,9 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
   const int64_t np = panel_count(n);
   // Packing A pays when many strips reuse it, or when its rows would share L1 sets (a row stride
   // of 4 KiB). With at most 4 strips (C_out <= 64) reading A in place measured 2-5 % faster.
-  const bool pack = np > 4 || (lda * static_cast<int64_t>(sizeof(float))) % 4096 == 0;
+  const bool pack = np > 4 || rows_share_l1_sets(lda);
   thread_local std::vector<float> a_block;
-  a_block.resize(static_cast<size_t>(kMc * kKc + kMr + 2));  // + pack_a_block's store slack
+  a_block.resize(static_cast<size_t>(kMc * kKc + kTileRows + 2));  // + pack_a_block's store slack
   for (int64_t i0 = 0; i0 < m; i0 += kMc) {
     const int64_t mc = std::min(kMc, m - i0);
     for (int64_t p0 = 0; p0 < k; p0 += kKc) {
@@ -182,6 +155,33 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
 #endif  // LG_CPU_AVX2_KERNELS
 
 }  // namespace
+
+#if LG_CPU_AVX2_KERNELS
+// packed[t][p][r] = a[(6t + r) * lda + p] for the mc x kc block: the tiles' rows interleaved,
+// so the kernel reads A sequentially. Reading A in place instead put six rows whose stride is a
+// multiple of 4 KiB (C_in = 1024, 2048) in one L1 set, next to the B strip: conflict misses.
+// Full tiles go 8 columns at a time through an 8 x 8 register transpose (two rows of zeros);
+// each column's 8-float store overlaps the next column's, so `packed` has kTileRows + 2 floats of
+// slack at its end. Element-wise packing cost up to 15 % of the GEMM at C_in = 256..1024.
+LG_AVX2 void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed) {
+  for (int64_t r0 = 0; r0 < mc; r0 += kTileRows, packed += kTileRows * kc) {
+    const int64_t rows = std::min(kTileRows, mc - r0);
+    const float* src = a + r0 * lda;
+    int64_t p = 0;
+    if (rows == kTileRows) {
+      for (; p + 8 <= kc; p += 8) {
+        __m256 v[8];
+        for (int r = 0; r < 6; ++r) v[r] = _mm256_loadu_ps(src + r * lda + p);
+        v[6] = v[7] = _mm256_setzero_ps();
+        transpose8(v);
+        for (int j = 0; j < 8; ++j) _mm256_storeu_ps(packed + (p + j) * kTileRows, v[j]);
+      }
+    }
+    for (; p < kc; ++p)
+      for (int64_t r = 0; r < rows; ++r) packed[p * kTileRows + r] = src[r * lda + p];
+  }
+}
+#endif
 
 bool panel_gemm_supported() { return cpu_has_avx2() && cpu_has_fma(); }
 
@@ -227,7 +227,7 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
                          bool accumulate, float* c, int64_t ldc) {
   // Rows when every thread gets a few full A blocks' worth; panels otherwise.
-  constexpr int64_t kMinRows = 4 * kMr * 8;
+  constexpr int64_t kMinRows = 4 * kTileRows * 8;
   if (would_parallelise(m, kMinRows)) {
     parallel_for(m, kMinRows, [&](int64_t r0, int64_t r1) {
       panel_gemm(r1 - r0, n, k, a + r0 * lda, lda, panels, accumulate, c + r0 * ldc, ldc);

@@ -1,10 +1,11 @@
 // The panel GEMM behind float32 NHWC convolutions (src/cpu/panel_gemm.h) against a plain float64
 // triple loop, on the shapes where blocking goes wrong: row counts around the 6-row tile and the
-// 72-row block, column counts around the 16-column panel (masked stores), k around the 512
-// block (accumulation across k blocks) and k = 0, leading dimensions wider than the matrices,
-// accumulate on and off, A packed (n > 64) and read in place, and both ways panel_gemm_parallel
+// 72-row block, column counts around the 16-column panel (masked stores) and the AVX-512 kernel's
+// 4-panel strip, k around the 384 and 512 blocks (accumulation across k blocks) and k = 0,
+// leading dimensions wider than the matrices, accumulate on and off, A packed (n > 64 on AVX2;
+// rows 4 KiB apart on both) and read in place, and both ways panel_gemm_parallel
 // splits the work. Columns of C past n and rows of the padding must stay untouched. Serial
-// products run on every kernel this CPU has (AVX2's 6 x 16 tile, AVX-512's 12 x 32).
+// products run on every kernel this CPU has (AVX2's 6 x 16 tile, AVX-512's 6 x 64).
 #include <cmath>
 #include <random>
 #include <vector>
@@ -90,7 +91,8 @@ TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges")
       {1, 1, 1},    {5, 15, 7},   {6, 16, 256}, {7, 17, 257},  {13, 33, 64},   {143, 16, 1},
       {145, 40, 300}, {300, 64, 600}, {2, 3, 0},  {1, 2048, 9},  {61, 8, 513},  {288, 31, 130},
       {71, 16, 511},  {73, 20, 1030}, {145, 100, 300}, {13, 65, 1030},  // n > 64: A packed
-      {12, 32, 384},  {11, 31, 385},  {25, 48, 383},  {84, 47, 769},  // AVX-512: 12-row tile, 2-panel strip
+      {12, 32, 384},  {11, 31, 385},  {25, 48, 383},  {84, 47, 769},  // AVX-512: k blocks of 384
+      {13, 50, 1021}, {75, 130, 2045},  // lda = 1024, 2048 floats: rows share L1 sets, so A is packed
   };
   uint32_t seed = 1;
   for (const Case& s : cases)

@@ -1,0 +1,35 @@
+// What the panel GEMM's two kernels share (panel_gemm.cpp: AVX2, 6 x 16 tile;
+// panel_gemm_avx512.cpp: AVX-512, 6 x 64 tile): the tile height, the packing of A into tiles,
+// and when packing pays. cpu/panel_gemm.h has the contract; this header is for those two files.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu/avx2_target.h"
+#include "cpu/panel_gemm.h"
+
+namespace lg::cpu {
+
+// Rows per register tile, both kernels. A packed block holds tile after tile, each as kc steps
+// of kTileRows floats (rows past the block's end are padding, never read).
+constexpr int64_t kTileRows = 6;
+
+// 16-column panels a k x n B packs into.
+inline int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
+
+// Whether A rows lda floats apart fall into one L1 set (a stride that is a multiple of 4 KiB:
+// C_in = 1024, 2048), so six of them and the B strip evict each other: then A is packed.
+inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
+
+#if LG_CPU_AVX2_KERNELS
+// packed[t][p][r] = a[(6t + r) * lda + p] for an mc x kc block. Writes 8 floats at a time, so
+// `packed` needs kTileRows + 2 floats of slack past the block.
+LG_AVX2 void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed);
+#endif
+
+// C = A * B, or C += A * B when `accumulate`, on the calling thread, over pack_panels' B.
+// Requires cpu_has_avx512() and k > 0.
+void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
+                       bool accumulate, float* c, int64_t ldc);
+
+}  // namespace lg::cpu

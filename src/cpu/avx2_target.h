@@ -11,7 +11,8 @@
 #define LG_AVX2_FMA __attribute__((target("avx2,fma")))
 #define LG_AVX2_F16C __attribute__((target("avx2,f16c")))
 #define LG_AVX2 __attribute__((target("avx2")))
-// AVX-512 kernels also use the AVX2 ones' helpers (transpose8.h), so the attribute names both.
+// AVX-512 kernels may inline the AVX2+FMA helpers (GCC inlines only into a superset target,
+// and avx512f does not imply fma), so the attribute names both.
 #define LG_AVX512 __attribute__((target("avx2,fma,avx512f,avx512vl")))
 #else
 #define LG_CPU_AVX2_KERNELS 0

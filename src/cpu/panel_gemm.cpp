@@ -67,7 +67,7 @@ LG_AVX2_FMA void tile(int64_t kc, const float* a, int64_t lda, const float* b, f
   const int64_t rs = kPacked ? 1 : lda;
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
-  // Rows past MR alias row 0 and are never read.
+  // Rows past MR alias the last real row and are never read.
   const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
               *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
 #define LG_PANEL_ROW(r)                                       \
@@ -78,12 +78,7 @@ LG_AVX2_FMA void tile(int64_t kc, const float* a, int64_t lda, const float* b, f
   }
   for (int64_t p = 0; p < kc; ++p, b += kPanelWidth) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    LG_PANEL_ROW(0)
-    LG_PANEL_ROW(1)
-    LG_PANEL_ROW(2)
-    LG_PANEL_ROW(3)
-    LG_PANEL_ROW(4)
-    LG_PANEL_ROW(5)
+    LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
   }
 #undef LG_PANEL_ROW
   __m256i m0 = _mm256_setzero_si256(), m1 = m0;

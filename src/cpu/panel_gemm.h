@@ -20,8 +20,8 @@ constexpr int64_t kPanelWidth = 16;
 // Whether this CPU runs the panel kernel (x86-64 with AVX2 and FMA); checked once.
 bool panel_gemm_supported();
 
-// The register tiles over the same panels: 6 x 16 on AVX2+FMA, 12 x 32 on AVX-512
-// (cpu/panel_gemm_avx512.h). panel_gemm() runs the widest this CPU has.
+// The register tiles over the same panels: 6 x 16 on AVX2+FMA, 6 x 64 on AVX-512F+VL
+// (panel_gemm_avx512.cpp). panel_gemm() runs the widest this CPU has.
 enum class PanelKernel { kAvx2, kAvx512 };
 bool panel_kernel_supported(PanelKernel kernel);
 

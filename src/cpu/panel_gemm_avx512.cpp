@@ -1,6 +1,6 @@
 // The panel GEMM on AVX-512: a 6 x 64 register tile -- four 16-column panels of B, one zmm
 // register per panel row -- so each step of k does 24 fused multiply-adds for four B loads and
-// six broadcasts of A (folded into the FMA as an embedded broadcast). 24 accumulators of the 32
+// six broadcasts of A (each row's broadcast serves its four panels). 24 accumulators of the 32
 // registers; on a CPU with two full-width FMA pipes (AMD Zen 5, Intel server cores) that is
 // twice the AVX2 tile's peak. B is the same panel packing as the AVX2 kernel's, so cached
 // weights serve both, and A is packed in the same 6-row tiles when it is packed at all.
@@ -59,7 +59,7 @@ LG_AVX512 void tile(int64_t kc, const float* a, int64_t lda, const float* b, int
   const __m512 z = _mm512_setzero_ps();
   __m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z, c20 = z, c21 = z, c22 = z, c23 = z,
          c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;
-  // Rows past MR and panels past NP alias the first and are never read.
+  // Rows past MR and panels past NP alias the last real one and are never read.
   const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
               *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
   const float *b0 = b, *b1 = b + std::min(1, NP - 1) * bstride, *b2 = b + std::min(2, NP - 1) * bstride,
@@ -78,12 +78,7 @@ LG_AVX512 void tile(int64_t kc, const float* a, int64_t lda, const float* b, int
     const __m512 x1 = NP > 1 ? _mm512_loadu_ps(b1 + o) : x0;
     const __m512 x2 = NP > 2 ? _mm512_loadu_ps(b2 + o) : x0;
     const __m512 x3 = NP > 3 ? _mm512_loadu_ps(b3 + o) : x0;
-    LG_PANEL_ROW(0)
-    LG_PANEL_ROW(1)
-    LG_PANEL_ROW(2)
-    LG_PANEL_ROW(3)
-    LG_PANEL_ROW(4)
-    LG_PANEL_ROW(5)
+    LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
   }
 #undef LG_PANEL_ROW
 #define LG_STORE_ROW(r)                                                                                        \
@@ -94,12 +89,7 @@ LG_AVX512 void tile(int64_t kc, const float* a, int64_t lda, const float* b, int
     if constexpr (NP > 2) store_lanes(cr + 2 * kPanelWidth, c##r##2, accumulate, masks.m[2]);                 \
     if constexpr (NP > 3) store_lanes(cr + 3 * kPanelWidth, c##r##3, accumulate, masks.m[3]);                 \
   }
-  LG_STORE_ROW(0)
-  LG_STORE_ROW(1)
-  LG_STORE_ROW(2)
-  LG_STORE_ROW(3)
-  LG_STORE_ROW(4)
-  LG_STORE_ROW(5)
+  LG_FOR_EACH_TILE_ROW(LG_STORE_ROW)
 #undef LG_STORE_ROW
 }
 

@@ -14,6 +14,10 @@ namespace lg::cpu {
 // of kTileRows floats (rows past the block's end are padding, never read).
 constexpr int64_t kTileRows = 6;
 
+// X(r) for every row r < kTileRows of a tile: the kernels keep one named accumulator per row
+// and panel (an array of vectors stays in memory under GCC 12), so their per-row code is a macro.
+#define LG_FOR_EACH_TILE_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
 // 16-column panels a k x n B packs into.
 inline int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
 
@@ -23,7 +27,7 @@ inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>
 
 #if LG_CPU_AVX2_KERNELS
 // packed[t][p][r] = a[(6t + r) * lda + p] for an mc x kc block. Writes 8 floats at a time, so
-// `packed` needs kTileRows + 2 floats of slack past the block.
+// the last column's store runs 2 floats past the block: callers allocate kTileRows + 2 spare.
 LG_AVX2 void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed);
 #endif
 

@@ -1,6 +1,6 @@
 // The 8 x 8 float transpose in AVX registers, shared by the layout copies (copy.cpp) and the
-// panel GEMM's A packing (panel_gemm.cpp, panel_gemm_avx512.cpp). Bit patterns pass unchanged,
-// so it moves any 32-bit element.
+// panel GEMM's A packing (panel_gemm.cpp). Bit patterns pass unchanged, so it moves any 32-bit
+// element.
 #pragma once
 
 #include "cpu/avx2_target.h"

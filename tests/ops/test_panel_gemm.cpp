@@ -18,6 +18,7 @@ namespace {
 
 struct Case {
   int64_t m, n, k;
+  int64_t lda = 0;  // 0: k + 3
 };
 
 std::vector<float> noise(size_t count, uint32_t seed) {
@@ -28,16 +29,19 @@ std::vector<float> noise(size_t count, uint32_t seed) {
   return v;
 }
 
-// The kernels this CPU runs, narrowest first.
+// The kernels this CPU runs, narrowest first; says which it cannot run, so a log shows what
+// went untested.
 std::vector<lg::cpu::PanelKernel> supported_kernels() {
   std::vector<lg::cpu::PanelKernel> kernels;
   for (auto kernel : {lg::cpu::PanelKernel::kAvx2, lg::cpu::PanelKernel::kAvx512})
     if (lg::cpu::panel_kernel_supported(kernel)) kernels.push_back(kernel);
+  if (!lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512))
+    MESSAGE("the AVX-512 panel kernel is not tested: this CPU lacks avx512f or avx512vl");
   return kernels;
 }
 
 // Runs one product (panel_gemm_parallel, or `kernel` on this thread) and checks every element
-// of C, including the guard columns past n.
+// of C, and that the guard columns past n and two guard rows past m are untouched.
 void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed,
                 lg::cpu::PanelKernel kernel = lg::cpu::PanelKernel::kAvx2) {
   CAPTURE(s.m);
@@ -46,10 +50,11 @@ void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed,
   CAPTURE(accumulate);
   CAPTURE(parallel);
   CAPTURE(static_cast<int>(kernel));
-  const int64_t lda = s.k + 3, ldb = s.n + 5, ldc = s.n + 7;  // wider than the matrices
+  const int64_t lda = s.lda > 0 ? s.lda : s.k + 3, ldb = s.n + 5, ldc = s.n + 7;  // wider than the matrices
+  CAPTURE(lda);
   const std::vector<float> a = noise(static_cast<size_t>(s.m * lda), seed);
   const std::vector<float> b = noise(static_cast<size_t>(s.k * ldb), seed + 1);
-  const std::vector<float> c0 = noise(static_cast<size_t>(s.m * ldc), seed + 2);
+  const std::vector<float> c0 = noise(static_cast<size_t>((s.m + 2) * ldc), seed + 2);
   std::vector<float> panels(static_cast<size_t>(lg::cpu::panel_buffer_size(s.k, s.n)), NAN);
   lg::cpu::pack_panels(b.data(), ldb, s.k, s.n, panels.data());
   int64_t unwritten = 0;  // every slot is written, padding included
@@ -61,6 +66,7 @@ void check_case(const Case& s, bool accumulate, bool parallel, uint32_t seed,
   else lg::cpu::panel_gemm_on(kernel, s.m, s.n, s.k, a.data(), lda, panels.data(), accumulate, c.data(), ldc);
 
   int64_t bad = 0;
+  for (int64_t i = s.m * ldc; i < (s.m + 2) * ldc; ++i) bad += c[i] != c0[i] ? 1 : 0;  // rows past C
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
       const float got = c[i * ldc + j];
@@ -92,13 +98,16 @@ TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges")
       {145, 40, 300}, {300, 64, 600}, {2, 3, 0},  {1, 2048, 9},  {61, 8, 513},  {288, 31, 130},
       {71, 16, 511},  {73, 20, 1030}, {145, 100, 300}, {13, 65, 1030},  // n > 64: A packed
       {12, 32, 384},  {11, 31, 385},  {25, 48, 383},  {84, 47, 769},  // AVX-512: k blocks of 384
+      {12, 64, 768},  {30, 90, 400},  {19, 96, 50},   // AVX-512: two whole k blocks; a 2-panel strip after a full one
       {13, 50, 1021}, {75, 130, 2045},  // lda = 1024, 2048 floats: rows share L1 sets, so A is packed
+      {13, 50, 5, 1024}, {7, 40, 389, 1024}, {73, 90, 400, 2048},  // packed: k < 8, a 3-panel strip, 2 after 4
   };
+  const std::vector<lg::cpu::PanelKernel> kernels = supported_kernels();
   uint32_t seed = 1;
   for (const Case& s : cases)
     for (bool accumulate : {false, true}) {
       check_case(s, accumulate, true, seed += 3);
-      for (auto kernel : supported_kernels()) check_case(s, accumulate, false, seed += 3, kernel);
+      for (auto kernel : kernels) check_case(s, accumulate, false, seed += 3, kernel);
     }
 }
 

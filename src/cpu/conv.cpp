@@ -125,6 +125,61 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
   }
 }
 
+// The NHWC convolutions the AVX-512 kernel runs without im2col (conv_nhwc_rows): one group, one
+// depth tap, channels dense and pixels adjacent along W (each kernel row's taps x channels are
+// one run in memory), and K small enough for one k block. Narrow output rows stay on im2col:
+// a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its last tile empty.
+bool conv_nhwc_rows_applies(const ConvGeometry& g) {
+  return cpu::panel_kernel_supported(cpu::PanelKernel::kAvx512) && g.groups == 1 && g.k[0] == 1 &&
+         g.k[1] <= cpu::kMaxRuns && g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
+         g.taps() * g.cg_in <= 1152 && g.out[2] >= 24;
+}
+
+// NHWC convolution as panel_gemm_runs over each output row: pixel i's A row is its kernel rows'
+// runs read where they lie in the input (lda = stride x the pixel step), so im2col's copy of
+// every row (K floats written, then read again) is gone. Only the pixels whose window crosses
+// the left or right padding go through im2col; kernel rows in the top or bottom padding are
+// null runs, skipped.
+void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, const float* bias,
+                    int64_t bias_stride, float* out) {
+  dispatch::note_kernel("conv_nhwc_implicit_gemm_cpu");
+  const int64_t OH = g.out[1], OW = g.out[2], cout = g.c_out, kg = g.taps() * g.cg_in;
+  const int64_t sw = g.stride[2], pw = g.pad[2];
+  // Output columns [lo, hi) read only real input columns: lo * sw >= pw and
+  // (hi - 1) * sw - pw + k - 1 < W.
+  const int64_t lo = std::min(OW, (pw + sw - 1) / sw), last = g.in[2] - g.k[2] + pw;
+  const int64_t hi = last < 0 ? lo : std::clamp<int64_t>(last / sw + 1, lo, OW);
+  const int64_t rows = g.batch * g.out[0] * OH;  // output rows; depth is 1
+  cpu::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
+    std::vector<float> col(static_cast<size_t>(std::max(lo, OW - hi) * kg));
+    const float* run[cpu::kMaxRuns];
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t n = row / OH, oh = row % OH;
+      float* o = out + row * OW * cout;
+      if (bias) fill_bias_rows(o, OW, cout, cout, bias, bias_stride);
+      const bool acc = bias != nullptr;
+      if (hi > lo) {
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+          run[kh] = ih >= 0 && ih < g.in[1] ? x + g.x_offset(n, 0, 0, ih, lo * sw - pw) : nullptr;
+        }
+        cpu::panel_gemm_runs(hi - lo, cout, g.k[1], run, g.k[2] * g.cg_in, sw * g.x_stride[4], panels, acc,
+                             o + lo * cout, cout);
+      }
+      // The border pixels, through im2col rows (row index = n * plane + oh * OW + ow).
+      const int64_t first = row * OW;
+      if (lo > 0) {
+        im2col_rows(g, x, 0, first, lo, col.data());
+        cpu::panel_gemm(lo, cout, kg, col.data(), kg, panels, acc, o, cout);
+      }
+      if (hi < OW) {
+        im2col_rows(g, x, 0, first + hi, OW - hi, col.data());
+        cpu::panel_gemm(OW - hi, cout, kg, col.data(), kg, panels, acc, o + hi * cout, cout);
+      }
+    }
+  });
+}
+
 template <typename T>
 void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, const T* bias, int64_t bias_stride, T* out) {
   const int64_t M = g.batch * g.out_plane(), kg = g.taps() * g.cg_in, cout = g.c_out;
@@ -136,6 +191,12 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, c
     for (int64_t gi = 0; gi < g.groups; ++gi)
       w.gemm(g, gi, M, g.cg_in, x + gi * g.cg_in, ld, accumulate, out + gi * g.cg_out, true);
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (w.panels && conv_nhwc_rows_applies(g)) {
+      conv_nhwc_rows(g, x, w.panels, bias, bias_stride, out);
+      return;
+    }
   }
   dispatch::note_kernel("conv_nhwc_im2col_gemm_cpu");
   // Tiles of output rows whose im2col block stays around 1 MiB (cache-sized, per thread), and

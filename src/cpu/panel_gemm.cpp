@@ -219,6 +219,14 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
                 ldc);
 }
 
+void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
+                     const float* panels, bool accumulate, float* c, int64_t ldc) {
+  LG_ASSERT(panel_kernel_supported(PanelKernel::kAvx512), "panel_gemm_runs called on a CPU without AVX-512");
+  LG_ASSERT(runs >= 1 && runs <= kMaxRuns && run_len >= 1, "panel_gemm_runs: runs must be in [1, 16], run_len >= 1");
+  if (m <= 0 || n <= 0) return;
+  panel_gemm_runs_avx512(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+}
+
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
                          bool accumulate, float* c, int64_t ldc) {
   // Rows when every thread gets a few full A blocks' worth; panels otherwise.

@@ -42,6 +42,16 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                    const float* panels, bool accumulate, float* c, int64_t ldc);
 
+// C (+)= A * B where A is read as strided runs: row i of A is the concatenation, over
+// s < runs, of the run_len floats at run[s] + i * lda; a null run[s] stands for zeros. An NHWC
+// convolution reads its input this way without im2col: row i is output pixel i of a row, run s
+// its kernel row s (taps x channels, adjacent in memory), lda the input's pixel step. No k
+// blocking: meant for k = runs * run_len up to about a thousand. On the calling thread.
+// Requires panel_kernel_supported(PanelKernel::kAvx512), 1 <= runs <= kMaxRuns, run_len >= 1.
+constexpr int64_t kMaxRuns = 16;
+void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
+                     const float* panels, bool accumulate, float* c, int64_t ldc);
+
 // The same product over the OpenMP threads: rows split across threads when there are enough of
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048
 // channels), so every thread still has work and reads only its share of B.

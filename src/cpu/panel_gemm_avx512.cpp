@@ -46,39 +46,51 @@ struct StripMasks {
   __mmask16 m[kStripPanels];
 };
 
-// C tile (MR rows x NP panels) (+)= A tile * B strip. kPacked: A holds kTileRows floats per
-// step of k (pack_a_block); otherwise rows lda apart in place. Panel j of the strip starts
-// j * bstride floats after b. Named accumulators, not an array, so GCC keeps them in registers
-// (see panel_gemm.cpp).
+// The masks of the strip starting at panel j of a C with n columns.
+inline StripMasks strip_masks(int64_t n, int64_t j) {
+  StripMasks masks;
+  for (int64_t q = 0; q < kStripPanels; ++q) masks.m[q] = first_lanes(n - (j + q) * kPanelWidth);
+  return masks;
+}
+
+// C tile (MR rows x NP panels) (+)= A tile * B strip, k running over `runs` runs of run_len
+// steps. kPacked: one run, kTileRows floats per step of k (pack_a_block). Otherwise in place:
+// row i of run s starts at run[s] + i * lda, and a null run is zeros (skipped; B moves past
+// it). Panel j of the strip starts j * bstride floats after b. Named accumulators, not an
+// array, so GCC keeps them in registers (see panel_gemm.cpp).
 template <int MR, int NP, bool kPacked>
-LG_AVX512 void tile(int64_t kc, const float* a, int64_t lda, const float* b, int64_t bstride, float* c, int64_t ldc,
-                    bool accumulate, StripMasks masks) {
+LG_AVX512 void tile(int64_t runs, const float* const* run, int64_t run_len, int64_t lda, const float* b,
+                    int64_t bstride, float* c, int64_t ldc, bool accumulate, StripMasks masks) {
   static_assert(MR >= 1 && MR <= kTileRows && NP >= 1 && NP <= kStripPanels);
   constexpr int64_t step = kPacked ? kTileRows : 1;
   const int64_t rs = kPacked ? 1 : lda;
   const __m512 z = _mm512_setzero_ps();
   __m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z, c20 = z, c21 = z, c22 = z, c23 = z,
          c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;
-  // Rows past MR and panels past NP alias the last real one and are never read.
-  const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
-              *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
-  const float *b0 = b, *b1 = b + std::min(1, NP - 1) * bstride, *b2 = b + std::min(2, NP - 1) * bstride,
-              *b3 = b + std::min(3, NP - 1) * bstride;
-#define LG_PANEL_ROW(r)                                               \
-  if constexpr (MR > r) {                                             \
-    const __m512 av = _mm512_set1_ps(a##r[p * step]);                 \
-    c##r##0 = _mm512_fmadd_ps(av, x0, c##r##0);                       \
-    if constexpr (NP > 1) c##r##1 = _mm512_fmadd_ps(av, x1, c##r##1); \
-    if constexpr (NP > 2) c##r##2 = _mm512_fmadd_ps(av, x2, c##r##2); \
-    if constexpr (NP > 3) c##r##3 = _mm512_fmadd_ps(av, x3, c##r##3); \
+  for (int64_t s = 0; s < runs; ++s, b += run_len * kPanelWidth) {
+    const float* a = run[s];
+    if (a == nullptr) continue;
+    // Rows past MR and panels past NP alias the last real one and are never read.
+    const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
+                *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
+    const float *b0 = b, *b1 = b + std::min(1, NP - 1) * bstride, *b2 = b + std::min(2, NP - 1) * bstride,
+                *b3 = b + std::min(3, NP - 1) * bstride;
+#define LG_PANEL_ROW(r)                                                 \
+  if constexpr (MR > r) {                                               \
+    const __m512 av = _mm512_set1_ps(a##r[p * step]);                   \
+    c##r##0 = _mm512_fmadd_ps(av, x0, c##r##0);                         \
+    if constexpr (NP > 1) c##r##1 = _mm512_fmadd_ps(av, x1, c##r##1);   \
+    if constexpr (NP > 2) c##r##2 = _mm512_fmadd_ps(av, x2, c##r##2);   \
+    if constexpr (NP > 3) c##r##3 = _mm512_fmadd_ps(av, x3, c##r##3);   \
   }
-  for (int64_t p = 0; p < kc; ++p) {
-    const int64_t o = p * kPanelWidth;
-    const __m512 x0 = _mm512_loadu_ps(b0 + o);
-    const __m512 x1 = NP > 1 ? _mm512_loadu_ps(b1 + o) : x0;
-    const __m512 x2 = NP > 2 ? _mm512_loadu_ps(b2 + o) : x0;
-    const __m512 x3 = NP > 3 ? _mm512_loadu_ps(b3 + o) : x0;
-    LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
+    for (int64_t p = 0; p < run_len; ++p) {
+      const int64_t o = p * kPanelWidth;
+      const __m512 x0 = _mm512_loadu_ps(b0 + o);
+      const __m512 x1 = NP > 1 ? _mm512_loadu_ps(b1 + o) : x0;
+      const __m512 x2 = NP > 2 ? _mm512_loadu_ps(b2 + o) : x0;
+      const __m512 x3 = NP > 3 ? _mm512_loadu_ps(b3 + o) : x0;
+      LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
+    }
   }
 #undef LG_PANEL_ROW
 #define LG_STORE_ROW(r)                                                                                        \
@@ -93,7 +105,8 @@ LG_AVX512 void tile(int64_t kc, const float* a, int64_t lda, const float* b, int
 #undef LG_STORE_ROW
 }
 
-using TileFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, StripMasks);
+using TileFn = void (*)(int64_t, const float* const*, int64_t, int64_t, const float*, int64_t, float*, int64_t, bool,
+                        StripMasks);
 
 // kTiles[kPacked][panels - 1][rows - 1]: every tile a block edge can need.
 template <bool kPacked, int NP, size_t... R>
@@ -125,21 +138,41 @@ LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a
       // Each strip of up to four panels meets every row tile of the block.
       for (int64_t j = 0; j < np; j += kStripPanels) {
         const int64_t strip = std::min(kStripPanels, np - j);
-        StripMasks masks;
-        for (int64_t q = 0; q < kStripPanels; ++q) masks.m[q] = first_lanes(n - (j + q) * kPanelWidth);
+        const StripMasks masks = strip_masks(n, j);
         const float* b = panels + (j * k + p0) * kPanelWidth;
         float* cj = c + i0 * ldc + j * kPanelWidth;
         for (int64_t r = 0; r < mc; r += kTileRows) {
           const int64_t rows = std::min(kTileRows, mc - r);
           const float* at = pack ? a_block.data() + r * kc : a + (i0 + r) * lda + p0;
-          kTiles[pack][strip - 1][rows - 1](kc, at, lda, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks);
+          kTiles[pack][strip - 1][rows - 1](1, &at, kc, lda, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks);
         }
       }
     }
   }
 }
 
+LG_AVX512 void panel_gemm_runs_avx512(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
+                                      int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
+  const int64_t np = panel_count(n), k = runs * run_len;
+  const float* tile_run[kMaxRuns];
+  // Tiles outer, strips inner: a tile's rows (runs x run_len floats each) stay in L1 while every
+  // strip of B passes them.
+  for (int64_t r = 0; r < m; r += kTileRows) {
+    const int64_t rows = std::min(kTileRows, m - r);
+    for (int64_t s = 0; s < runs; ++s) tile_run[s] = run[s] ? run[s] + r * lda : nullptr;
+    for (int64_t j = 0; j < np; j += kStripPanels) {
+      const int64_t strip = std::min(kStripPanels, np - j);
+      kTiles[false][strip - 1][rows - 1](runs, tile_run, run_len, lda, panels + j * k * kPanelWidth, k * kPanelWidth,
+                                         c + r * ldc + j * kPanelWidth, ldc, accumulate, strip_masks(n, j));
+    }
+  }
+}
+
 #else
+void panel_gemm_runs_avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, bool,
+                            float*, int64_t) {
+  LG_ASSERT(false, "panel_gemm_runs_avx512 called on a build without x86-64 kernels");
+}
 void panel_gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, bool, float*, int64_t) {
   LG_ASSERT(false, "panel_gemm_avx512 called on a build without x86-64 kernels");
 }

@@ -31,6 +31,10 @@ inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>
 LG_AVX2 void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, float* packed);
 #endif
 
+// panel_gemm_runs (cpu/panel_gemm.h) on AVX-512. Requires cpu_has_avx512().
+void panel_gemm_runs_avx512(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
+                            const float* panels, bool accumulate, float* c, int64_t ldc);
+
 // C = A * B, or C += A * B when `accumulate`, on the calling thread, over pack_panels' B.
 // Requires cpu_has_avx512() and k > 0.
 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,

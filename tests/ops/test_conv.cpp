@@ -340,6 +340,45 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
                                             depthwise, grouped});
 }
 
+TEST_CASE("conv2d: output rows of 24+ pixels, read in place on AVX-512 (no im2col), against the reference") {
+  // On AVX-512 CPUs these take conv_nhwc_implicit_gemm_cpu for channels_last input: every
+  // output row one panel_gemm_runs over the input, the pixels at the left and right padding
+  // through im2col, kernel rows in the top or bottom padding skipped. Elsewhere they check the
+  // im2col GEMM on wide rows.
+  const std::vector<Case2d> cases{
+      {"stem-like 7x7 stride 2 pad 3, bias", {2, 3, 9, 56}, {8, 3, 7, 7}, {2}, {3}, {1}, 1, true},
+      {"3x3 pad 1, 20 outputs (partial panel)", {1, 16, 5, 30}, {20, 16, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"3x3 stride 2, 70 outputs (a strip of 4 panels and one of 1)", {2, 8, 7, 50}, {70, 8, 3, 3}, {2}, {1}, {1}, 1,
+       true},
+      {"dilation 2 along H only", {1, 4, 9, 27}, {5, 4, 3, 3}, {1}, {2, 1}, {2, 1}, 1, false},
+      {"5x3 kernel, no W padding", {1, 6, 6, 28}, {3, 6, 5, 3}, {1}, {1, 0}, {1}, 1, true},
+      {"1x1 stride 2", {1, 32, 4, 52}, {16, 32, 1, 1}, {2}, {0}, {1}, 1, false},
+      {"padding 4 around a 3x3 kernel: whole rows of zeros", {1, 3, 4, 26}, {4, 3, 3, 3}, {1}, {4}, {1}, 1, true},
+      {"K = 1152, the largest read in place", {1, 128, 3, 24}, {8, 128, 3, 3}, {1}, {1}, {1}, 1, false},
+  };
+  uint32_t seed = 700;
+  for (const Case2d& c : cases) {
+    CAPTURE(c.name);
+    const Tensor b = c.bias ? noise_in({c.w[0]}, CF, lg::kFloat32, seed++) : Tensor();
+    for (const auto& [xname, x] : input_variants(c.x, lg::kFloat32, seed++)) {
+      CAPTURE(xname);
+      for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
+    }
+  }
+  const Tensor x = noise_in({1, 3, 8, 48}, CL, lg::kFloat32, 790), w = noise_in({4, 3, 3, 3}, CL, lg::kFloat32, 791);
+  std::vector<std::string> kernels;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.depth == 0) kernels.push_back(std::string(c.kernel));
+  });
+  (void)lg::conv2d(x, w, std::nullopt, {1}, {1});
+  if (lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)) {
+    CHECK(kernels == std::vector<std::string>{"conv_nhwc_implicit_gemm_cpu"});
+  } else {
+    CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
+    MESSAGE("the in-place NHWC convolution is not tested: this CPU lacks avx512f or avx512vl");
+  }
+}
+
 TEST_CASE("NHWC depthwise: a strided bias and the portable path agree with the NCHW kernel") {
   // The AVX2 kernel gathers a strided bias lane by lane; NCHW runs a separate kernel, and a
   // channel-strided input (not dense channels) takes the portable NHWC loop.

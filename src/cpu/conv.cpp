@@ -135,7 +135,7 @@ bool conv_nhwc_rows_applies(const ConvGeometry& g) {
          g.taps() * g.cg_in <= 1152 && g.out[2] >= 24;
 }
 
-// NHWC convolution as panel_gemm_runs over each output row: pixel i's A row is its kernel rows'
+// NHWC convolution (and NDHWC with one depth tap) as panel_gemm_runs over each output row: pixel i's A row is its kernel rows'
 // runs read where they lie in the input (lda = stride x the pixel step), so im2col's copy of
 // every row (K floats written, then read again) is gone. Only the pixels whose window crosses
 // the left or right padding go through im2col; kernel rows in the top or bottom padding are
@@ -149,24 +149,26 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
   // (hi - 1) * sw - pw + k - 1 < W.
   const int64_t lo = std::min(OW, (pw + sw - 1) / sw), last = g.in[2] - g.k[2] + pw;
   const int64_t hi = last < 0 ? lo : std::clamp<int64_t>(last / sw + 1, lo, OW);
-  const int64_t rows = g.batch * g.out[0] * OH;  // output rows; depth is 1
+  const int64_t OD = g.out[0], rows = g.batch * OD * OH;  // output rows, (n, od, oh) order
   cpu::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
     std::vector<float> col(static_cast<size_t>(std::max(lo, OW - hi) * kg));
     const float* run[cpu::kMaxRuns];
     for (int64_t row = r0; row < r1; ++row) {
-      const int64_t n = row / OH, oh = row % OH;
+      const int64_t n = row / (OD * OH), od = row / OH % OD, oh = row % OH;
+      const int64_t id = od * g.stride[0] - g.pad[0];  // one depth tap (k[0] == 1)
+      const bool depth_inside = id >= 0 && id < g.in[0];
       float* o = out + row * OW * cout;
       if (bias) fill_bias_rows(o, OW, cout, cout, bias, bias_stride);
       const bool acc = bias != nullptr;
       if (hi > lo) {
         for (int64_t kh = 0; kh < g.k[1]; ++kh) {
           const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-          run[kh] = ih >= 0 && ih < g.in[1] ? x + g.x_offset(n, 0, 0, ih, lo * sw - pw) : nullptr;
+          run[kh] = depth_inside && ih >= 0 && ih < g.in[1] ? x + g.x_offset(n, 0, id, ih, lo * sw - pw) : nullptr;
         }
         cpu::panel_gemm_runs(hi - lo, cout, g.k[1], run, g.k[2] * g.cg_in, sw * g.x_stride[4], panels, acc,
                              o + lo * cout, cout);
       }
-      // The border pixels, through im2col rows (row index = n * plane + oh * OW + ow).
+      // The border pixels, through im2col rows (row index = n * plane + (od * OH + oh) * OW + ow).
       const int64_t first = row * OW;
       if (lo > 0) {
         im2col_rows(g, x, 0, first, lo, col.data());

@@ -365,6 +365,16 @@ TEST_CASE("conv2d: output rows of 24+ pixels, read in place on AVX-512 (no im2co
       for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
     }
   }
+  // conv3d with one depth tap takes the same path: depth stride and padding pick the input
+  // plane (a padded plane: every run null), checked against the NCDHW kernel.
+  const Tensor x3 = noise_in({2, 5, 3, 4, 30}, CL3, lg::kFloat32, 780), w3 = noise_in({6, 5, 1, 3, 3}, CF, lg::kFloat32, 781);
+  const Tensor b3 = noise_in({6}, CF, lg::kFloat32, 782);
+  for (const std::vector<int64_t>& pad : {std::vector<int64_t>{0, 1, 1}, std::vector<int64_t>{1, 0, 2}}) {
+    CAPTURE(pad[0]);
+    const Tensor got = lg::conv3d(x3, w3, b3, {2, 1, 1}, pad);
+    LG_CHECK_MEMORY_FORMAT(got, lg::MemoryFormat::ChannelsLast3d);
+    check_close(values(got), values(lg::conv3d(x3.contiguous(), w3, b3, {2, 1, 1}, pad)), conv_tol(lg::kFloat32));
+  }
   const Tensor x = noise_in({1, 3, 8, 48}, CL, lg::kFloat32, 790), w = noise_in({4, 3, 3, 3}, CL, lg::kFloat32, 791);
   std::vector<std::string> kernels;
   lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {

@@ -355,6 +355,8 @@ TEST_CASE("conv2d: output rows of 24+ pixels, read in place on AVX-512 (no im2co
       {"1x1 stride 2", {1, 32, 4, 52}, {16, 32, 1, 1}, {2}, {0}, {1}, 1, false},
       {"padding 4 around a 3x3 kernel: whole rows of zeros", {1, 3, 4, 26}, {4, 3, 3, 3}, {1}, {4}, {1}, 1, true},
       {"K = 1152, the largest read in place", {1, 128, 3, 24}, {8, 128, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"input narrower than the kernel, padding 12: no pixel read in place", {1, 4, 3, 2}, {5, 4, 3, 3}, {1}, {12},
+       {1}, 1, true},
   };
   uint32_t seed = 700;
   for (const Case2d& c : cases) {

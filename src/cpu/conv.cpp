@@ -125,12 +125,16 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
   }
 }
 
-// The NHWC convolutions the AVX-512 kernel runs without im2col (conv_nhwc_rows): one group, one
+// The NHWC convolutions that run without im2col (conv_nhwc_rows): one group, one
 // depth tap, channels dense and pixels adjacent along W (each kernel row's taps x channels are
 // one run in memory), and K small enough for one k block. Narrow output rows stay on im2col:
 // a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its last tile empty.
 bool conv_nhwc_rows_applies(const ConvGeometry& g) {
-  return cpu::panel_kernel_supported(cpu::PanelKernel::kAvx512) && g.groups == 1 && g.k[0] == 1 &&
+  // The AVX2 tile is 16 columns wide, so with more than 64 outputs each B element read from L2
+  // served six rows and moved on: 128->128 3x3 at 28x28 ran 10 % slower than im2col, whose
+  // packed A blocks let one B strip serve 72 rows (docs/performance.md, session 11).
+  const bool wide_tile = cpu::panel_kernel_supported(cpu::PanelKernel::kAvx512);
+  return cpu::panel_gemm_supported() && (wide_tile || g.c_out <= 64) && g.groups == 1 && g.k[0] == 1 &&
          g.k[1] <= cpu::kMaxRuns && g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
          g.taps() * g.cg_in <= 1152 && g.out[2] >= 24;
 }

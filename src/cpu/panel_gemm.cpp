@@ -54,31 +54,38 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
   }
 }
 
-// C tile (MR rows x 16 columns, of which `cols` are stored) (+)= A tile * B strip. kPacked: the
-// A tile is packed, kTileRows floats per step of k (rows past MR are padding, never read); otherwise
-// A is read in place, rows lda apart.
+// C tile (MR rows x 16 columns, of which `cols` are stored) (+)= A tile * B strip, k running
+// over `runs` runs of run_len steps. kPacked: one run, the A tile packed, kTileRows floats per
+// step of k (rows past MR are padding, never read). Otherwise A is read in place: row i of run s
+// at run[s] + i * lda, a null run being zeros (skipped; B moves past it).
 // The accumulators are named variables, not an array: GCC 12 keeps an array of __m256 in
 // memory and stores it on every step of k, which halved the speed.
 template <int MR, bool kPartial, bool kPacked>
-LG_AVX2_FMA void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, bool accumulate,
-                      int64_t cols) {
+LG_AVX2_FMA void tile(int64_t runs, const float* const* run, int64_t run_len, int64_t lda, const float* b, float* c,
+                      int64_t ldc, bool accumulate, int64_t cols) {
   static_assert(MR >= 1 && MR <= kTileRows);
   constexpr int64_t step = kPacked ? kTileRows : 1;
   const int64_t rs = kPacked ? 1 : lda;
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
-  // Rows past MR alias the last real row and are never read.
-  const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
-              *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
-#define LG_PANEL_ROW(r)                                       \
-  if constexpr (MR > r) {                                     \
-    const __m256 av = _mm256_broadcast_ss(a##r + p * step);   \
-    l##r = _mm256_fmadd_ps(av, b0, l##r);                     \
-    h##r = _mm256_fmadd_ps(av, b1, h##r);                     \
+#define LG_PANEL_ROW(r)                                     \
+  if constexpr (MR > r) {                                   \
+    const __m256 av = _mm256_broadcast_ss(a##r + p * step); \
+    l##r = _mm256_fmadd_ps(av, b0, l##r);                   \
+    h##r = _mm256_fmadd_ps(av, b1, h##r);                   \
   }
-  for (int64_t p = 0; p < kc; ++p, b += kPanelWidth) {
-    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
+  for (int64_t s = 0; s < runs; ++s) {
+    const float* a = run[s];
+    const float* bp = b + s * run_len * kPanelWidth;
+    if (a == nullptr) continue;
+    // Rows past MR alias the last real row and are never read.
+    const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
+                *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs,
+                *a5 = a + std::min(5, MR - 1) * rs;
+    for (int64_t p = 0; p < run_len; ++p, bp += kPanelWidth) {
+      const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+      LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
+    }
   }
 #undef LG_PANEL_ROW
   __m256i m0 = _mm256_setzero_si256(), m1 = m0;
@@ -95,15 +102,15 @@ LG_AVX2_FMA void tile(int64_t kc, const float* a, int64_t lda, const float* b, f
 }
 
 template <bool kPartial, bool kPacked>
-LG_AVX2_FMA void tile_rows(int64_t rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c,
-                           int64_t ldc, bool accumulate, int64_t cols) {
+LG_AVX2_FMA void tile_rows(int64_t rows, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
+                           const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols) {
   switch (rows) {
-    case 6: return tile<6, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
-    case 5: return tile<5, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
-    case 4: return tile<4, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
-    case 3: return tile<3, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
-    case 2: return tile<2, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
-    default: return tile<1, kPartial, kPacked>(kc, a, lda, b, c, ldc, accumulate, cols);
+    case 6: return tile<6, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    case 5: return tile<5, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    case 4: return tile<4, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    case 3: return tile<3, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    case 2: return tile<2, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    default: return tile<1, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
   }
 }
 
@@ -118,8 +125,8 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
     for (int64_t r = 0; r < mc; r += kTileRows) {
       const int64_t rows = std::min(kTileRows, mc - r);
       const float* at = kPacked ? a + r * kc : a + r * lda;
-      if (cols == kPanelWidth) tile_rows<false, kPacked>(rows, kc, at, lda, strip, cj + r * ldc, ldc, acc, cols);
-      else tile_rows<true, kPacked>(rows, kc, at, lda, strip, cj + r * ldc, ldc, acc, cols);
+      if (cols == kPanelWidth) tile_rows<false, kPacked>(rows, 1, &at, kc, lda, strip, cj + r * ldc, ldc, acc, cols);
+      else tile_rows<true, kPacked>(rows, 1, &at, kc, lda, strip, cj + r * ldc, ldc, acc, cols);
     }
   }
 }
@@ -143,6 +150,25 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
       } else {
         block<false>(mc, kc, a + i0 * lda + p0, lda, np, n, k, panels, p0, acc, c + i0 * ldc, ldc);
       }
+    }
+  }
+}
+
+// panel_gemm_runs on AVX2: tiles outer, panels inner, so a tile's rows stay in L1 while every
+// panel of B passes them.
+LG_AVX2_FMA void panel_gemm_runs_avx2(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
+                                      int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
+  const int64_t np = panel_count(n), k = runs * run_len;
+  const float* tile_run[kMaxRuns];
+  for (int64_t r = 0; r < m; r += kTileRows) {
+    const int64_t rows = std::min(kTileRows, m - r);
+    for (int64_t s = 0; s < runs; ++s) tile_run[s] = run[s] ? run[s] + r * lda : nullptr;
+    for (int64_t j = 0; j < np; ++j) {
+      const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
+      const float* b = panels + j * k * kPanelWidth;
+      float* cr = c + r * ldc + j * kPanelWidth;
+      if (cols == kPanelWidth) tile_rows<false, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
+      else tile_rows<true, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
     }
   }
 }
@@ -197,6 +223,9 @@ bool panel_kernel_supported(PanelKernel kernel) {
   return panel_gemm_supported() && (kernel == PanelKernel::kAvx2 || cpu_has_avx512());
 }
 
+// The widest kernel this CPU runs.
+static PanelKernel best_kernel() { return cpu_has_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2; }
+
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                    const float* panels, bool accumulate, float* c, int64_t ldc) {
   LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_on called with a kernel this CPU cannot run");
@@ -215,16 +244,24 @@ void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const fl
 void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
                 float* c, int64_t ldc) {
   LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
-  panel_gemm_on(cpu_has_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2, m, n, k, a, lda, panels, accumulate, c,
-                ldc);
+  panel_gemm_on(best_kernel(), m, n, k, a, lda, panels, accumulate, c, ldc);
+}
+
+void panel_gemm_runs_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* run,
+                        int64_t run_len, int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
+  LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_runs_on called with a kernel this CPU cannot run");
+  LG_ASSERT(runs >= 1 && runs <= kMaxRuns && run_len >= 1, "panel_gemm_runs: runs must be in [1, 16], run_len >= 1");
+  if (m <= 0 || n <= 0) return;
+#if LG_CPU_AVX2_KERNELS
+  if (kernel == PanelKernel::kAvx512) panel_gemm_runs_avx512(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+  else panel_gemm_runs_avx2(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+#endif
 }
 
 void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
                      const float* panels, bool accumulate, float* c, int64_t ldc) {
-  LG_ASSERT(panel_kernel_supported(PanelKernel::kAvx512), "panel_gemm_runs called on a CPU without AVX-512");
-  LG_ASSERT(runs >= 1 && runs <= kMaxRuns && run_len >= 1, "panel_gemm_runs: runs must be in [1, 16], run_len >= 1");
-  if (m <= 0 || n <= 0) return;
-  panel_gemm_runs_avx512(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+  LG_ASSERT(panel_gemm_supported(), "panel_gemm_runs called on a CPU without AVX2 and FMA");
+  panel_gemm_runs_on(best_kernel(), m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
 }
 
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,

@@ -47,10 +47,13 @@ void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const fl
 // convolution reads its input this way without im2col: row i is output pixel i of a row, run s
 // its kernel row s (taps x channels, adjacent in memory), lda the input's pixel step. No k
 // blocking: meant for k = runs * run_len up to about a thousand. On the calling thread.
-// Requires panel_kernel_supported(PanelKernel::kAvx512), 1 <= runs <= kMaxRuns, run_len >= 1.
+// Requires panel_gemm_supported(), 1 <= runs <= kMaxRuns, run_len >= 1. panel_gemm_runs_on
+// names the kernel, as panel_gemm_on does.
 constexpr int64_t kMaxRuns = 16;
 void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
                      const float* panels, bool accumulate, float* c, int64_t ldc);
+void panel_gemm_runs_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* run,
+                        int64_t run_len, int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc);
 
 // The same product over the OpenMP threads: rows split across threads when there are enough of
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048

@@ -139,9 +139,9 @@ bool conv_nhwc_rows_applies(const ConvGeometry& g) {
          g.taps() * g.cg_in <= 1152 && g.out[2] >= 24;
 }
 
-// NHWC convolution (and NDHWC with one depth tap) as panel_gemm_runs over each output row: pixel i's A row is its kernel rows'
-// runs read where they lie in the input (lda = stride x the pixel step), so im2col's copy of
-// every row (K floats written, then read again) is gone. Only the pixels whose window crosses
+// NHWC convolution (and NDHWC with one depth tap) as panel_gemm_runs over each output row:
+// pixel i's A row is its kernel rows' runs read where they lie in the input (lda = stride x the
+// pixel step), so im2col's copy of every row (K floats written, then read again) is gone. Only the pixels whose window crosses
 // the left or right padding go through im2col; kernel rows in the top or bottom padding are
 // null runs, skipped.
 void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, const float* bias,
@@ -167,7 +167,8 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
       if (hi > lo) {
         for (int64_t kh = 0; kh < g.k[1]; ++kh) {
           const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
-          run[kh] = depth_inside && ih >= 0 && ih < g.in[1] ? x + g.x_offset(n, 0, id, ih, lo * sw - pw) : nullptr;
+          const bool inside = depth_inside && ih >= 0 && ih < g.in[1];
+          run[kh] = inside ? x + g.x_offset(n, 0, id, ih, lo * sw - pw) : nullptr;
         }
         cpu::panel_gemm_runs(hi - lo, cout, g.k[1], run, g.k[2] * g.cg_in, sw * g.x_stride[4], panels, acc,
                              o + lo * cout, cout);

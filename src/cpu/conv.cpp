@@ -141,9 +141,9 @@ bool conv_nhwc_rows_applies(const ConvGeometry& g) {
 
 // NHWC convolution (and NDHWC with one depth tap) as panel_gemm_runs over each output row:
 // pixel i's A row is its kernel rows' runs read where they lie in the input (lda = stride x the
-// pixel step), so im2col's copy of every row (K floats written, then read again) is gone. Only the pixels whose window crosses
-// the left or right padding go through im2col; kernel rows in the top or bottom padding are
-// null runs, skipped.
+// pixel step), so im2col's copy of every row (K floats written, then read again) is gone. Only
+// the pixels whose window crosses the left or right padding go through im2col; kernel rows in
+// the top or bottom padding are null runs, skipped.
 void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, const float* bias,
                     int64_t bias_stride, float* out) {
   dispatch::note_kernel("conv_nhwc_implicit_gemm_cpu");

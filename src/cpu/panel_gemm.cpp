@@ -154,15 +154,11 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
   }
 }
 
-// panel_gemm_runs on AVX2: tiles outer, panels inner, so a tile's rows stay in L1 while every
-// panel of B passes them.
+// panel_gemm_runs on AVX2, each tile against every panel.
 LG_AVX2_FMA void panel_gemm_runs_avx2(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
                                       int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
   const int64_t np = panel_count(n), k = runs * run_len;
-  const float* tile_run[kMaxRuns];
-  for (int64_t r = 0; r < m; r += kTileRows) {
-    const int64_t rows = std::min(kTileRows, m - r);
-    for (int64_t s = 0; s < runs; ++s) tile_run[s] = run[s] ? run[s] + r * lda : nullptr;
+  for_each_run_tile(m, runs, run, lda, [&](int64_t r, int64_t rows, const float* const* tile_run) {
     for (int64_t j = 0; j < np; ++j) {
       const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
       const float* b = panels + j * k * kPanelWidth;
@@ -170,7 +166,7 @@ LG_AVX2_FMA void panel_gemm_runs_avx2(int64_t m, int64_t n, int64_t runs, const 
       if (cols == kPanelWidth) tile_rows<false, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
       else tile_rows<true, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
     }
-  }
+  });
 }
 
 #endif  // LG_CPU_AVX2_KERNELS

@@ -151,21 +151,17 @@ LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a
   }
 }
 
+// panel_gemm_runs on AVX-512, each tile against every strip.
 LG_AVX512 void panel_gemm_runs_avx512(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
                                       int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
   const int64_t np = panel_count(n), k = runs * run_len;
-  const float* tile_run[kMaxRuns];
-  // Tiles outer, strips inner: a tile's rows (runs x run_len floats each) stay in L1 while every
-  // strip of B passes them.
-  for (int64_t r = 0; r < m; r += kTileRows) {
-    const int64_t rows = std::min(kTileRows, m - r);
-    for (int64_t s = 0; s < runs; ++s) tile_run[s] = run[s] ? run[s] + r * lda : nullptr;
+  for_each_run_tile(m, runs, run, lda, [&](int64_t r, int64_t rows, const float* const* tile_run) {
     for (int64_t j = 0; j < np; j += kStripPanels) {
       const int64_t strip = std::min(kStripPanels, np - j);
       kTiles[false][strip - 1][rows - 1](runs, tile_run, run_len, lda, panels + j * k * kPanelWidth, k * kPanelWidth,
                                          c + r * ldc + j * kPanelWidth, ldc, accumulate, strip_masks(n, j));
     }
-  }
+  });
 }
 
 #else

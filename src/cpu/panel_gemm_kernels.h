@@ -3,6 +3,7 @@
 // and when packing pays. cpu/panel_gemm.h has the contract; this header is for those two files.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu/avx2_target.h"
@@ -24,6 +25,18 @@ inline int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWid
 // Whether A rows lda floats apart fall into one L1 set (a stride that is a multiple of 4 KiB:
 // C_in = 1024, 2048), so six of them and the B strip evict each other: then A is packed.
 inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
+
+// panel_gemm_runs' walk, both kernels: fn(r, rows, tile_run) for each tile of up to kTileRows
+// rows from row r, tile_run[s] being run s advanced to row r (null stays null). Tiles outer:
+// the caller passes every panel of B over one tile while its rows sit in L1.
+template <typename Fn>
+inline void for_each_run_tile(int64_t m, int64_t runs, const float* const* run, int64_t lda, Fn&& fn) {
+  const float* tile_run[kMaxRuns];
+  for (int64_t r = 0; r < m; r += kTileRows) {
+    for (int64_t s = 0; s < runs; ++s) tile_run[s] = run[s] ? run[s] + r * lda : nullptr;
+    fn(r, std::min(kTileRows, m - r), static_cast<const float* const*>(tile_run));
+  }
+}
 
 #if LG_CPU_AVX2_KERNELS
 // packed[t][p][r] = a[(6t + r) * lda + p] for an mc x kc block. Writes 8 floats at a time, so

@@ -1,9 +1,10 @@
 // The panel GEMM on AVX-512: a 6 x 64 register tile -- four 16-column panels of B, one zmm
 // register per panel row -- so each step of k does 24 fused multiply-adds for four B loads and
 // six broadcasts of A (each row's broadcast serves its four panels). 24 accumulators of the 32
-// registers; on a CPU with two full-width FMA pipes (AMD Zen 5, Intel server cores) that is
-// twice the AVX2 tile's peak. B is the same panel packing as the AVX2 kernel's, so cached
-// weights serve both, and A is packed in the same 6-row tiles when it is packed at all.
+// registers; on a CPU with two full-width FMA pipes (AMD Zen 5, Xeons with two 512-bit FMA
+// units) that is twice the AVX2 tile's peak. B is the same panel packing as the AVX2 kernel's,
+// so cached weights serve both, and A is packed in the same 6-row tiles when it is packed at
+// all. The same tile serves panel_gemm_runs (A as strided runs: the in-place convolution).
 //
 // Shapes, by timing ResNet-50's layers against oneDNN in the same run (bench/cpu_ops
 // --conv-only, 2-core AMD EPYC Zen 5 VM): a 12 x 32 tile over packed A was 4-5 % slower in the

@@ -47,6 +47,32 @@ TEST_CASE("cpu allocator: a freed large block is reused for a request of nearly 
   CHECK(lg::cpu_cache_stats().cached_bytes == 0);
 }
 
+TEST_CASE("cpu allocator: past its 1 GiB cap the cache releases the blocks freed longest ago") {
+  lg::release_cached_cpu_memory();
+  if (!lg::cpu_cache_enabled()) {
+    MESSAGE("skipping: this is a sanitizer build, where the CPU cache is off");
+    return;
+  }
+  // Freed in this order: 300 MiB, 600 MiB, 200 MiB (1.1 GiB, untouched pages: address space
+  // only). The oldest, 300 MiB, goes; the 600 MiB block, the largest, stays for reuse.
+  constexpr int64_t kMiB = int64_t{1} << 18;  // floats per MiB
+  void* six_hundred = nullptr;
+  {
+    lg::Tensor a = lg::empty({300 * kMiB}), b = lg::empty({600 * kMiB}), c = lg::empty({200 * kMiB});
+    six_hundred = b.data_ptr();
+    a = lg::Tensor();
+    b = lg::Tensor();
+    c = lg::Tensor();
+  }
+  CHECK(lg::cpu_cache_stats().cached_bytes == (size_t{800} << 20));
+  {
+    const lg::Tensor again = lg::empty({600 * kMiB});
+    CHECK(again.data_ptr() == six_hundred);
+  }
+  lg::release_cached_cpu_memory();
+  CHECK(lg::cpu_cache_stats().cached_bytes == 0);
+}
+
 TEST_CASE("cpu allocator: values written through a reused block are the new tensor's own") {
   { lg::Tensor t = lg::full({1 << 20}, 7.0); }
   const lg::Tensor z = lg::zeros({1 << 20});

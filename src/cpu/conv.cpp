@@ -173,16 +173,15 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
         cpu::panel_gemm_runs(hi - lo, cout, g.k[1], run, g.k[2] * g.cg_in, sw * g.x_stride[4], panels, acc,
                              o + lo * cout, cout);
       }
-      // The border pixels, through im2col rows (row index = n * plane + (od * OH + oh) * OW + ow).
-      const int64_t first = row * OW;
-      if (lo > 0) {
-        im2col_rows(g, x, 0, first, lo, col.data());
-        cpu::panel_gemm(lo, cout, kg, col.data(), kg, panels, acc, o, cout);
-      }
-      if (hi < OW) {
-        im2col_rows(g, x, 0, first + hi, OW - hi, col.data());
-        cpu::panel_gemm(OW - hi, cout, kg, col.data(), kg, panels, acc, o + hi * cout, cout);
-      }
+      // The border pixels [ow0, ow0 + count), through im2col rows (row index = n * plane +
+      // (od * OH + oh) * OW + ow).
+      const auto through_im2col = [&](int64_t ow0, int64_t count) {
+        if (count <= 0) return;
+        im2col_rows(g, x, 0, row * OW + ow0, count, col.data());
+        cpu::panel_gemm(count, cout, kg, col.data(), kg, panels, acc, o + ow0 * cout, cout);
+      };
+      through_im2col(0, lo);
+      through_im2col(hi, OW - hi);
     }
   });
 }

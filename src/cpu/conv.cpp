@@ -125,29 +125,93 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
   }
 }
 
-// The NHWC convolutions that run without im2col (conv_nhwc_rows): one group, one
-// depth tap, channels dense and pixels adjacent along W (each kernel row's taps x channels are
-// one run in memory), and K small enough for one k block. Narrow output rows stay on im2col:
-// a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its last tile empty.
+// The NHWC convolutions read in place tap by tap (conv_nhwc_taps): one group and dense
+// channels, so each tap of each output pixel is one run of C_in floats in the input, and at
+// least kMinTapRun of them, so a run amortises the tile's six row pointers. Any kernel, stride,
+// dilation and padding; K is blocked by whole taps.
+constexpr int64_t kMinTapRun = 16;
+bool conv_nhwc_taps_applies(const ConvGeometry& g) {
+  return cpu::panel_gemm_supported() && g.groups == 1 && g.x_stride[1] == 1 && g.cg_in >= kMinTapRun;
+}
+
+// table[i * taps + t] = the input at channel 0 under tap t of output pixel p0 + i (pixels
+// row-major over n, d, h, w; taps over kd, kh, kw), null where the tap lies in the padding.
+void tap_table(const ConvGeometry& g, const float* x, int64_t p0, int64_t count, const float** table) {
+  const int64_t P = g.out_plane(), ohw = g.out[1] * g.out[2];
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = (p0 + i) / P, p = (p0 + i) % P;
+    const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
+    for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+      const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+      for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+        const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+        const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+        for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+          const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dil[2];
+          *table++ = inside && iw >= 0 && iw < g.in[2] ? x + g.x_offset(n, 0, id, ih, iw) : nullptr;
+        }
+      }
+    }
+  }
+}
+
+// NHWC convolution as one indirect GEMM over all output pixels: pixel i's A row is its taps'
+// channel runs read where they lie in the input, so there is no im2col copy and, unlike the
+// row-by-row form below, 6-row tiles run across output rows (a 14- or 7-pixel row no longer
+// leaves most of its last tile empty) and border pixels need no separate pass. Pixels are
+// split over the threads when each gets a few row blocks, otherwise (small maps, wide layers)
+// 64-column strips of the output are, so each thread reads only its share of the weights.
+void conv_nhwc_taps(const ConvGeometry& g, const float* x, const float* panels, const float* bias, int64_t bias_stride,
+                    float* out) {
+  dispatch::note_kernel("conv_nhwc_indirect_gemm_cpu");
+  const int64_t M = g.batch * g.out_plane(), cout = g.c_out, taps = g.taps(), k = taps * g.cg_in;
+  constexpr int64_t kChunk = 144;    // pixels per indirection table
+  constexpr int64_t kMinRows = 192;  // pixels per thread before rows are split
+  constexpr int64_t kStrip = 64;     // columns per strip when they are split
+  const auto pixels_by_columns = [&](int64_t p0, int64_t p1, int64_t c0, int64_t c1) {
+    std::vector<const float*> table(static_cast<size_t>(std::min(kChunk, p1 - p0) * taps));
+    for (int64_t q = p0; q < p1; q += kChunk) {
+      const int64_t count = std::min(kChunk, p1 - q);
+      tap_table(g, x, q, count, table.data());
+      float* o = out + q * cout + c0;
+      if (bias) fill_bias_rows(o, count, c1 - c0, cout, bias + c0 * bias_stride, bias_stride);
+      cpu::panel_gemm_indirect(count, c1 - c0, taps, table.data(), g.cg_in, panels + c0 * k, bias != nullptr, o, cout);
+    }
+  };
+  const int64_t strips = (cout + kStrip - 1) / kStrip;
+  if (!cpu::would_parallelise(M, kMinRows) && cpu::would_parallelise(strips, 1)) {
+    cpu::parallel_for(strips, 1, [&](int64_t j0, int64_t j1) {
+      pixels_by_columns(0, M, j0 * kStrip, std::min(cout, j1 * kStrip));
+    });
+    return;
+  }
+  cpu::parallel_for(M, kMinRows / 4, [&](int64_t p0, int64_t p1) { pixels_by_columns(p0, p1, 0, cout); });
+}
+
+// The NHWC convolutions with too few channels for conv_nhwc_taps (the 3-channel stem) that run
+// without im2col (conv_nhwc_rows): one group, one depth tap, channels dense and pixels adjacent
+// along W, so each kernel row's taps x channels are one run in memory. Narrow output rows stay
+// on im2col: a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its
+// last tile empty.
 bool conv_nhwc_rows_applies(const ConvGeometry& g) {
   // The AVX2 tile is 16 columns wide, so with more than 64 outputs each B element read from L2
   // served six rows and moved on: 128->128 3x3 at 28x28 ran 10 % slower than im2col, whose
   // packed A blocks let one B strip serve 72 rows (docs/performance.md, session 11).
   const bool wide_tile = cpu::panel_kernel_supported(cpu::PanelKernel::kAvx512);
   return cpu::panel_gemm_supported() && (wide_tile || g.c_out <= 64) && g.groups == 1 && g.k[0] == 1 &&
-         g.k[1] <= cpu::kMaxRuns && g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
-         g.taps() * g.cg_in <= 1152 && g.out[2] >= 24;
+         g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
+         g.out[2] >= 24;
 }
 
-// NHWC convolution (and NDHWC with one depth tap) as panel_gemm_runs over each output row:
-// pixel i's A row is its kernel rows' runs read where they lie in the input (lda = stride x the
-// pixel step), so im2col's copy of every row (K floats written, then read again) is gone. Only
-// the pixels whose window crosses the left or right padding go through im2col; kernel rows in
-// the top or bottom padding are null runs, skipped.
+// NHWC convolution (and NDHWC with one depth tap) as an indirect GEMM over each output row:
+// pixel i's A row is its kernel rows' runs read where they lie in the input (each stride x the
+// pixel step after the previous pixel's), so im2col's copy of every row (K floats written, then
+// read again) is gone. Only the pixels whose window crosses the left or right padding go
+// through im2col; kernel rows in the top or bottom padding are null runs, skipped.
 void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, const float* bias,
                     int64_t bias_stride, float* out) {
   dispatch::note_kernel("conv_nhwc_implicit_gemm_cpu");
-  const int64_t OH = g.out[1], OW = g.out[2], cout = g.c_out, kg = g.taps() * g.cg_in;
+  const int64_t OH = g.out[1], OW = g.out[2], cout = g.c_out, kg = g.taps() * g.cg_in, kh_runs = g.k[1];
   const int64_t sw = g.stride[2], pw = g.pad[2];
   // Output columns [lo, hi) read only real input columns: lo * sw >= pw and
   // (hi - 1) * sw - pw + k - 1 < W.
@@ -156,7 +220,7 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
   const int64_t OD = g.out[0], rows = g.batch * OD * OH;  // output rows, (n, od, oh) order
   cpu::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
     std::vector<float> col(static_cast<size_t>(std::max(lo, OW - hi) * kg));
-    const float* run[cpu::kMaxRuns];
+    std::vector<const float*> table(static_cast<size_t>((hi - lo) * kh_runs));
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t n = row / (OD * OH), od = row / OH % OD, oh = row % OH;
       const int64_t id = od * g.stride[0] - g.pad[0];  // one depth tap (k[0] == 1)
@@ -165,13 +229,14 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
       if (bias) fill_bias_rows(o, OW, cout, cout, bias, bias_stride);
       const bool acc = bias != nullptr;
       if (hi > lo) {
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+        for (int64_t kh = 0; kh < kh_runs; ++kh) {
           const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
           const bool inside = depth_inside && ih >= 0 && ih < g.in[1];
-          run[kh] = inside ? x + g.x_offset(n, 0, id, ih, lo * sw - pw) : nullptr;
+          const float* first = inside ? x + g.x_offset(n, 0, id, ih, lo * sw - pw) : nullptr;
+          for (int64_t i = 0; i < hi - lo; ++i) table[i * kh_runs + kh] = first ? first + i * sw * g.x_stride[4] : nullptr;
         }
-        cpu::panel_gemm_runs(hi - lo, cout, g.k[1], run, g.k[2] * g.cg_in, sw * g.x_stride[4], panels, acc,
-                             o + lo * cout, cout);
+        cpu::panel_gemm_indirect(hi - lo, cout, kh_runs, table.data(), g.k[2] * g.cg_in, panels, acc, o + lo * cout,
+                                 cout);
       }
       // The border pixels [ow0, ow0 + count), through im2col rows (row index = n * plane +
       // (od * OH + oh) * OW + ow).
@@ -199,6 +264,10 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, c
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
+    if (w.panels && conv_nhwc_taps_applies(g)) {
+      conv_nhwc_taps(g, x, w.panels, bias, bias_stride, out);
+      return;
+    }
     if (w.panels && conv_nhwc_rows_applies(g)) {
       conv_nhwc_rows(g, x, w.panels, bias, bias_stride, out);
       return;

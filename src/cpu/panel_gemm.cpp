@@ -55,17 +55,15 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
 }
 
 // C tile (MR rows x 16 columns, of which `cols` are stored) (+)= A tile * B strip, k running
-// over `runs` runs of run_len steps. kPacked: one run, the A tile packed, kTileRows floats per
-// step of k (rows past MR are padding, never read). Otherwise A is read in place: row i of run s
-// at run[s] + i * lda, a null run being zeros (skipped; B moves past it).
+// over runs [s0, s1) of run_len steps each, A read as kRead says (cpu/panel_gemm_kernels.h;
+// one run unless kIndirect). b is the strip at run s0.
 // The accumulators are named variables, not an array: GCC 12 keeps an array of __m256 in
 // memory and stores it on every step of k, which halved the speed.
-template <int MR, bool kPartial, bool kPacked>
-LG_AVX2_FMA void tile(int64_t runs, const float* const* run, int64_t run_len, int64_t lda, const float* b, float* c,
-                      int64_t ldc, bool accumulate, int64_t cols) {
+template <int MR, bool kPartial, ARead kRead>
+LG_AVX2_FMA void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
+                      const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols) {
   static_assert(MR >= 1 && MR <= kTileRows);
-  constexpr int64_t step = kPacked ? kTileRows : 1;
-  const int64_t rs = kPacked ? 1 : lda;
+  constexpr int64_t step = kRead == ARead::kPacked ? kTileRows : 1;
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
          l5 = l0, h5 = l0;
 #define LG_PANEL_ROW(r)                                     \
@@ -74,14 +72,10 @@ LG_AVX2_FMA void tile(int64_t runs, const float* const* run, int64_t run_len, in
     l##r = _mm256_fmadd_ps(av, b0, l##r);                   \
     h##r = _mm256_fmadd_ps(av, b1, h##r);                   \
   }
-  for (int64_t s = 0; s < runs; ++s) {
-    const float* a = run[s];
-    const float* bp = b + s * run_len * kPanelWidth;
-    if (a == nullptr) continue;
-    // Rows past MR alias the last real row and are never read.
-    const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
-                *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs,
-                *a5 = a + std::min(5, MR - 1) * rs;
+  for (int64_t s = s0; s < s1; ++s) {
+    const float* bp = b + (s - s0) * run_len * kPanelWidth;
+    const float *a0, *a1, *a2, *a3, *a4, *a5;
+    if (!tile_rows_of_run<MR, kRead>(rows, row_stride, s, zeros, &a0, &a1, &a2, &a3, &a4, &a5)) continue;
     for (int64_t p = 0; p < run_len; ++p, bp += kPanelWidth) {
       const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
       LG_FOR_EACH_TILE_ROW(LG_PANEL_ROW)
@@ -101,17 +95,31 @@ LG_AVX2_FMA void tile(int64_t runs, const float* const* run, int64_t run_len, in
   if constexpr (MR > 5) store_row<kPartial>(c + 5 * ldc, l5, h5, accumulate, m0, m1);
 }
 
-template <bool kPartial, bool kPacked>
-LG_AVX2_FMA void tile_rows(int64_t rows, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
-                           const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols) {
+template <bool kPartial, ARead kRead>
+LG_AVX2_FMA void tile_rows(int64_t rows, const float* const* a, int64_t row_stride, int64_t s0, int64_t s1,
+                           int64_t run_len, const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate,
+                           int64_t cols) {
+#define LG_TILE(mr) tile<mr, kPartial, kRead>(a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols)
   switch (rows) {
-    case 6: return tile<6, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
-    case 5: return tile<5, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
-    case 4: return tile<4, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
-    case 3: return tile<3, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
-    case 2: return tile<2, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
-    default: return tile<1, kPartial, kPacked>(runs, run, run_len, lda, b, c, ldc, accumulate, cols);
+    case 6: return LG_TILE(6);
+    case 5: return LG_TILE(5);
+    case 4: return LG_TILE(4);
+    case 3: return LG_TILE(3);
+    case 2: return LG_TILE(2);
+    default: return LG_TILE(1);
   }
+#undef LG_TILE
+}
+
+// A tile of `rows` rows of A (read as kRead says) over one 16-column panel, partial when the
+// panel has fewer than 16 columns of C.
+template <ARead kRead>
+LG_AVX2_FMA void panel_tile(int64_t rows, const float* const* a, int64_t row_stride, int64_t s0, int64_t s1,
+                            int64_t run_len, const float* zeros, const float* b, float* c, int64_t ldc,
+                            bool accumulate, int64_t cols) {
+  if (cols == kPanelWidth)
+    tile_rows<false, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols);
+  else tile_rows<true, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols);
 }
 
 // One kMc x kc block of A against every strip of B.
@@ -125,8 +133,8 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
     for (int64_t r = 0; r < mc; r += kTileRows) {
       const int64_t rows = std::min(kTileRows, mc - r);
       const float* at = kPacked ? a + r * kc : a + r * lda;
-      if (cols == kPanelWidth) tile_rows<false, kPacked>(rows, 1, &at, kc, lda, strip, cj + r * ldc, ldc, acc, cols);
-      else tile_rows<true, kPacked>(rows, 1, &at, kc, lda, strip, cj + r * ldc, ldc, acc, cols);
+      panel_tile<kPacked ? ARead::kPacked : ARead::kStrided>(rows, &at, lda, 0, 1, kc, nullptr, strip, cj + r * ldc, ldc,
+                                                             acc, cols);
     }
   }
 }
@@ -154,19 +162,18 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
   }
 }
 
-// panel_gemm_runs on AVX2, each tile against every panel.
-LG_AVX2_FMA void panel_gemm_runs_avx2(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
-                                      int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
+// panel_gemm_indirect on AVX2, in blocks of the plain GEMM's size.
+LG_AVX2_FMA void panel_gemm_indirect_avx2(int64_t m, int64_t n, int64_t runs, const float* const* rows,
+                                          int64_t run_len, const float* panels, bool accumulate, float* c,
+                                          int64_t ldc) {
   const int64_t np = panel_count(n), k = runs * run_len;
-  for_each_run_tile(m, runs, run, lda, [&](int64_t r, int64_t rows, const float* const* tile_run) {
-    for (int64_t j = 0; j < np; ++j) {
-      const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
-      const float* b = panels + j * k * kPanelWidth;
-      float* cr = c + r * ldc + j * kPanelWidth;
-      if (cols == kPanelWidth) tile_rows<false, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
-      else tile_rows<true, false>(rows, runs, tile_run, run_len, lda, b, cr, ldc, accumulate, cols);
-    }
-  });
+  const float* zeros = zero_run(run_len);
+  for_each_indirect_tile(m, np, 1, runs, run_len, kMc, kKc, accumulate,
+                         [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
+                           panel_tile<ARead::kIndirect>(tile_rows, rows + r * runs, runs, s0, s1, run_len, zeros,
+                                             panels + (j * k + s0 * run_len) * kPanelWidth, c + r * ldc + j * kPanelWidth,
+                                             ldc, acc, std::min(kPanelWidth, n - j * kPanelWidth));
+                         });
 }
 
 #endif  // LG_CPU_AVX2_KERNELS
@@ -243,21 +250,21 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   panel_gemm_on(best_kernel(), m, n, k, a, lda, panels, accumulate, c, ldc);
 }
 
-void panel_gemm_runs_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* run,
-                        int64_t run_len, int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
-  LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_runs_on called with a kernel this CPU cannot run");
-  LG_ASSERT(runs >= 1 && runs <= kMaxRuns && run_len >= 1, "panel_gemm_runs: runs must be in [1, 16], run_len >= 1");
+void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* rows,
+                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc) {
+  LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_indirect_on called with a kernel this CPU cannot run");
+  LG_ASSERT(runs >= 1 && run_len >= 1, "panel_gemm_indirect: runs and run_len must be >= 1");
   if (m <= 0 || n <= 0) return;
 #if LG_CPU_AVX2_KERNELS
-  if (kernel == PanelKernel::kAvx512) panel_gemm_runs_avx512(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
-  else panel_gemm_runs_avx2(m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+  if (kernel == PanelKernel::kAvx512) panel_gemm_indirect_avx512(m, n, runs, rows, run_len, panels, accumulate, c, ldc);
+  else panel_gemm_indirect_avx2(m, n, runs, rows, run_len, panels, accumulate, c, ldc);
 #endif
 }
 
-void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
-                     const float* panels, bool accumulate, float* c, int64_t ldc) {
-  LG_ASSERT(panel_gemm_supported(), "panel_gemm_runs called on a CPU without AVX2 and FMA");
-  panel_gemm_runs_on(best_kernel(), m, n, runs, run, run_len, lda, panels, accumulate, c, ldc);
+void panel_gemm_indirect(int64_t m, int64_t n, int64_t runs, const float* const* rows, int64_t run_len,
+                         const float* panels, bool accumulate, float* c, int64_t ldc) {
+  LG_ASSERT(panel_gemm_supported(), "panel_gemm_indirect called on a CPU without AVX2 and FMA");
+  panel_gemm_indirect_on(best_kernel(), m, n, runs, rows, run_len, panels, accumulate, c, ldc);
 }
 
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,

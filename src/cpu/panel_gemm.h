@@ -42,18 +42,17 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                    const float* panels, bool accumulate, float* c, int64_t ldc);
 
-// C (+)= A * B where A is read as strided runs: row i of A is the concatenation, over
-// s < runs, of the run_len floats at run[s] + i * lda; a null run[s] stands for zeros. An NHWC
-// convolution reads its input this way without im2col: row i is output pixel i of a row, run s
-// its kernel row s (taps x channels, adjacent in memory), lda the input's pixel step. No k
-// blocking: meant for k = runs * run_len up to about a thousand. On the calling thread.
-// Requires panel_gemm_supported(), 1 <= runs <= kMaxRuns, run_len >= 1. panel_gemm_runs_on
-// names the kernel, as panel_gemm_on does.
-constexpr int64_t kMaxRuns = 16;
-void panel_gemm_runs(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len, int64_t lda,
-                     const float* panels, bool accumulate, float* c, int64_t ldc);
-void panel_gemm_runs_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* run,
-                        int64_t run_len, int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc);
+// C (+)= A * B where A is given row by row through an indirection table: row i of A is the
+// concatenation, over s < runs, of the run_len floats at rows[i * runs + s]; a null pointer
+// stands for run_len zeros. An NHWC convolution reads its input this way without im2col: row i
+// is an output pixel, run s one kernel tap's C_in channels (or one kernel row's taps x C_in,
+// adjacent in memory), null where the window lies in the padding. k is blocked by whole runs.
+// On the calling thread. Requires panel_gemm_supported(), runs >= 1, run_len >= 1.
+// panel_gemm_indirect_on names the kernel, as panel_gemm_on does.
+void panel_gemm_indirect(int64_t m, int64_t n, int64_t runs, const float* const* rows, int64_t run_len,
+                         const float* panels, bool accumulate, float* c, int64_t ldc);
+void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* rows,
+                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc);
 
 // The same product over the OpenMP threads: rows split across threads when there are enough of
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048

@@ -29,6 +29,10 @@ namespace {
 constexpr int64_t kStripPanels = 4;  // panels per tile
 constexpr int64_t kKc = 384;         // k per block: a four-panel B strip is 96 KiB, in L2
 constexpr int64_t kMc = 72;          // rows per A block
+// The indirect GEMM's blocks (A read in place, never packed): k per run block and rows per
+// row block.
+constexpr int64_t kIndirectKc = 384;
+constexpr int64_t kIndirectMc = 72;
 
 // Lanes [0, valid) of a 16-lane mask (valid may be <= 0 or >= 16).
 inline __mmask16 first_lanes(int64_t valid) {
@@ -54,26 +58,23 @@ inline StripMasks strip_masks(int64_t n, int64_t j) {
   return masks;
 }
 
-// C tile (MR rows x NP panels) (+)= A tile * B strip, k running over `runs` runs of run_len
-// steps. kPacked: one run, kTileRows floats per step of k (pack_a_block). Otherwise in place:
-// row i of run s starts at run[s] + i * lda, and a null run is zeros (skipped; B moves past
-// it). Panel j of the strip starts j * bstride floats after b. Named accumulators, not an
-// array, so GCC keeps them in registers (see panel_gemm.cpp).
-template <int MR, int NP, bool kPacked>
-LG_AVX512 void tile(int64_t runs, const float* const* run, int64_t run_len, int64_t lda, const float* b,
-                    int64_t bstride, float* c, int64_t ldc, bool accumulate, StripMasks masks) {
+// C tile (MR rows x NP panels) (+)= A tile * B strip, k running over runs [s0, s1) of run_len
+// steps each, A read as kRead says (one run unless kIndirect). kIndirect: a run null for every
+// row is skipped, a null run of some rows reads `zeros`. b is the strip at run s0, panel j of
+// it j * bstride floats further. Named accumulators, not an array, so GCC keeps them in
+// registers (see panel_gemm.cpp).
+template <int MR, int NP, ARead kRead>
+LG_AVX512 void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
+                    const float* zeros, const float* b, int64_t bstride, float* c, int64_t ldc, bool accumulate,
+                    StripMasks masks) {
   static_assert(MR >= 1 && MR <= kTileRows && NP >= 1 && NP <= kStripPanels);
-  constexpr int64_t step = kPacked ? kTileRows : 1;
-  const int64_t rs = kPacked ? 1 : lda;
+  constexpr int64_t step = kRead == ARead::kPacked ? kTileRows : 1;
   const __m512 z = _mm512_setzero_ps();
   __m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z, c20 = z, c21 = z, c22 = z, c23 = z,
          c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;
-  for (int64_t s = 0; s < runs; ++s, b += run_len * kPanelWidth) {
-    const float* a = run[s];
-    if (a == nullptr) continue;
-    // Rows past MR and panels past NP alias the last real one and are never read.
-    const float *a0 = a, *a1 = a + std::min(1, MR - 1) * rs, *a2 = a + std::min(2, MR - 1) * rs,
-                *a3 = a + std::min(3, MR - 1) * rs, *a4 = a + std::min(4, MR - 1) * rs, *a5 = a + std::min(5, MR - 1) * rs;
+  for (int64_t s = s0; s < s1; ++s, b += run_len * kPanelWidth) {
+    const float *a0, *a1, *a2, *a3, *a4, *a5;
+    if (!tile_rows_of_run<MR, kRead>(rows, row_stride, s, zeros, &a0, &a1, &a2, &a3, &a4, &a5)) continue;
     const float *b0 = b, *b1 = b + std::min(1, NP - 1) * bstride, *b2 = b + std::min(2, NP - 1) * bstride,
                 *b3 = b + std::min(3, NP - 1) * bstride;
 #define LG_PANEL_ROW(r)                                                 \
@@ -106,21 +107,24 @@ LG_AVX512 void tile(int64_t runs, const float* const* run, int64_t run_len, int6
 #undef LG_STORE_ROW
 }
 
-using TileFn = void (*)(int64_t, const float* const*, int64_t, int64_t, const float*, int64_t, float*, int64_t, bool,
-                        StripMasks);
+using TileFn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, const float*, const float*, int64_t,
+                        float*, int64_t, bool, StripMasks);
 
-// kTiles[kPacked][panels - 1][rows - 1]: every tile a block edge can need.
-template <bool kPacked, int NP, size_t... R>
+// kTiles[read][panels - 1][rows - 1]: every tile a block edge can need, for each way of reading A.
+template <ARead kRead, int NP, size_t... R>
 constexpr std::array<TileFn, kTileRows> rows_table(std::index_sequence<R...>) {
-  return {&tile<static_cast<int>(R) + 1, NP, kPacked>...};
+  return {&tile<static_cast<int>(R) + 1, NP, kRead>...};
 }
-template <bool kPacked, size_t... P>
+template <ARead kRead, size_t... P>
 constexpr std::array<std::array<TileFn, kTileRows>, kStripPanels> panels_table(std::index_sequence<P...>) {
-  return {rows_table<kPacked, static_cast<int>(P) + 1>(std::make_index_sequence<kTileRows>())...};
+  return {rows_table<kRead, static_cast<int>(P) + 1>(std::make_index_sequence<kTileRows>())...};
 }
-constexpr std::array<std::array<std::array<TileFn, kTileRows>, kStripPanels>, 2> kTiles{
-    panels_table<false>(std::make_index_sequence<kStripPanels>()),
-    panels_table<true>(std::make_index_sequence<kStripPanels>())};
+constexpr std::array<std::array<std::array<TileFn, kTileRows>, kStripPanels>, 3> kTiles{
+    panels_table<ARead::kPacked>(std::make_index_sequence<kStripPanels>()),
+    panels_table<ARead::kStrided>(std::make_index_sequence<kStripPanels>()),
+    panels_table<ARead::kIndirect>(std::make_index_sequence<kStripPanels>())};
+
+constexpr size_t index(ARead read) { return static_cast<size_t>(read); }
 
 }  // namespace
 
@@ -144,31 +148,34 @@ LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a
         float* cj = c + i0 * ldc + j * kPanelWidth;
         for (int64_t r = 0; r < mc; r += kTileRows) {
           const int64_t rows = std::min(kTileRows, mc - r);
+          // Packed: the tile's block. In place: its rows, as a one-run indirection table.
           const float* at = pack ? a_block.data() + r * kc : a + (i0 + r) * lda + p0;
-          kTiles[pack][strip - 1][rows - 1](1, &at, kc, lda, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks);
+          kTiles[index(pack ? ARead::kPacked : ARead::kStrided)][strip - 1][rows - 1](
+              &at, lda, 0, 1, kc, nullptr, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks);
         }
       }
     }
   }
 }
 
-// panel_gemm_runs on AVX-512, each tile against every strip.
-LG_AVX512 void panel_gemm_runs_avx512(int64_t m, int64_t n, int64_t runs, const float* const* run, int64_t run_len,
-                                      int64_t lda, const float* panels, bool accumulate, float* c, int64_t ldc) {
+// panel_gemm_indirect on AVX-512.
+LG_AVX512 void panel_gemm_indirect_avx512(int64_t m, int64_t n, int64_t runs, const float* const* rows,
+                                          int64_t run_len, const float* panels, bool accumulate, float* c,
+                                          int64_t ldc) {
   const int64_t np = panel_count(n), k = runs * run_len;
-  for_each_run_tile(m, runs, run, lda, [&](int64_t r, int64_t rows, const float* const* tile_run) {
-    for (int64_t j = 0; j < np; j += kStripPanels) {
-      const int64_t strip = std::min(kStripPanels, np - j);
-      kTiles[false][strip - 1][rows - 1](runs, tile_run, run_len, lda, panels + j * k * kPanelWidth, k * kPanelWidth,
-                                         c + r * ldc + j * kPanelWidth, ldc, accumulate, strip_masks(n, j));
-    }
-  });
+  const float* zeros = zero_run(run_len);
+  for_each_indirect_tile(m, np, kStripPanels, runs, run_len, kIndirectMc, kIndirectKc, accumulate,
+                         [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
+                           kTiles[index(ARead::kIndirect)][std::min(kStripPanels, np - j) - 1][tile_rows - 1](
+                               rows + r * runs, runs, s0, s1, run_len, zeros, panels + (j * k + s0 * run_len) * kPanelWidth,
+                               k * kPanelWidth, c + r * ldc + j * kPanelWidth, ldc, acc, strip_masks(n, j));
+                         });
 }
 
 #else
-void panel_gemm_runs_avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, bool,
-                            float*, int64_t) {
-  LG_ASSERT(false, "panel_gemm_runs_avx512 called on a build without x86-64 kernels");
+void panel_gemm_indirect_avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, bool, float*,
+                                int64_t) {
+  LG_ASSERT(false, "panel_gemm_indirect_avx512 called on a build without x86-64 kernels");
 }
 void panel_gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, bool, float*, int64_t) {
   LG_ASSERT(false, "panel_gemm_avx512 called on a build without x86-64 kernels");

@@ -342,7 +342,7 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
 
 TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against the reference") {
   // On AVX2+FMA CPUs these take conv_nhwc_implicit_gemm_cpu for channels_last input: every
-  // output row one panel_gemm_runs over the input, the pixels at the left and right padding
+  // output row one panel_gemm_indirect over the input, the pixels at the left and right padding
   // through im2col, kernel rows in the top or bottom padding skipped. Elsewhere they check the
   // im2col GEMM on wide rows.
   const std::vector<Case2d> cases{
@@ -388,6 +388,59 @@ TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against
   } else {
     CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
     MESSAGE("the in-place NHWC convolution is not tested: this CPU lacks AVX2 or FMA");
+  }
+}
+
+TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, against the reference") {
+  // On AVX2+FMA CPUs these take conv_nhwc_indirect_gemm_cpu for channels_last input: one GEMM
+  // over all output pixels whose A rows are pointers to each tap's channels, null (zeros) in the
+  // padding. Elsewhere they check the im2col GEMM.
+  const std::vector<Case2d> cases{
+      {"3x3 pad 1, 20 outputs (partial panel), bias", {2, 16, 7, 9}, {20, 16, 3, 3}, {1}, {1}, {1}, 1, true},
+      {"3x3 stride 2 dilation 2 pad 2, 130 outputs", {1, 24, 9, 11}, {130, 24, 3, 3}, {2}, {2}, {2}, 1, false},
+      {"5x5 pad 2: 25 taps of 32 channels over several k blocks", {3, 32, 9, 9}, {40, 32, 5, 5}, {1}, {2}, {1}, 1, true},
+      {"1x1 stride 2 (a downsample)", {2, 64, 10, 10}, {48, 64, 1, 1}, {2}, {0}, {1}, 1, false},
+      {"7x7 map, one image, 200 outputs: strips of columns over threads", {1, 48, 7, 7}, {200, 48, 3, 3}, {1}, {1},
+       {1}, 1, true},
+      {"30x30 maps: pixels over threads", {2, 16, 30, 30}, {24, 16, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"padding wider than the kernel: whole tiles of zeros", {1, 16, 3, 4}, {8, 16, 3, 3}, {1}, {3}, {1}, 1, true},
+  };
+  uint32_t seed = 900;
+  for (const Case2d& c : cases) {
+    CAPTURE(c.name);
+    const Tensor b = c.bias ? noise_in({c.w[0]}, CF, lg::kFloat32, seed++) : Tensor();
+    for (const auto& [xname, x] : input_variants(c.x, lg::kFloat32, seed++)) {
+      CAPTURE(xname);
+      for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
+    }
+  }
+  // A channel slice of an NHWC tensor: channels dense, pixels 40 floats apart for 32 channels.
+  const Tensor wide = noise_in({2, 40, 6, 8}, CL, lg::kFloat32, 950);
+  const Tensor sliced = wide.slice(1, 4, 36), ws = noise_in({12, 32, 3, 3}, CL, lg::kFloat32, 951);
+  REQUIRE(sliced.stride(1) == 1);
+  REQUIRE(sliced.stride(3) == 40);
+  check_close(values(lg::conv2d(sliced, ws, std::nullopt, {1}, {1})),
+              values(lg::conv2d(sliced.contiguous(), ws, std::nullopt, {1}, {1})), conv_tol(lg::kFloat32));
+  // conv3d: 27 taps, a strided depth and a dilated depth, against the NCDHW kernel.
+  const Tensor x3 = noise_in({2, 16, 5, 6, 7}, CL3, lg::kFloat32, 960), w3 = noise_in({10, 16, 3, 3, 3}, CF, lg::kFloat32, 961);
+  const Tensor b3 = noise_in({10}, CF, lg::kFloat32, 962);
+  const Tensor got3 = lg::conv3d(x3, w3, b3, {2, 1, 1}, {1, 1, 0}, {1, 2, 1});
+  LG_CHECK_MEMORY_FORMAT(got3, lg::MemoryFormat::ChannelsLast3d);
+  check_close(values(got3), values(lg::conv3d(x3.contiguous(), w3, b3, {2, 1, 1}, {1, 1, 0}, {1, 2, 1})),
+              conv_tol(lg::kFloat32));
+  std::vector<std::string> kernels;
+  const Tensor x = noise_in({1, 16, 5, 5}, CL, lg::kFloat32, 970), w = noise_in({4, 16, 3, 3}, CL, lg::kFloat32, 971);
+  {
+    lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+      if (c.depth == 0) kernels.push_back(std::string(c.kernel));
+    });
+    (void)lg::conv2d(x, w, std::nullopt, {1}, {1});
+  }
+  if (lg::cpu::panel_gemm_supported()) {
+    CHECK(kernels == std::vector<std::string>{"conv_nhwc_indirect_gemm_cpu"});
+  } else {
+    CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
+    MESSAGE("the tap-by-tap NHWC convolution is not tested: this CPU lacks AVX2 or FMA");
   }
 }
 

@@ -123,44 +123,74 @@ TEST_CASE("panel GEMM splits rows or panels over threads and each split is exact
   check_case({49, 520, 300}, false, true, 103);
 }
 
-TEST_CASE("panel GEMM over strided runs of A (the in-place NHWC convolution) matches a float64 product") {
+// Row i of A is runs of run_len floats through an indirection table (the in-place NHWC
+// convolution): pointers into one buffer, overlapping as neighbouring pixels' windows do, with
+// null runs (zeros) for whole tiles and for single rows inside a tile.
+struct IndirectCase {
+  int64_t m, n, runs, run_len;
+};
+
+void check_indirect(const IndirectCase& s, lg::cpu::PanelKernel kernel, bool accumulate, uint32_t seed) {
+  const int64_t k = s.runs * s.run_len, ldc = s.n + 3;
+  const std::vector<float> x = noise(static_cast<size_t>(4 * k + 64), seed);
+  const std::vector<float> b = noise(static_cast<size_t>(k * s.n), seed + 1);
+  const std::vector<float> c0 = noise(static_cast<size_t>((s.m + 2) * ldc), seed + 2);
+  std::mt19937 gen(seed + 3);
+  std::vector<const float*> table(static_cast<size_t>(s.m * s.runs));
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t r = 0; r < s.runs; ++r) {
+      const bool null_for_tile = r == 1 && i < 6;           // run 1 of the first tile: skipped
+      const bool null_for_row = (i * 7 + r * 3) % 11 == 0;  // scattered rows: read as zeros
+      table[static_cast<size_t>(i * s.runs + r)] =
+          null_for_tile || null_for_row ? nullptr : x.data() + gen() % static_cast<uint32_t>(3 * k + 64);
+    }
+  std::vector<float> panels(static_cast<size_t>(lg::cpu::panel_buffer_size(k, s.n)));
+  lg::cpu::pack_panels(b.data(), s.n, k, s.n, panels.data());
+  std::vector<float> c = c0;
+  lg::cpu::panel_gemm_indirect_on(kernel, s.m, s.n, s.runs, table.data(), s.run_len, panels.data(), accumulate,
+                                  c.data(), ldc);
+  int64_t bad = 0;
+  for (int64_t i = s.m * ldc; i < (s.m + 2) * ldc; ++i) bad += c[i] != c0[i] ? 1 : 0;  // rows past C
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j >= s.n) {
+        bad += c[i * ldc + j] != c0[i * ldc + j] ? 1 : 0;
+        continue;
+      }
+      double want = accumulate ? c0[i * ldc + j] : 0.0, scale = std::fabs(want);
+      for (int64_t r = 0; r < s.runs; ++r) {
+        const float* run = table[static_cast<size_t>(i * s.runs + r)];
+        for (int64_t p = 0; p < s.run_len && run; ++p) {
+          const double term = static_cast<double>(run[p]) * b[(r * s.run_len + p) * s.n + j];
+          want += term;
+          scale += std::fabs(term);
+        }
+      }
+      bad += std::fabs(c[i * ldc + j] - want) > 1e-6 * scale + 1e-6 ? 1 : 0;
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("panel GEMM through an indirection table (the in-place NHWC convolution) matches a float64 product") {
   if (!lg::cpu::panel_gemm_supported()) {
     MESSAGE("skipped: this CPU lacks AVX2 or FMA, so convolutions use OpenBLAS and the panel GEMM never runs");
     return;
   }
-  // Row i of A is runs 0..2 (run 1 null: zeros) of run_len floats at run[s] + i * lda; rows
-  // overlap (lda < run_len) as a convolution's neighbouring pixels do. m = 13: two full 6-row
-  // tiles and one row; n = 70: a 4-panel strip and a 1-panel one with 6 columns.
+  const std::vector<IndirectCase> cases{
+      {13, 70, 3, 7},    // two full tiles and one row; a 4-panel strip and a 1-panel one of 6 columns
+      {80, 40, 9, 64},   // 9 taps of 64 channels: run blocks of 6 (AVX-512) or 8 (AVX2) and the rest; two row blocks
+      {150, 130, 5, 200},  // runs longer than half a k block: one run per block (AVX-512), two (AVX2)
+      {7, 16, 1, 600},   // one run longer than a k block
+      {1, 5, 2, 3},
+  };
+  uint32_t seed = 300;
   for (auto kernel : supported_kernels())
-  for (bool accumulate : {false, true}) {
-    CAPTURE(static_cast<int>(kernel));
-    CAPTURE(accumulate);
-    const int64_t m = 13, n = 70, runs = 3, run_len = 7, lda = 5, k = runs * run_len, ldc = n + 3;
-    const std::vector<float> x = noise(static_cast<size_t>(3 * 100), 301), b = noise(static_cast<size_t>(k * n), 302);
-    const std::vector<float> c0 = noise(static_cast<size_t>((m + 2) * ldc), 303);
-    const float* run[3] = {x.data(), nullptr, x.data() + 150};
-    std::vector<float> panels(static_cast<size_t>(lg::cpu::panel_buffer_size(k, n)));
-    lg::cpu::pack_panels(b.data(), n, k, n, panels.data());
-    std::vector<float> c = c0;
-    lg::cpu::panel_gemm_runs_on(kernel, m, n, runs, run, run_len, lda, panels.data(), accumulate, c.data(), ldc);
-    int64_t bad = 0;
-    for (int64_t i = m * ldc; i < (m + 2) * ldc; ++i) bad += c[i] != c0[i] ? 1 : 0;  // rows past C
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < ldc; ++j) {
-        if (j >= n) {
-          bad += c[i * ldc + j] != c0[i * ldc + j] ? 1 : 0;
-          continue;
-        }
-        double want = accumulate ? c0[i * ldc + j] : 0.0, scale = std::fabs(want);
-        for (int64_t s = 0; s < runs; ++s)
-          for (int64_t p = 0; p < run_len; ++p) {
-            const double av = run[s] ? run[s][i * lda + p] : 0.0, term = av * b[(s * run_len + p) * n + j];
-            want += term;
-            scale += std::fabs(term);
-          }
-        bad += std::fabs(c[i * ldc + j] - want) > 1e-6 * scale + 1e-6 ? 1 : 0;
+    for (const IndirectCase& s : cases)
+      for (bool accumulate : {false, true}) {
+        CAPTURE(static_cast<int>(kernel));
+        CAPTURE(s.m);
+        CAPTURE(accumulate);
+        check_indirect(s, kernel, accumulate, seed += 5);
       }
-    CHECK(bad == 0);
-  }
 }
 }

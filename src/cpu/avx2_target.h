@@ -49,7 +49,16 @@ inline bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
   return has;
 }
-#else
+#endif
+
+// Whether the kernels that have an AVX-512 form run it: cpu_has_avx512() unless
+// set_avx512_enabled(false) has turned it off for the process, so that the tests and
+// bench/cpu_ops --isa avx2 run the AVX2 forms on a CPU that has both (avx2_target.cpp).
+// Internal: not part of the installed API.
+bool use_avx512();
+void set_avx512_enabled(bool enabled);
+
+#if !LG_CPU_AVX2_KERNELS
 inline bool cpu_has_avx2() { return false; }
 inline bool cpu_has_fma() { return false; }
 inline bool cpu_has_f16c() { return false; }

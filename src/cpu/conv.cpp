@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/avx2_target.h"
 #include "cpu/conv_geometry.h"
 #include "cpu/conv_nhwc_depthwise.h"
 #include "cpu/conv_nhwc_grouped.h"
@@ -197,7 +198,7 @@ bool conv_nhwc_rows_applies(const ConvGeometry& g) {
   // The AVX2 tile is 16 columns wide, so with more than 64 outputs each B element read from L2
   // served six rows and moved on: 128->128 3x3 at 28x28 ran 10 % slower than im2col, whose
   // packed A blocks let one B strip serve 72 rows (docs/performance.md, session 11).
-  const bool wide_tile = cpu::panel_kernel_supported(cpu::PanelKernel::kAvx512);
+  const bool wide_tile = cpu::use_avx512();
   return cpu::panel_gemm_supported() && (wide_tile || g.c_out <= 64) && g.groups == 1 && g.k[0] == 1 &&
          g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
          g.out[2] >= 24;
@@ -455,9 +456,9 @@ void conv_typed(const Tensor& out, const Tensor& input, const Tensor& weight, co
     if (depthwise) {
       const T* w = cpu::packed_weight(weight, dt, kOrderTapsO).template data_ptr<T>();
       if constexpr (std::is_same_v<T, float>) {
-        if (cpu::conv_nhwc_depthwise_avx2_applies(g)) {
-          dispatch::note_kernel("conv_nhwc_depthwise_avx2_cpu");
-          cpu::conv_nhwc_depthwise_avx2(g, x, w, b, bs, o);
+        if (cpu::conv_nhwc_depthwise_vector_applies(g)) {
+          dispatch::note_kernel(cpu::conv_nhwc_depthwise_vector_name());
+          cpu::conv_nhwc_depthwise_vector(g, x, w, b, bs, o);
           return;
         }
       }

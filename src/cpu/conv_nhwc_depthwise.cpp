@@ -1,5 +1,17 @@
-// AVX2+FMA NHWC depthwise convolution: per output pixel, the window's valid taps are listed
-// once (input channel run, weight row), then reduced 32 channels at a time in registers.
+// The NHWC depthwise convolution on AVX2+FMA and on AVX-512, output row by output row. For a
+// run of up to 8 neighbouring outputs whose windows lie inside the input along W, each chunk of
+// channels keeps 8 accumulators in registers while the taps go by: one weight load serves 8
+// fused multiply-adds, and the 8 independent sums cover the FMA latency. (The kernel this
+// replaced summed one output at a time, 4 accumulators over 32 channels: two loads per FMA and
+// a 9-deep dependency chain per register.) The outputs whose window crosses the left or right
+// padding check each tap.
+//
+// One body serves both instruction sets: it is written on GCC vector types, whose arithmetic
+// compiles to the instructions of the function it is inlined into, so depthwise_rows_avx2 and
+// depthwise_rows_avx512 below differ only in their target attribute and vector width. (Helpers
+// written with intrinsics cannot be shared that way: GCC will not inline an AVX2 helper into a
+// template that has no target of its own.) a += x * w contracts to one FMA (GCC and Clang
+// contract within an expression by default).
 #include "cpu/conv_nhwc_depthwise.h"
 
 #include <algorithm>
@@ -10,86 +22,225 @@
 #include "cpu/avx2_target.h"
 #include "cpu/parallel.h"
 
+// Vector-typed values are passed between the always-inline helpers only, never across a call,
+// so the ABI note GCC gives for them does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace lg::cpu {
 
 #if LG_CPU_AVX2_KERNELS
 
-bool conv_nhwc_depthwise_avx2_applies(const ConvGeometry& g) {
-  return g.x_stride[1] == 1 && cpu_has_avx2() && cpu_has_fma();
-}
-
 namespace {
 
-struct Tap {
-  const float* x;  // the input pixel's channel run
-  const float* w;  // the tap's weight row, one value per channel
+// Channel chunks: 16 floats (zmm), 8 (ymm), and 1 for the last channels of a C that is not a
+// multiple of 8.
+struct Lanes16 {
+  typedef float V __attribute__((vector_size(64)));
+  static constexpr int64_t kWidth = 16;
+};
+struct Lanes8 {
+  typedef float V __attribute__((vector_size(32)));
+  static constexpr int64_t kWidth = 8;
+};
+struct Lanes1 {
+  typedef float V;
+  static constexpr int64_t kWidth = 1;
 };
 
-// bias[c .. c + 8), or zeros without a bias.
-LG_AVX2_FMA inline __m256 bias8(const float* bias, int64_t bias_stride, int64_t c) {
-  if (!bias) return _mm256_setzero_ps();
-  if (bias_stride == 1) return _mm256_loadu_ps(bias + c);
-  alignas(32) float b[8];
-  for (int k = 0; k < 8; ++k) b[k] = bias[(c + k) * bias_stride];
-  return _mm256_load_ps(b);
+template <class L>
+[[gnu::always_inline]] inline typename L::V load(const float* p) {
+  typename L::V v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class L>
+[[gnu::always_inline]] inline void store(float* p, typename L::V v) {
+  __builtin_memcpy(p, &v, sizeof v);
 }
 
-// out[c] = bias[c] + sum over taps of x[c] * w[c], for c < C.
-LG_AVX2_FMA void depthwise_pixel(float* out, const Tap* taps, int64_t count, const float* bias, int64_t bias_stride,
-                                 int64_t C) {
-  const auto start = [&](int64_t c) LG_AVX2_FMA { return bias8(bias, bias_stride, c); };
-  int64_t c = 0;
-  for (; c + 32 <= C; c += 32) {
-    __m256 a0 = start(c), a1 = start(c + 8), a2 = start(c + 16), a3 = start(c + 24);
-    for (int64_t t = 0; t < count; ++t) {
-      const float* x = taps[t].x + c;
-      const float* w = taps[t].w + c;
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(w), a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), _mm256_loadu_ps(w + 8), a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 16), _mm256_loadu_ps(w + 16), a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 24), _mm256_loadu_ps(w + 24), a3);
+// One kernel row that lies inside the input for the output row at hand: the input row at
+// pixel 0, channel 0, and the weights of its first tap (w[tap * C + c], taps along W adjacent).
+struct KernelRow {
+  const float* x;
+  const float* w;
+};
+
+// What stays fixed along an output row.
+struct RowWalk {
+  int64_t C = 0, out_w = 0, in_w = 0, k_w = 0;
+  int64_t stride = 0, pad = 0, dil = 0;  // along W, in pixels
+  int64_t pixel = 0;                     // input pixel step, floats
+  int64_t lo = 0, hi = 0;                // outputs [lo, hi) have every tap inside the input
+  const float* start = nullptr;          // C floats: the bias, or zeros
+};
+
+#define LG_DW_FOR_EACH_OUTPUT(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+// Outputs ow .. ow + R (all taps inside), channels [c, c + L::kWidth). Named accumulators, not
+// an array: GCC 12 keeps arrays of vectors in memory.
+template <class L, int R>
+[[gnu::always_inline]] inline void inside_chunk(const KernelRow* rows, int64_t n_rows, const RowWalk& k, int64_t ow,
+                                                int64_t c, float* out) {
+  static_assert(R >= 1 && R <= 8);
+  using V = typename L::V;
+  const V s = load<L>(k.start + c);
+  V a0 = s, a1 = s, a2 = s, a3 = s, a4 = s, a5 = s, a6 = s, a7 = s;
+  const int64_t out_step = k.stride * k.pixel, tap_step = k.dil * k.pixel;
+  const int64_t first = (ow * k.stride - k.pad) * k.pixel + c;
+  for (int64_t i = 0; i < n_rows; ++i) {
+    const float* x = rows[i].x + first;
+    const float* w = rows[i].w + c;
+    for (int64_t kw = 0; kw < k.k_w; ++kw, x += tap_step, w += k.C) {
+      const V wv = load<L>(w);
+#define LG_DW_TAP(r) \
+  if constexpr (R > r) a##r += load<L>(x + r * out_step) * wv;
+      LG_DW_FOR_EACH_OUTPUT(LG_DW_TAP)
+#undef LG_DW_TAP
     }
-    _mm256_storeu_ps(out + c, a0);
-    _mm256_storeu_ps(out + c + 8, a1);
-    _mm256_storeu_ps(out + c + 16, a2);
-    _mm256_storeu_ps(out + c + 24, a3);
   }
-  for (; c + 8 <= C; c += 8) {
-    __m256 a = start(c);
-    for (int64_t t = 0; t < count; ++t)
-      a = _mm256_fmadd_ps(_mm256_loadu_ps(taps[t].x + c), _mm256_loadu_ps(taps[t].w + c), a);
-    _mm256_storeu_ps(out + c, a);
+#define LG_DW_STORE(r) \
+  if constexpr (R > r) store<L>(out + r * k.C + c, a##r);
+  LG_DW_FOR_EACH_OUTPUT(LG_DW_STORE)
+#undef LG_DW_STORE
+  (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7;
+}
+
+// Outputs ow .. ow + R, all taps inside, every channel: wide chunks, then a ymm chunk (when the
+// wide one is zmm), then single channels.
+template <class L, int R>
+[[gnu::always_inline]] inline void inside_outputs(const KernelRow* rows, int64_t n_rows, const RowWalk& k, int64_t ow,
+                                                  float* out) {
+  int64_t c = 0;
+  for (; c + L::kWidth <= k.C; c += L::kWidth) inside_chunk<L, R>(rows, n_rows, k, ow, c, out);
+  if constexpr (L::kWidth > 8) {
+    if (c + 8 <= k.C) {
+      inside_chunk<Lanes8, R>(rows, n_rows, k, ow, c, out);
+      c += 8;
+    }
   }
-  for (; c < C; ++c) {
-    float a = bias ? bias[c * bias_stride] : 0.0f;
-    for (int64_t t = 0; t < count; ++t) a = __builtin_fmaf(taps[t].x[c], taps[t].w[c], a);
-    out[c] = a;
+  for (; c < k.C; ++c) inside_chunk<Lanes1, R>(rows, n_rows, k, ow, c, out);
+}
+
+// One output whose window crosses the padding along W, channels [c, c + L::kWidth): taps
+// outside the input are skipped.
+template <class L>
+[[gnu::always_inline]] inline void border_chunk(const KernelRow* rows, int64_t n_rows, const RowWalk& k, int64_t ow,
+                                                int64_t c, float* out) {
+  typename L::V a = load<L>(k.start + c);
+  for (int64_t i = 0; i < n_rows; ++i)
+    for (int64_t kw = 0; kw < k.k_w; ++kw) {
+      const int64_t iw = ow * k.stride - k.pad + kw * k.dil;
+      if (iw >= 0 && iw < k.in_w) a += load<L>(rows[i].x + iw * k.pixel + c) * load<L>(rows[i].w + kw * k.C + c);
+    }
+  store<L>(out + c, a);
+}
+
+template <class L>
+[[gnu::always_inline]] inline void border_output(const KernelRow* rows, int64_t n_rows, const RowWalk& k, int64_t ow,
+                                                 float* out) {
+  int64_t c = 0;
+  for (; c + L::kWidth <= k.C; c += L::kWidth) border_chunk<L>(rows, n_rows, k, ow, c, out);
+  if constexpr (L::kWidth > 8) {
+    if (c + 8 <= k.C) {
+      border_chunk<Lanes8>(rows, n_rows, k, ow, c, out);
+      c += 8;
+    }
   }
+  for (; c < k.C; ++c) border_chunk<Lanes1>(rows, n_rows, k, ow, c, out);
+}
+
+// One output row (dense, out_w x C): the left border, the inside in runs of 8, 4, 2 and 1
+// outputs, the right border.
+template <class L>
+[[gnu::always_inline]] inline void output_row(const KernelRow* rows, int64_t n_rows, const RowWalk& k, float* out) {
+  int64_t ow = 0;
+  for (; ow < k.lo; ++ow) border_output<L>(rows, n_rows, k, ow, out + ow * k.C);
+  for (; ow + 8 <= k.hi; ow += 8) inside_outputs<L, 8>(rows, n_rows, k, ow, out + ow * k.C);
+  if (ow + 4 <= k.hi) inside_outputs<L, 4>(rows, n_rows, k, ow, out + ow * k.C), ow += 4;
+  if (ow + 2 <= k.hi) inside_outputs<L, 2>(rows, n_rows, k, ow, out + ow * k.C), ow += 2;
+  if (ow < k.hi) inside_outputs<L, 1>(rows, n_rows, k, ow, out + ow * k.C), ++ow;
+  for (; ow < k.out_w; ++ow) border_output<L>(rows, n_rows, k, ow, out + ow * k.C);
+}
+
+// The kernel rows of output row (n, od, oh) that lie inside the input.
+int64_t kernel_rows(const ConvGeometry& g, const float* x, const float* w, int64_t n, int64_t od, int64_t oh,
+                    KernelRow* rows) {
+  int64_t count = 0;
+  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+    const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dil[0];
+    if (id < 0 || id >= g.in[0]) continue;
+    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+      const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dil[1];
+      if (ih < 0 || ih >= g.in[1]) continue;
+      rows[count++] = {x + g.x_offset(n, 0, id, ih, 0), w + (kd * g.k[1] + kh) * g.k[2] * g.c_out};
+    }
+  }
+  return count;
+}
+
+// Output rows [r0, r1) (rows in (n, od, oh) order), on one instruction set.
+template <class L>
+[[gnu::always_inline]] inline void output_rows(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k,
+                                               int64_t r0, int64_t r1, float* out) {
+  std::vector<KernelRow> rows(static_cast<size_t>(g.k[0] * g.k[1]));
+  const int64_t OD = g.out[0], OH = g.out[1];
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n_rows = kernel_rows(g, x, w, r / (OD * OH), r / OH % OD, r % OH, rows.data());
+    output_row<L>(rows.data(), n_rows, k, out + r * k.out_w * k.C);
+  }
+}
+
+LG_AVX2_FMA void output_rows_avx2(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k, int64_t r0,
+                                  int64_t r1, float* out) {
+  output_rows<Lanes8>(g, x, w, k, r0, r1, out);
+}
+
+LG_AVX512 void output_rows_avx512(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k, int64_t r0,
+                                  int64_t r1, float* out) {
+  output_rows<Lanes16>(g, x, w, k, r0, r1, out);
 }
 
 }  // namespace
 
-void conv_nhwc_depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+bool conv_nhwc_depthwise_vector_applies(const ConvGeometry& g) {
+  return g.x_stride[1] == 1 && cpu_has_avx2() && cpu_has_fma();
+}
+
+const char* conv_nhwc_depthwise_vector_name() {
+  return use_avx512() ? "conv_nhwc_depthwise_avx512_cpu" : "conv_nhwc_depthwise_avx2_cpu";
+}
+
+void conv_nhwc_depthwise_vector(const ConvGeometry& g, const float* x, const float* w, const float* bias,
                               int64_t bias_stride, float* out) {
-  const int64_t C = g.c_out, P = g.out_plane(), ohw = g.out[1] * g.out[2];
-  cpu::parallel_for(g.batch * P, std::max<int64_t>(1, 4096 / std::max<int64_t>(C * g.taps(), 1)), [&](int64_t r0, int64_t r1) {
-    std::vector<Tap> taps;
-    taps.reserve(static_cast<size_t>(g.taps()));
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t n = r / P, p = r % P;
-      const int64_t od = p / ohw, oh = p / g.out[2] % g.out[1], ow = p % g.out[2];
-      taps.clear();
-      for_each_valid_tap(g, x, w, C, n, od, oh, ow, [&](const float* xi, const float* wt) { taps.push_back({xi, wt}); });
-      depthwise_pixel(out + r * C, taps.data(), static_cast<int64_t>(taps.size()), bias, bias_stride, C);
-    }
+  const int64_t C = g.c_out;
+  std::vector<float> start(static_cast<size_t>(C), 0.0f);
+  if (bias)
+    for (int64_t c = 0; c < C; ++c) start[static_cast<size_t>(c)] = bias[c * bias_stride];
+  RowWalk k;
+  k.C = C, k.out_w = g.out[2], k.in_w = g.in[2], k.k_w = g.k[2];
+  k.stride = g.stride[2], k.pad = g.pad[2], k.dil = g.dil[2], k.pixel = g.x_stride[4];
+  // Output ow reads input columns ow * stride - pad + kw * dil, kw < k_w: all inside for
+  // ow >= lo (first tap >= 0) and ow < hi (last tap < in_w).
+  k.lo = std::min(k.out_w, (k.pad + k.stride - 1) / k.stride);
+  const int64_t last = k.in_w - 1 + k.pad - (k.k_w - 1) * k.dil;  // ow * stride <= last
+  k.hi = last < 0 ? k.lo : std::clamp<int64_t>(last / k.stride + 1, k.lo, k.out_w);
+  k.start = start.data();
+  const int64_t rows = g.batch * g.out[0] * g.out[1];
+  const bool wide = use_avx512();
+  // At least ~16k multiply-adds per thread.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(k.out_w * C * g.taps(), 1));
+  cpu::parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    if (wide) output_rows_avx512(g, x, w, k, r0, r1, out);
+    else output_rows_avx2(g, x, w, k, r0, r1, out);
   });
 }
 
 #else
 
-bool conv_nhwc_depthwise_avx2_applies(const ConvGeometry&) { return false; }
-void conv_nhwc_depthwise_avx2(const ConvGeometry&, const float*, const float*, const float*, int64_t, float*) {
-  LG_ASSERT(false, "conv_nhwc_depthwise_avx2 needs AVX2");
+bool conv_nhwc_depthwise_vector_applies(const ConvGeometry&) { return false; }
+const char* conv_nhwc_depthwise_vector_name() { return "conv_nhwc_depthwise_cpu"; }
+void conv_nhwc_depthwise_vector(const ConvGeometry&, const float*, const float*, const float*, int64_t, float*) {
+  LG_ASSERT(false, "conv_nhwc_depthwise_vector needs AVX2 and FMA");
 }
 
 #endif

@@ -1,7 +1,7 @@
 // The float32 NHWC depthwise convolution (one channel per group: MobileNet's 3x3 layers) on
-// AVX2+FMA. The portable loop in conv.cpp adds each tap into the output pixel in memory, so
-// every tap loads and stores the whole channel run again; here 32 output channels stay in
-// four registers across all taps and are stored once, as the pooling tap reductions do.
+// AVX2+FMA, or AVX-512 where the CPU has it. The portable loop in conv.cpp adds each tap into
+// the output pixel in memory, so every tap loads and stores the whole channel run again; here
+// the sums of 8 neighbouring outputs stay in registers across all taps and are stored once.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +10,18 @@
 
 namespace lg::cpu {
 
-// Whether conv_nhwc_depthwise_avx2 takes this call: an AVX2+FMA CPU and unit channel stride
+// Whether conv_nhwc_depthwise_vector takes this call: an AVX2+FMA CPU and unit channel stride
 // on the input. The caller has checked that the convolution is depthwise.
-bool conv_nhwc_depthwise_avx2_applies(const ConvGeometry& g);
+bool conv_nhwc_depthwise_vector_applies(const ConvGeometry& g);
+
+// The kernel name it reports: conv_nhwc_depthwise_avx512_cpu on CPUs with avx512f and
+// avx512vl, conv_nhwc_depthwise_avx2_cpu on the others.
+const char* conv_nhwc_depthwise_vector_name();
 
 // out (dense NHWC, [N*D*H*W, C]) = depthwise conv(x, w) + bias. w is in (tap, channel) order:
 // w[tap * C + c]. bias may be null. Each output is bias + the taps in window order, one fused
-// multiply-add each.
-void conv_nhwc_depthwise_avx2(const ConvGeometry& g, const float* x, const float* w, const float* bias,
-                              int64_t bias_stride, float* out);
+// multiply-add each. Requires conv_nhwc_depthwise_vector_applies(g).
+void conv_nhwc_depthwise_vector(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                                int64_t bias_stride, float* out);
 
 }  // namespace lg::cpu

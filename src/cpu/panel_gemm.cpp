@@ -227,7 +227,7 @@ bool panel_kernel_supported(PanelKernel kernel) {
 }
 
 // The widest kernel this CPU runs.
-static PanelKernel best_kernel() { return cpu_has_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2; }
+static PanelKernel best_kernel() { return use_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2; }
 
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                    const float* panels, bool accumulate, float* c, int64_t ldc) {

@@ -2,10 +2,13 @@
 // (numbers, lg::kSame, lg::kValid), dilation, groups, depthwise, bias; every input layout variant with
 // contiguous and channels_last weights; the output layout rule (input OR weight suggests
 // channels_last) with exact strides, spec rows 51-61; the packed-weight cache; bad input.
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include <layoutguard/testing/doctest.h>
 
+#include "cpu/avx2_target.h"
 #include "cpu/packed_weights.h"
 #include "cpu/panel_gemm.h"
 #include "ops/conv_reference.h"
@@ -334,8 +337,11 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
   (void)lg::conv2d(x16, wg, std::nullopt, {1}, {1}, {1}, 4);
   const std::string grouped = lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_grouped_direct_cpu"
                                                               : "conv2d:conv_nhwc_im2col_gemm_cpu";
-  const std::string depthwise = lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_depthwise_avx2_cpu"
-                                                                : "conv2d:conv_nhwc_depthwise_cpu";
+  // Depthwise: the AVX-512 form where the CPU has it, else the AVX2 one, else the portable loop.
+  const std::string depthwise = !lg::cpu::panel_gemm_supported() ? "conv2d:conv_nhwc_depthwise_cpu"
+                                : lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)
+                                    ? "conv2d:conv_nhwc_depthwise_avx512_cpu"
+                                    : "conv2d:conv_nhwc_depthwise_avx2_cpu";
   CHECK(kernels == std::vector<std::string>{"conv2d:conv_nhwc_1x1_gemm_cpu", "conv2d:conv_nchw_im2col_gemm_cpu",
                                             depthwise, grouped});
 }
@@ -391,11 +397,10 @@ TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against
   }
 }
 
-TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, against the reference") {
-  // On AVX2+FMA CPUs these take conv_nhwc_indirect_gemm_cpu for channels_last input: one GEMM
-  // over all output pixels whose A rows are pointers to each tap's channels, null (zeros) in the
-  // padding. Elsewhere they check the im2col GEMM.
-  const std::vector<Case2d> cases{
+// Convolutions with 16+ input channels and one group: on AVX2+FMA CPUs, channels_last input
+// takes conv_nhwc_indirect_gemm_cpu.
+const std::vector<Case2d>& tap_cases() {
+  static const std::vector<Case2d> cases{
       {"3x3 pad 1, 20 outputs (partial panel), bias", {2, 16, 7, 9}, {20, 16, 3, 3}, {1}, {1}, {1}, 1, true},
       {"3x3 stride 2 dilation 2 pad 2, 130 outputs", {1, 24, 9, 11}, {130, 24, 3, 3}, {2}, {2}, {2}, 1, false},
       {"5x5 pad 2: 25 taps of 32 channels over several k blocks", {3, 32, 9, 9}, {40, 32, 5, 5}, {1}, {2}, {1}, 1, true},
@@ -405,7 +410,27 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
       {"30x30 maps: pixels over threads", {2, 16, 30, 30}, {24, 16, 3, 3}, {1}, {1}, {1}, 1, false},
       {"padding wider than the kernel: whole tiles of zeros", {1, 16, 3, 4}, {8, 16, 3, 3}, {1}, {3}, {1}, 1, true},
   };
-  uint32_t seed = 900;
+  return cases;
+}
+
+// Depthwise shapes for the vector kernel's pieces: runs of 8, 4, 2 and 1 outputs inside the
+// input, border outputs on both sides, channel chunks of 16, 8 and single channels.
+const std::vector<Case2d>& depthwise_cases() {
+  static const std::vector<Case2d> cases{
+      {"depthwise 27 channels, 3x3 pad 1, 30 wide: 28 inside = 3 x 8 + 4", {2, 27, 5, 30}, {27, 1, 3, 3}, {1}, {1}, {1},
+       27, true},
+      {"depthwise 5x5 stride 2 dilation 2 pad 3, 48 channels", {1, 48, 13, 23}, {48, 1, 5, 5}, {2}, {3}, {2}, 48, false},
+      {"depthwise padding wider than the kernel: no output inside", {1, 16, 3, 3}, {16, 1, 3, 3}, {1}, {4}, {1}, 16,
+       true},
+      {"depthwise 1x7 kernel, 9 wide, 24 channels: 3 inside = 2 + 1", {1, 24, 4, 9}, {24, 1, 1, 7}, {1}, {0, 3}, {1},
+       24, false},
+      {"depthwise 7 channels, 2x2 stride 2", {2, 7, 6, 8}, {7, 1, 2, 2}, {2}, {0}, {1}, 7, true},
+  };
+  return cases;
+}
+
+// Runs every input layout and both weight layouts of `cases` against the reference.
+void check_cases(const std::vector<Case2d>& cases, uint32_t seed) {
   for (const Case2d& c : cases) {
     CAPTURE(c.name);
     const Tensor b = c.bias ? noise_in({c.w[0]}, CF, lg::kFloat32, seed++) : Tensor();
@@ -414,6 +439,21 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
       for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
     }
   }
+}
+
+// Turns the AVX-512 kernel forms off for its scope, so a CPU that has them tests the AVX2 ones.
+struct Avx2Only {
+  Avx2Only() { lg::cpu::set_avx512_enabled(false); }
+  ~Avx2Only() { lg::cpu::set_avx512_enabled(true); }
+  Avx2Only(const Avx2Only&) = delete;
+  Avx2Only& operator=(const Avx2Only&) = delete;
+};
+
+TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, against the reference") {
+  // On AVX2+FMA CPUs these take conv_nhwc_indirect_gemm_cpu for channels_last input: one GEMM
+  // over all output pixels whose A rows are pointers to each tap's channels, null (zeros) in the
+  // padding. Elsewhere they check the im2col GEMM.
+  check_cases(tap_cases(), 900);
   // A channel slice of an NHWC tensor: channels dense, pixels 40 floats apart for 32 channels.
   const Tensor wide = noise_in({2, 40, 6, 8}, CL, lg::kFloat32, 950);
   const Tensor sliced = wide.slice(1, 4, 36), ws = noise_in({12, 32, 3, 3}, CL, lg::kFloat32, 951);
@@ -442,6 +482,30 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
     CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
     MESSAGE("the tap-by-tap NHWC convolution is not tested: this CPU lacks AVX2 or FMA");
   }
+}
+
+TEST_CASE("NHWC depthwise on the vector kernel, each piece of a row, against the reference") {
+  // conv_nhwc_depthwise_avx512_cpu or _avx2_cpu for channels_last input on AVX2+FMA CPUs.
+  check_cases(depthwise_cases(), 1000);
+}
+
+TEST_CASE("NHWC convolutions in their AVX2 form on a CPU that also has AVX-512") {
+  if (!lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)) {
+    MESSAGE("skipped: this CPU has no AVX-512, so the other tests already ran the AVX2 forms");
+    return;
+  }
+  const Avx2Only avx2_only;
+  std::vector<std::string> kernels;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.depth == 0) kernels.push_back(std::string(c.kernel));
+  });
+  check_cases(tap_cases(), 1100);
+  check_cases(depthwise_cases(), 1200);
+  check_cases(cases_2d(), 1300);
+  const auto ran = [&](const std::string& name) { return std::find(kernels.begin(), kernels.end(), name) != kernels.end(); };
+  CHECK(ran("conv_nhwc_indirect_gemm_cpu"));
+  CHECK(ran("conv_nhwc_depthwise_avx2_cpu"));
+  CHECK(!ran("conv_nhwc_depthwise_avx512_cpu"));
 }
 
 TEST_CASE("NHWC depthwise: a strided bias and the portable path agree with the NCHW kernel") {

@@ -5,10 +5,11 @@
 // bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
 // (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--conv-only | --pool-only | --layers-only | --bandwidth-only]
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--avx2] [--conv-only | --pool-only | --layers-only | --bandwidth-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first row of each table and the smallest bandwidth case;
 // --conv-only, --pool-only, --layers-only, --bandwidth-only: that table only.
+// --avx2: our kernels with an AVX-512 form run their AVX2 form instead (to time both on one CPU).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +24,7 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "cpu/avx2_target.h"  // set_avx512_enabled: --avx2
 #include "report.h"
 
 #if LG_BENCH_HAVE_DNNL
@@ -350,12 +352,17 @@ int main(int argc, char** argv) {
   for (std::string_view a : args.rest) {
     if (only.empty() && (a == "--conv-only" || a == "--pool-only" || a == "--layers-only" || a == "--bandwidth-only")) {
       only = a;
+    } else if (a == "--avx2") {
+      lg::cpu::set_avx512_enabled(false);
+      std::printf("AVX-512 kernel forms off: ours run their AVX2 forms (oneDNN keeps its own choice)\n");
     } else {
       std::fprintf(stderr,
-                   "usage: cpu_ops [--quick|--smoke] [--json PATH] [--conv-only | --pool-only | --layers-only | --bandwidth-only]\n");
+                   "usage: cpu_ops [--quick|--smoke] [--json PATH] [--avx2] "
+                   "[--conv-only | --pool-only | --layers-only | --bandwidth-only]\n");
       return 2;
     }
   }
+  results.set("avx512_kernels", lg::cpu::use_avx512());
   const auto wanted = [&](std::string_view flag) { return only.empty() || only == flag; };
   if (wanted("--conv-only")) conv_table(results, args.quick, args.smoke, runs);
   if (wanted("--pool-only")) pool_table(results, args.quick, args.smoke, runs);

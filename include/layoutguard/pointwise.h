@@ -37,6 +37,7 @@ Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optio
 const Tensor& neg_(const Tensor& x);
 const Tensor& abs_(const Tensor& x);
 const Tensor& relu_(const Tensor& x);
+const Tensor& relu6_(const Tensor& x);
 const Tensor& leaky_relu_(const Tensor& x, const Scalar& negative_slope = 0.01);
 const Tensor& elu_(const Tensor& x, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
 const Tensor& sigmoid_(const Tensor& x);

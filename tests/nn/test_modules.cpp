@@ -381,6 +381,24 @@ TEST_CASE("nn layers: forward equals the functional op, in both formats") {
     CHECK((*a)(xc).is_contiguous(MemoryFormat::ChannelsLast));
     delete a;
   }
+  // inplace=True (torchvision's ResNet and MobileNetV2): the input itself comes back, overwritten
+  // with the out-of-place result, its strides kept; the module prints it as PyTorch does.
+  for (nn::Module* a : std::vector<nn::Module*>{new nn::ReLU(true), new nn::ReLU6(true), new nn::SiLU(true),
+                                                new nn::Hardswish(true)}) {
+    CAPTURE(a->type_name());
+    const Tensor input = lg::mul(xc, 8.0);  // values past ReLU6's 6
+    const Tensor want = a->type_name() == "ReLU"    ? lg::relu(input)
+                        : a->type_name() == "ReLU6" ? lg::relu6(input)
+                        : a->type_name() == "SiLU"  ? lg::silu(input)
+                                                    : lg::hardswish(input);
+    const Tensor got = (*a)(input);
+    CHECK(got.is_same(input));
+    CHECK(got.strides() == xc.strides());
+    CHECK(max_abs_diff(got, want) == 0);
+    CHECK(a->extra_repr() == "inplace=True");
+    delete a;
+  }
+  CHECK(nn::ReLU().extra_repr().empty());
 }
 
 }  // TEST_SUITE

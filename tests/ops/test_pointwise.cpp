@@ -291,6 +291,11 @@ TEST_CASE("in-place forms keep the tensor and its strides") {
   lg::mul_(x, 0.5);
   lg::clamp_(x, std::nullopt, 1.0);
   CHECK(x.strides().vec() == strides);
+  Tensor r6 = lg::mul(ramp_in({2, 3, 4, 5}, CL, lg::kFloat32), 0.2);
+  const std::vector<double> want6 = values(lg::relu6(r6));
+  CHECK(lg::relu6_(r6).is_same(r6));
+  CHECK(values(r6) == want6);
+  CHECK(r6.is_contiguous(MemoryFormat::ChannelsLast));
   Tensor i = lg::arange(4);
   lg::add_(i, lg::arange(4).to(lg::kInt32));  // int32 promotes to int64, cast back into self
   CHECK(values(i) == std::vector<double>{0, 2, 4, 6});

@@ -8,18 +8,30 @@
 
 namespace lg::nn {
 
-#define LG_NN_ACTIVATION(Name, op)                                        \
-  class Name : public Module {                                            \
-   public:                                                                \
-    Name() : Module(#Name) {}                                             \
-    Tensor forward(const Tensor& input) override { return op(input); }    \
+// With `inplace` (PyTorch's inplace=True) the layer overwrites its input and returns it: no new
+// tensor, so one memory pass fewer. torchvision builds ResNet and MobileNetV2 that way.
+#define LG_NN_ACTIVATION_INPLACE(Name, op)                                                   \
+  class Name : public Module {                                                               \
+   public:                                                                                   \
+    explicit Name(bool inplace = false) : Module(#Name), inplace_(inplace) {}                \
+    Tensor forward(const Tensor& input) override { return inplace_ ? op##_(input) : op(input); } \
+    std::string extra_repr() const override { return inplace_ ? "inplace=True" : ""; }      \
+    bool inplace() const { return inplace_; }                                                \
+                                                                                             \
+   private:                                                                                  \
+    bool inplace_;                                                                           \
   }
-LG_NN_ACTIVATION(ReLU, lg::relu);
-LG_NN_ACTIVATION(ReLU6, lg::relu6);
-LG_NN_ACTIVATION(SiLU, lg::silu);
-LG_NN_ACTIVATION(Hardswish, lg::hardswish);
-LG_NN_ACTIVATION(Sigmoid, lg::sigmoid);
-#undef LG_NN_ACTIVATION
+LG_NN_ACTIVATION_INPLACE(ReLU, lg::relu);
+LG_NN_ACTIVATION_INPLACE(ReLU6, lg::relu6);
+LG_NN_ACTIVATION_INPLACE(SiLU, lg::silu);
+LG_NN_ACTIVATION_INPLACE(Hardswish, lg::hardswish);
+#undef LG_NN_ACTIVATION_INPLACE
+
+class Sigmoid : public Module {
+ public:
+  Sigmoid() : Module("Sigmoid") {}
+  Tensor forward(const Tensor& input) override { return lg::sigmoid(input); }
+};
 
 class GELU : public Module {
  public:

@@ -20,10 +20,10 @@ class DenseLayer : public nn::Module {
  public:
   DenseLayer(int64_t in, int64_t growth, int64_t bn_size) : Module("_DenseLayer") {
     norm1 = register_module("norm1", bn(in));
-    relu1 = register_module("relu1", std::make_shared<nn::ReLU>());
+    relu1 = register_module("relu1", std::make_shared<nn::ReLU>(true));
     conv1 = register_module("conv1", conv(in, bn_size * growth, 1));
     norm2 = register_module("norm2", bn(bn_size * growth));
-    relu2 = register_module("relu2", std::make_shared<nn::ReLU>());
+    relu2 = register_module("relu2", std::make_shared<nn::ReLU>(true));
     conv2 = register_module("conv2", conv(bn_size * growth, growth, 3));
   }
   Tensor forward(const Tensor& x) override {
@@ -56,7 +56,7 @@ class DenseBlock : public nn::Module {
 std::shared_ptr<nn::Sequential> transition(int64_t in, int64_t out) {
   auto t = std::make_shared<nn::Sequential>();
   t->push_back("norm", bn(in));
-  t->push_back("relu", std::make_shared<nn::ReLU>());
+  t->push_back("relu", std::make_shared<nn::ReLU>(true));
   t->push_back("conv", conv(in, out, 1));
   t->push_back("pool", std::make_shared<nn::AvgPool2d>(nn::AvgPoolOptions({2}).stride({2})));
   return t;
@@ -78,7 +78,7 @@ DenseNet::DenseNet(int64_t growth_rate, std::vector<int64_t> block_config, int64
   features->push_back("conv0", std::make_shared<nn::Conv2d>(
                                    nn::Conv2dOptions(3, num_init_features, {7}).stride({2}).padding({3}).bias(false)));
   features->push_back("norm0", bn(num_init_features));
-  features->push_back("relu0", std::make_shared<nn::ReLU>());
+  features->push_back("relu0", std::make_shared<nn::ReLU>(true));
   features->push_back("pool0", std::make_shared<nn::MaxPool2d>(nn::MaxPoolOptions({3}).stride({2}).padding({1})));
   int64_t c = num_init_features;
   for (size_t i = 0; i < block_config.size(); ++i) {
@@ -97,7 +97,7 @@ DenseNet::DenseNet(int64_t growth_rate, std::vector<int64_t> block_config, int64
 }
 
 Tensor DenseNet::forward(const Tensor& x) {
-  return (*classifier)(adaptive_avg_pool2d(relu((*features)(x)), {1, 1}).flatten(1));
+  return (*classifier)(adaptive_avg_pool2d(relu_((*features)(x)), {1, 1}).flatten(1));  // torchvision: inplace
 }
 
 std::shared_ptr<DenseNet> densenet121(int64_t num_classes) {

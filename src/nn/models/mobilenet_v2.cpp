@@ -15,7 +15,7 @@ std::shared_ptr<nn::Sequential> conv_bn_relu6(int64_t in, int64_t out, int64_t k
   s->push_back(std::make_shared<nn::Conv2d>(
       nn::Conv2dOptions(in, out, {k}).stride({stride}).padding({(k - 1) / 2}).groups(groups).bias(false)));
   s->push_back(std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions(out)));
-  s->push_back(std::make_shared<nn::ReLU6>());
+  s->push_back(std::make_shared<nn::ReLU6>(true));
   return s;
 }
 

@@ -33,7 +33,7 @@ class BasicBlock : public nn::Module {
   BasicBlock(int64_t inplanes, int64_t planes, int64_t stride, int64_t, int64_t) : Module("BasicBlock") {
     conv1 = register_module("conv1", conv(inplanes, planes, 3, stride));
     bn1 = register_module("bn1", bn(planes));
-    relu = register_module("relu", std::make_shared<nn::ReLU>());
+    relu = register_module("relu", std::make_shared<nn::ReLU>(true));
     conv2 = register_module("conv2", conv(planes, planes, 3));
     bn2 = register_module("bn2", bn(planes));
     if (stride != 1 || inplanes != planes) ds = register_module("downsample", downsample(inplanes, planes, stride));
@@ -41,7 +41,8 @@ class BasicBlock : public nn::Module {
   Tensor forward(const Tensor& x) override {
     Tensor out = (*relu)((*bn1)((*conv1)(x)));
     out = (*bn2)((*conv2)(out));
-    return (*relu)(add(out, ds ? (*ds)(x) : x));
+    add_(out, ds ? (*ds)(x) : x);  // torchvision: out += identity
+    return (*relu)(out);
   }
 
  private:
@@ -63,7 +64,7 @@ class Bottleneck : public nn::Module {
     bn2 = register_module("bn2", bn(width));
     conv3 = register_module("conv3", conv(width, planes * kExpansion, 1));
     bn3 = register_module("bn3", bn(planes * kExpansion));
-    relu = register_module("relu", std::make_shared<nn::ReLU>());
+    relu = register_module("relu", std::make_shared<nn::ReLU>(true));
     if (stride != 1 || inplanes != planes * kExpansion)
       ds = register_module("downsample", downsample(inplanes, planes * kExpansion, stride));
   }
@@ -71,7 +72,8 @@ class Bottleneck : public nn::Module {
     Tensor out = (*relu)((*bn1)((*conv1)(x)));
     out = (*relu)((*bn2)((*conv2)(out)));
     out = (*bn3)((*conv3)(out));
-    return (*relu)(add(out, ds ? (*ds)(x) : x));
+    add_(out, ds ? (*ds)(x) : x);  // torchvision: out += identity
+    return (*relu)(out);
   }
 
  private:
@@ -108,7 +110,7 @@ ResNet::ResNet(std::string_view block, std::vector<int64_t> layers, int64_t num_
   int64_t inplanes = 64;
   conv1 = register_module("conv1", std::make_shared<Conv2d>(Conv2dOptions(3, 64, {7}).stride({2}).padding({3}).bias(false)));
   bn1 = register_module("bn1", bn(64));
-  relu = register_module("relu", std::make_shared<nn::ReLU>());
+  relu = register_module("relu", std::make_shared<nn::ReLU>(true));
   maxpool = register_module("maxpool", std::make_shared<nn::MaxPool2d>(nn::MaxPoolOptions({3}).stride({2}).padding({1})));
   const bool basic = block == "basic";
   auto make = [&](int64_t planes, int64_t blocks, int64_t stride) {

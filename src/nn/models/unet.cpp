@@ -22,7 +22,7 @@ class DoubleConv : public nn::Module {
     for (int64_t c : {in, out}) {
       seq_->push_back(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(c, out, {3}).padding({1}).bias(false)));
       seq_->push_back(std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions(out)));
-      seq_->push_back(std::make_shared<nn::ReLU>());
+      seq_->push_back(std::make_shared<nn::ReLU>(true));
     }
   }
   Tensor forward(const Tensor& x) override { return (*seq_)(x); }

@@ -23,18 +23,22 @@ class VideoBasicBlock : public nn::Module {
     conv1 = register_module("conv1", std::make_shared<nn::Sequential>());
     conv1->push_back(conv3(in, planes, {3}, {stride}, {1}));
     conv1->push_back(bn(planes));
-    conv1->push_back(std::make_shared<nn::ReLU>());
+    conv1->push_back(std::make_shared<nn::ReLU>(true));
     conv2 = register_module("conv2", std::make_shared<nn::Sequential>());
     conv2->push_back(conv3(planes, planes, {3}, {1}, {1}));
     conv2->push_back(bn(planes));
-    relu = register_module("relu", std::make_shared<nn::ReLU>());
+    relu = register_module("relu", std::make_shared<nn::ReLU>(true));
     if (stride != 1 || in != planes) {
       ds = register_module("downsample", std::make_shared<nn::Sequential>());
       ds->push_back(conv3(in, planes, {1}, {stride}, {0}));
       ds->push_back(bn(planes));
     }
   }
-  Tensor forward(const Tensor& x) override { return (*relu)(add((*conv2)((*conv1)(x)), ds ? (*ds)(x) : x)); }
+  Tensor forward(const Tensor& x) override {
+    Tensor out = (*conv2)((*conv1)(x));
+    add_(out, ds ? (*ds)(x) : x);  // torchvision: out += residual
+    return (*relu)(out);
+  }
 
  private:
   std::shared_ptr<nn::Sequential> conv1, conv2, ds;
@@ -49,7 +53,7 @@ VideoResNet::VideoResNet(std::vector<int64_t> layers, int64_t num_classes) : Mod
   stem = register_module("stem", std::make_shared<nn::Sequential>());
   stem->push_back(conv3(3, 64, {3, 7, 7}, {1, 2, 2}, {1, 3, 3}));
   stem->push_back(bn(64));
-  stem->push_back(std::make_shared<nn::ReLU>());
+  stem->push_back(std::make_shared<nn::ReLU>(true));
   int64_t in = 64;
   auto make = [&](int64_t planes, int64_t blocks, int64_t stride) {
     auto layer = std::make_shared<nn::Sequential>();

@@ -1,14 +1,16 @@
 // CPU operator speed against peers in the same run: the 12 ResNet-50 convolution shapes
 // (performance_anchors.md section 4) at batch 1 and 16 -- ours in NHWC and NCHW, and oneDNN's
-// direct API (NHWC activations, pre-packed weights) when it is installed -- then max and
-// average pooling in both layouts against oneDNN's, and pointwise and NCHW<->NHWC conversion
+// direct API (NHWC activations, pre-packed weights) when it is installed -- and the same for 16
+// MobileNetV2 layers (1x1 with few channels, depthwise 3x3), then max and average pooling in both layouts against oneDNN's, and pointwise and NCHW<->NHWC conversion
 // bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
 // (min, max) and ratios, never pass/fail.
 //
-//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--avx2] [--conv-only | --pool-only | --layers-only | --bandwidth-only]
+//   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--avx2]
+//                       [--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first row of each table and the smallest bandwidth case;
-// --conv-only, --pool-only, --layers-only, --bandwidth-only: that table only.
+// --conv-only (ResNet-50), --mobilenet-only, --pool-only, --layers-only, --bandwidth-only: that
+// table only.
 // --avx2: our kernels with an AVX-512 form run their AVX2 form instead (to time both on one CPU).
 #include <algorithm>
 #include <chrono>
@@ -37,6 +39,7 @@ using lg::bench::Timing;
 
 struct ConvShape {
   int64_t cin, cout, k, stride, h;
+  int64_t groups = 1;
 };
 
 // ResNet-50's distinct convolution shapes (stem, then one per stage and kind).
@@ -46,9 +49,18 @@ const std::vector<ConvShape> kResNet50{
     {1024, 256, 1, 1, 14}, {512, 512, 3, 1, 7},   {2048, 512, 1, 1, 7}, {512, 2048, 1, 1, 7},
 };
 
+// MobileNetV2's layers at 224x224 (one per distinct kind and stage): 1x1 expansions and
+// projections with few channels, and the depthwise 3x3 convolutions (groups = channels).
+const std::vector<ConvShape> kMobileNetV2{
+    {32, 16, 1, 1, 112},   {16, 96, 1, 1, 112},     {96, 96, 3, 2, 112, 96},   {24, 144, 1, 1, 56},
+    {144, 144, 3, 1, 56, 144}, {144, 24, 1, 1, 56}, {32, 192, 1, 1, 28},      {192, 192, 3, 1, 28, 192},
+    {64, 384, 1, 1, 14},   {384, 384, 3, 1, 14, 384}, {384, 64, 1, 1, 14},   {96, 576, 1, 1, 14},
+    {160, 960, 1, 1, 7},   {960, 960, 3, 1, 7, 960},  {960, 160, 1, 1, 7},   {320, 1280, 1, 1, 7},
+};
+
 double conv_flops(const ConvShape& s, int64_t batch) {
   const int64_t pad = s.k / 2, out = (s.h + 2 * pad - s.k) / s.stride + 1;
-  return 2.0 * static_cast<double>(batch * s.cout * out * out) * static_cast<double>(s.cin * s.k * s.k);
+  return 2.0 * static_cast<double>(batch * s.cout * out * out) * static_cast<double>(s.cin / s.groups * s.k * s.k);
 }
 
 #if LG_BENCH_HAVE_DNNL
@@ -63,7 +75,10 @@ struct DnnlConv {
   DnnlConv(const ConvShape& s, int64_t batch, const lg::Tensor& x_nhwc, const lg::Tensor& w_oihw, const lg::Tensor& y_nhwc) {
     using dnnl::memory;
     const int64_t pad = s.k / 2, out = (s.h + 2 * pad - s.k) / s.stride + 1;
-    const memory::dims src_dims{batch, s.cin, s.h, s.h}, wei_dims{s.cout, s.cin, s.k, s.k}, dst_dims{batch, s.cout, out, out};
+    const memory::dims src_dims{batch, s.cin, s.h, s.h}, dst_dims{batch, s.cout, out, out};
+    // Grouped weights are (g, O/g, I/g, kH, kW): the same memory as our (O, I/g, kH, kW).
+    const memory::dims wei_dims = s.groups == 1 ? memory::dims{s.cout, s.cin, s.k, s.k}
+                                                : memory::dims{s.groups, s.cout / s.groups, s.cin / s.groups, s.k, s.k};
     const memory::desc src_md(src_dims, memory::data_type::f32, memory::format_tag::nhwc);
     const memory::desc dst_md(dst_dims, memory::data_type::f32, memory::format_tag::nhwc);
     const memory::desc wei_any(wei_dims, memory::data_type::f32, memory::format_tag::any);
@@ -72,7 +87,8 @@ struct DnnlConv {
     const dnnl::convolution_forward::primitive_desc pd(desc, eng);
     src = memory(src_md, eng, x_nhwc.data_ptr());
     dst = memory(dst_md, eng, y_nhwc.data_ptr());
-    memory wei_user({wei_dims, memory::data_type::f32, memory::format_tag::oihw}, eng, w_oihw.data_ptr());
+    const auto user_tag = s.groups == 1 ? memory::format_tag::oihw : memory::format_tag::goihw;
+    memory wei_user({wei_dims, memory::data_type::f32, user_tag}, eng, w_oihw.data_ptr());
     wei = memory(pd.weights_desc(), eng);
     dnnl::reorder(wei_user, wei).execute(strm, wei_user, wei);
     prim = dnnl::convolution_forward(pd);
@@ -85,35 +101,42 @@ struct DnnlConv {
 };
 #endif
 
-void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
-  std::printf("\nconv2d fp32, %d threads: GFLOPS as median (min-max time ms)\n", omp_get_max_threads());
+// One table of conv2d layers, ours in both layouts against oneDNN: `model` names the shapes in
+// the title, `section` tags the JSON records.
+void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs, const char* model,
+                const std::vector<ConvShape>& shapes, const char* section) {
+  std::printf("\n%s conv2d fp32, %d threads: GFLOPS as median (min-max time ms)\n", model, omp_get_max_threads());
   std::printf("%-22s %5s %20s %20s %20s %8s %8s\n", "layer", "batch", "ours NHWC", "ours NCHW", "oneDNN NHWC",
               "NHWC/NCHW", "NHWC/oneDNN");
   std::vector<double> ratio_dnnl;
   int nhwc_wins = 0, layers = 0;
   for (int64_t batch : {int64_t{1}, int64_t{16}}) {
-    for (const ConvShape& s : kResNet50) {
+    for (const ConvShape& s : shapes) {
       if (quick && batch == 16) continue;
-      if (smoke && &s != &kResNet50.front()) continue;
+      if (smoke && &s != &shapes.front()) continue;
       const int64_t pad = s.k / 2;
       const lg::Tensor x_cl = lg::randn({batch, s.cin, s.h, s.h}).contiguous(lg::MemoryFormat::ChannelsLast);
       const lg::Tensor x_cf = x_cl.contiguous();
-      const lg::Tensor w_cf = lg::randn({s.cout, s.cin, s.k, s.k});
+      const lg::Tensor w_cf = lg::randn({s.cout, s.cin / s.groups, s.k, s.k});
       const lg::Tensor w_cl = w_cf.contiguous(lg::MemoryFormat::ChannelsLast);
       const double gf = conv_flops(s, batch) / 1e9;
       std::vector<std::function<void()>> calls{
-          [&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}); },
-          [&] { (void)lg::conv2d(x_cf, w_cf, std::nullopt, {s.stride}, {pad}); }};
+          [&] { (void)lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}, {1}, s.groups); },
+          [&] { (void)lg::conv2d(x_cf, w_cf, std::nullopt, {s.stride}, {pad}, {1}, s.groups); }};
 #if LG_BENCH_HAVE_DNNL
-      const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad});
+      const lg::Tensor y = lg::conv2d(x_cl, w_cl, std::nullopt, {s.stride}, {pad}, {1}, s.groups);
       DnnlConv peer(s, batch, x_cl, w_cf, y);
       calls.push_back([&] { peer.run(); });
 #endif
       const std::vector<Timing> timed = lg::bench::time_interleaved(calls, runs, 900);
       const Timing &nhwc = timed[0], &nchw = timed[1];
       char name[64];
-      std::snprintf(name, sizeof name, "%ld->%ld %ldx%ld s%ld %ld", static_cast<long>(s.cin), static_cast<long>(s.cout),
-                    static_cast<long>(s.k), static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.h));
+      if (s.groups == 1)
+        std::snprintf(name, sizeof name, "%ld->%ld %ldx%ld s%ld %ld", static_cast<long>(s.cin), static_cast<long>(s.cout),
+                      static_cast<long>(s.k), static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.h));
+      else
+        std::snprintf(name, sizeof name, "dw%ld %ldx%ld s%ld %ld", static_cast<long>(s.cin), static_cast<long>(s.k),
+                      static_cast<long>(s.k), static_cast<long>(s.stride), static_cast<long>(s.h));
       auto cell = [&](const Timing& t) {
         static char buf[4][48];
         static int slot = 0;
@@ -123,7 +146,7 @@ void conv_table(lg::bench::Results& results, bool quick, bool smoke, int runs) {
       };
       std::string dnnl_cell = "n/a";
       double dnnl_ratio = NAN;
-      nlohmann::json record{{"section", "cpu_conv"},
+      nlohmann::json record{{"section", section},
                             {"layer", name},
                             {"batch", batch},
                             {"gflop", gf},
@@ -348,9 +371,10 @@ int main(int argc, char** argv) {
   results.set("onednn", nullptr);
 #endif
   std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
-  std::string_view only;  // one table: --conv-only, --pool-only, --layers-only or --bandwidth-only
+  std::string_view only;  // one table: --conv-only, --mobilenet-only, --pool-only, --layers-only or --bandwidth-only
   for (std::string_view a : args.rest) {
-    if (only.empty() && (a == "--conv-only" || a == "--pool-only" || a == "--layers-only" || a == "--bandwidth-only")) {
+    if (only.empty() && (a == "--conv-only" || a == "--mobilenet-only" || a == "--pool-only" || a == "--layers-only" ||
+                         a == "--bandwidth-only")) {
       only = a;
     } else if (a == "--avx2") {
       lg::cpu::set_avx512_enabled(false);
@@ -358,13 +382,15 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: cpu_ops [--quick|--smoke] [--json PATH] [--avx2] "
-                   "[--conv-only | --pool-only | --layers-only | --bandwidth-only]\n");
+                   "[--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only]\n");
       return 2;
     }
   }
   results.set("avx512_kernels", lg::cpu::use_avx512());
   const auto wanted = [&](std::string_view flag) { return only.empty() || only == flag; };
-  if (wanted("--conv-only")) conv_table(results, args.quick, args.smoke, runs);
+  if (wanted("--conv-only")) conv_table(results, args.quick, args.smoke, runs, "ResNet-50", kResNet50, "cpu_conv");
+  if (wanted("--mobilenet-only"))
+    conv_table(results, args.quick, args.smoke, runs, "MobileNetV2", kMobileNetV2, "cpu_conv_mobilenet");
   if (wanted("--pool-only")) pool_table(results, args.quick, args.smoke, runs);
   if (wanted("--layers-only")) layers_table(results, args.quick, args.smoke, runs);
   if (wanted("--bandwidth-only")) bandwidth_table(results, args.quick, args.smoke, runs);

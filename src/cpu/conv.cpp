@@ -64,13 +64,14 @@ struct NhwcWeight {
   int64_t panel_stride = 0;
 
   // C[rows x cg_out] (+)= A[rows x K] * B of group gi. `parallel`: thread the product itself.
+  // `store`: how the panel GEMM writes C (cpu::CStore); BLAS ignores it.
   void gemm(const ConvGeometry& g, int64_t gi, int64_t rows, int64_t k, const T* a, int64_t lda, bool accumulate, T* c,
-            bool parallel) const {
+            bool parallel, cpu::CStore store = cpu::CStore::kCached) const {
     if constexpr (std::is_same_v<T, float>) {
       if (panels) {
         const float* b = panels + gi * panel_stride;
-        if (parallel) cpu::panel_gemm_parallel(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out);
-        else cpu::panel_gemm(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out);
+        if (parallel) cpu::panel_gemm_parallel(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out, store);
+        else cpu::panel_gemm(rows, g.cg_out, k, a, lda, b, accumulate, c, g.c_out, store);
         return;
       }
     }
@@ -252,6 +253,9 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
   });
 }
 
+// Outputs of the 1x1 convolution from this size on are written with non-temporal stores.
+constexpr int64_t kStreamedOutputBytes = int64_t{24} << 20;
+
 template <typename T>
 void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, const T* bias, int64_t bias_stride, T* out) {
   const int64_t M = g.batch * g.out_plane(), kg = g.taps() * g.cg_in, cout = g.c_out;
@@ -260,8 +264,14 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, c
   if (g.pointwise_kernel() && g.input_rows_uniform(&ld)) {
     dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
     if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
+    // An output much larger than a last-level cache goes to memory whatever we do; streaming it
+    // there saves reading its old lines first. With few input channels that read is a third of
+    // the layer's traffic (docs/performance.md, session 12).
+    const cpu::CStore store = M * cout * static_cast<int64_t>(sizeof(T)) > kStreamedOutputBytes
+                                  ? cpu::CStore::kStreamed
+                                  : cpu::CStore::kCached;
     for (int64_t gi = 0; gi < g.groups; ++gi)
-      w.gemm(g, gi, M, g.cg_in, x + gi * g.cg_in, ld, accumulate, out + gi * g.cg_out, true);
+      w.gemm(g, gi, M, g.cg_in, x + gi * g.cg_in, ld, accumulate, out + gi * g.cg_out, true, store);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {

@@ -35,8 +35,10 @@ LG_AVX2_FMA __m256i lane_mask(int64_t valid) {
 }
 
 // Stores one row of the tile: C row (+)= (lo, hi), only the first `cols` columns when partial.
+// `stream`: a whole, 32-byte aligned row goes out as non-temporal stores (CStore).
 template <bool kPartial>
-LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumulate, __m256i m0, __m256i m1) {
+LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumulate, __m256i m0, __m256i m1,
+                                  bool stream) {
   if constexpr (kPartial) {
     if (accumulate) {
       lo = _mm256_add_ps(lo, _mm256_maskload_ps(cr, m0));
@@ -45,6 +47,11 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
     _mm256_maskstore_ps(cr, m0, lo);
     _mm256_maskstore_ps(cr + 8, m1, hi);
   } else {
+    if (stream && !accumulate && (reinterpret_cast<uintptr_t>(cr) & 31) == 0) {
+      _mm256_stream_ps(cr, lo);
+      _mm256_stream_ps(cr + 8, hi);
+      return;
+    }
     if (accumulate) {
       lo = _mm256_add_ps(lo, _mm256_loadu_ps(cr));
       hi = _mm256_add_ps(hi, _mm256_loadu_ps(cr + 8));
@@ -61,7 +68,8 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
 // memory and stores it on every step of k, which halved the speed.
 template <int MR, bool kPartial, ARead kRead>
 LG_AVX2_FMA void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
-                      const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols) {
+                      const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols,
+                      bool stream) {
   static_assert(MR >= 1 && MR <= kTileRows);
   constexpr int64_t step = kRead == ARead::kPacked ? kTileRows : 1;
   __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0, l4 = l0, h4 = l0,
@@ -87,19 +95,20 @@ LG_AVX2_FMA void tile(const float* const* rows, int64_t row_stride, int64_t s0, 
     m0 = lane_mask(cols);
     m1 = lane_mask(cols - 8);
   }
-  store_row<kPartial>(c, l0, h0, accumulate, m0, m1);
-  if constexpr (MR > 1) store_row<kPartial>(c + ldc, l1, h1, accumulate, m0, m1);
-  if constexpr (MR > 2) store_row<kPartial>(c + 2 * ldc, l2, h2, accumulate, m0, m1);
-  if constexpr (MR > 3) store_row<kPartial>(c + 3 * ldc, l3, h3, accumulate, m0, m1);
-  if constexpr (MR > 4) store_row<kPartial>(c + 4 * ldc, l4, h4, accumulate, m0, m1);
-  if constexpr (MR > 5) store_row<kPartial>(c + 5 * ldc, l5, h5, accumulate, m0, m1);
+  store_row<kPartial>(c, l0, h0, accumulate, m0, m1, stream);
+  if constexpr (MR > 1) store_row<kPartial>(c + ldc, l1, h1, accumulate, m0, m1, stream);
+  if constexpr (MR > 2) store_row<kPartial>(c + 2 * ldc, l2, h2, accumulate, m0, m1, stream);
+  if constexpr (MR > 3) store_row<kPartial>(c + 3 * ldc, l3, h3, accumulate, m0, m1, stream);
+  if constexpr (MR > 4) store_row<kPartial>(c + 4 * ldc, l4, h4, accumulate, m0, m1, stream);
+  if constexpr (MR > 5) store_row<kPartial>(c + 5 * ldc, l5, h5, accumulate, m0, m1, stream);
 }
 
 template <bool kPartial, ARead kRead>
 LG_AVX2_FMA void tile_rows(int64_t rows, const float* const* a, int64_t row_stride, int64_t s0, int64_t s1,
                            int64_t run_len, const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate,
-                           int64_t cols) {
-#define LG_TILE(mr) tile<mr, kPartial, kRead>(a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols)
+                           int64_t cols, bool stream) {
+#define LG_TILE(mr) \
+  tile<mr, kPartial, kRead>(a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols, stream)
   switch (rows) {
     case 6: return LG_TILE(6);
     case 5: return LG_TILE(5);
@@ -116,16 +125,16 @@ LG_AVX2_FMA void tile_rows(int64_t rows, const float* const* a, int64_t row_stri
 template <ARead kRead>
 LG_AVX2_FMA void panel_tile(int64_t rows, const float* const* a, int64_t row_stride, int64_t s0, int64_t s1,
                             int64_t run_len, const float* zeros, const float* b, float* c, int64_t ldc,
-                            bool accumulate, int64_t cols) {
+                            bool accumulate, int64_t cols, bool stream) {
   if (cols == kPanelWidth)
-    tile_rows<false, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols);
-  else tile_rows<true, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols);
+    tile_rows<false, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols, stream);
+  else tile_rows<true, kRead>(rows, a, row_stride, s0, s1, run_len, zeros, b, c, ldc, accumulate, cols, stream);
 }
 
 // One kMc x kc block of A against every strip of B.
 template <bool kPacked>
 LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int64_t np, int64_t n, int64_t k,
-                       const float* panels, int64_t p0, bool acc, float* c, int64_t ldc) {
+                       const float* panels, int64_t p0, bool acc, float* c, int64_t ldc, bool stream) {
   for (int64_t j = 0; j < np; ++j) {
     const float* strip = panels + (j * k + p0) * kPanelWidth;
     const int64_t cols = std::min(kPanelWidth, n - j * kPanelWidth);
@@ -134,13 +143,15 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
       const int64_t rows = std::min(kTileRows, mc - r);
       const float* at = kPacked ? a + r * kc : a + r * lda;
       panel_tile<kPacked ? ARead::kPacked : ARead::kStrided>(rows, &at, lda, 0, 1, kc, nullptr, strip, cj + r * ldc, ldc,
-                                                             acc, cols);
+                                                             acc, cols, stream);
     }
   }
 }
 
 LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
-                                 bool accumulate, float* c, int64_t ldc) {
+                                 bool accumulate, float* c, int64_t ldc, CStore store) {
+  // Streamed only when one k block writes C: later blocks would read it back from memory.
+  const bool stream = store == CStore::kStreamed && !accumulate && k <= kKc;
   const int64_t np = panel_count(n);
   // Packing A pays when many strips reuse it, or when its rows would share L1 sets (a row stride
   // of 4 KiB). With at most 4 strips (C_out <= 64) reading A in place measured 2-5 % faster.
@@ -154,12 +165,13 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
       const bool acc = accumulate || p0 > 0;
       if (pack) {
         pack_a_block(mc, kc, a + i0 * lda + p0, lda, a_block.data());
-        block<true>(mc, kc, a_block.data(), lda, np, n, k, panels, p0, acc, c + i0 * ldc, ldc);
+        block<true>(mc, kc, a_block.data(), lda, np, n, k, panels, p0, acc, c + i0 * ldc, ldc, stream);
       } else {
-        block<false>(mc, kc, a + i0 * lda + p0, lda, np, n, k, panels, p0, acc, c + i0 * ldc, ldc);
+        block<false>(mc, kc, a + i0 * lda + p0, lda, np, n, k, panels, p0, acc, c + i0 * ldc, ldc, stream);
       }
     }
   }
+  if (stream) _mm_sfence();  // non-temporal stores are weakly ordered
 }
 
 // panel_gemm_indirect on AVX2, in blocks of the plain GEMM's size.
@@ -172,7 +184,7 @@ LG_AVX2_FMA void panel_gemm_indirect_avx2(int64_t m, int64_t n, int64_t runs, co
                          [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
                            panel_tile<ARead::kIndirect>(tile_rows, rows + r * runs, runs, s0, s1, run_len, zeros,
                                              panels + (j * k + s0 * run_len) * kPanelWidth, c + r * ldc + j * kPanelWidth,
-                                             ldc, acc, std::min(kPanelWidth, n - j * kPanelWidth));
+                                             ldc, acc, std::min(kPanelWidth, n - j * kPanelWidth), false);
                          });
 }
 
@@ -230,7 +242,7 @@ bool panel_kernel_supported(PanelKernel kernel) {
 static PanelKernel best_kernel() { return use_avx512() ? PanelKernel::kAvx512 : PanelKernel::kAvx2; }
 
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                   const float* panels, bool accumulate, float* c, int64_t ldc) {
+                   const float* panels, bool accumulate, float* c, int64_t ldc, CStore store) {
   LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_on called with a kernel this CPU cannot run");
   if (m <= 0 || n <= 0) return;
   if (k == 0) {  // C = 0 * B: zeros, or C unchanged
@@ -239,15 +251,15 @@ void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const fl
     return;
   }
 #if LG_CPU_AVX2_KERNELS
-  if (kernel == PanelKernel::kAvx512) panel_gemm_avx512(m, n, k, a, lda, panels, accumulate, c, ldc);
-  else panel_gemm_avx2(m, n, k, a, lda, panels, accumulate, c, ldc);
+  if (kernel == PanelKernel::kAvx512) panel_gemm_avx512(m, n, k, a, lda, panels, accumulate, c, ldc, store);
+  else panel_gemm_avx2(m, n, k, a, lda, panels, accumulate, c, ldc, store);
 #endif
 }
 
 void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
-                float* c, int64_t ldc) {
+                float* c, int64_t ldc, CStore store) {
   LG_ASSERT(panel_gemm_supported(), "panel_gemm called on a CPU without AVX2 and FMA");
-  panel_gemm_on(best_kernel(), m, n, k, a, lda, panels, accumulate, c, ldc);
+  panel_gemm_on(best_kernel(), m, n, k, a, lda, panels, accumulate, c, ldc, store);
 }
 
 void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* rows,
@@ -268,12 +280,12 @@ void panel_gemm_indirect(int64_t m, int64_t n, int64_t runs, const float* const*
 }
 
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
-                         bool accumulate, float* c, int64_t ldc) {
+                         bool accumulate, float* c, int64_t ldc, CStore store) {
   // Rows when every thread gets a few full A blocks' worth; panels otherwise.
   constexpr int64_t kMinRows = 4 * kTileRows * 8;
   if (would_parallelise(m, kMinRows)) {
     parallel_for(m, kMinRows, [&](int64_t r0, int64_t r1) {
-      panel_gemm(r1 - r0, n, k, a + r0 * lda, lda, panels, accumulate, c + r0 * ldc, ldc);
+      panel_gemm(r1 - r0, n, k, a + r0 * lda, lda, panels, accumulate, c + r0 * ldc, ldc, store);
     });
     return;
   }
@@ -281,7 +293,7 @@ void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_
   const int64_t np = panel_count(n), per_panel = std::max<int64_t>(1, m * k * kPanelWidth);
   parallel_for(np, std::max<int64_t>(1, (int64_t{1} << 16) / per_panel), [&](int64_t j0, int64_t j1) {
     const int64_t c0 = j0 * kPanelWidth, c1 = std::min(n, j1 * kPanelWidth);
-    panel_gemm(m, c1 - c0, k, a, lda, panels + j0 * k * kPanelWidth, accumulate, c + c0, ldc);
+    panel_gemm(m, c1 - c0, k, a, lda, panels + j0 * k * kPanelWidth, accumulate, c + c0, ldc, store);
   });
 }
 

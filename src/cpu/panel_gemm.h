@@ -32,15 +32,22 @@ int64_t panel_buffer_size(int64_t k, int64_t n);
 // panels[j][p][c] = b[p * ldb + 16 * j + c] (zero past column n).
 void pack_panels(const float* b, int64_t ldb, int64_t k, int64_t n, float* panels);
 
+// How C is written. kStreamed: with non-temporal stores wherever a whole aligned vector is
+// stored, so C goes to memory without passing through the caches (and without reading its old
+// lines first). For a C far larger than the last-level cache, which the next op reads from
+// memory anyway; ignored when accumulating. Each call ends with a store fence, so the threads
+// that read C next see it.
+enum class CStore { kCached, kStreamed };
+
 // C = A * B, or C += A * B when `accumulate`, on the calling thread. `panels` is pack_panels'
 // output for B (k x n). Requires panel_gemm_supported().
 void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels, bool accumulate,
-                float* c, int64_t ldc);
+                float* c, int64_t ldc, CStore store = CStore::kCached);
 
 // panel_gemm on a named kernel, so tests cover each one a CPU has. Requires
 // panel_kernel_supported(kernel).
 void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                   const float* panels, bool accumulate, float* c, int64_t ldc);
+                   const float* panels, bool accumulate, float* c, int64_t ldc, CStore store = CStore::kCached);
 
 // C (+)= A * B where A is given row by row through an indirection table: row i of A is the
 // concatenation, over s < runs, of the run_len floats at rows[i * runs + s]; a null pointer
@@ -58,6 +65,6 @@ void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t ru
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048
 // channels), so every thread still has work and reads only its share of B.
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
-                         bool accumulate, float* c, int64_t ldc);
+                         bool accumulate, float* c, int64_t ldc, CStore store = CStore::kCached);
 
 }  // namespace lg::cpu

@@ -41,7 +41,12 @@ inline __mmask16 first_lanes(int64_t valid) {
 }
 
 // C row (+)= v over the lanes in `mask`; masked-off lanes of C are neither read nor written.
-LG_AVX512 inline void store_lanes(float* cr, __m512 v, bool accumulate, __mmask16 mask) {
+// `stream`: a whole, 64-byte aligned vector goes out as a non-temporal store (CStore).
+LG_AVX512 inline void store_lanes(float* cr, __m512 v, bool accumulate, __mmask16 mask, bool stream) {
+  if (stream && !accumulate && mask == 0xFFFF && (reinterpret_cast<uintptr_t>(cr) & 63) == 0) {
+    _mm512_stream_ps(cr, v);
+    return;
+  }
   if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, cr));
   _mm512_mask_storeu_ps(cr, mask, v);
 }
@@ -66,7 +71,7 @@ inline StripMasks strip_masks(int64_t n, int64_t j) {
 template <int MR, int NP, ARead kRead>
 LG_AVX512 void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
                     const float* zeros, const float* b, int64_t bstride, float* c, int64_t ldc, bool accumulate,
-                    StripMasks masks) {
+                    StripMasks masks, bool stream) {
   static_assert(MR >= 1 && MR <= kTileRows && NP >= 1 && NP <= kStripPanels);
   constexpr int64_t step = kRead == ARead::kPacked ? kTileRows : 1;
   const __m512 z = _mm512_setzero_ps();
@@ -98,17 +103,17 @@ LG_AVX512 void tile(const float* const* rows, int64_t row_stride, int64_t s0, in
 #define LG_STORE_ROW(r)                                                                                        \
   if constexpr (MR > r) {                                                                                      \
     float* cr = c + r * ldc;                                                                                   \
-    store_lanes(cr, c##r##0, accumulate, masks.m[0]);                                                          \
-    if constexpr (NP > 1) store_lanes(cr + kPanelWidth, c##r##1, accumulate, masks.m[1]);                     \
-    if constexpr (NP > 2) store_lanes(cr + 2 * kPanelWidth, c##r##2, accumulate, masks.m[2]);                 \
-    if constexpr (NP > 3) store_lanes(cr + 3 * kPanelWidth, c##r##3, accumulate, masks.m[3]);                 \
+    store_lanes(cr, c##r##0, accumulate, masks.m[0], stream);                                                  \
+    if constexpr (NP > 1) store_lanes(cr + kPanelWidth, c##r##1, accumulate, masks.m[1], stream);             \
+    if constexpr (NP > 2) store_lanes(cr + 2 * kPanelWidth, c##r##2, accumulate, masks.m[2], stream);         \
+    if constexpr (NP > 3) store_lanes(cr + 3 * kPanelWidth, c##r##3, accumulate, masks.m[3], stream);         \
   }
   LG_FOR_EACH_TILE_ROW(LG_STORE_ROW)
 #undef LG_STORE_ROW
 }
 
 using TileFn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, const float*, const float*, int64_t,
-                        float*, int64_t, bool, StripMasks);
+                        float*, int64_t, bool, StripMasks, bool);
 
 // kTiles[read][panels - 1][rows - 1]: every tile a block edge can need, for each way of reading A.
 template <ARead kRead, int NP, size_t... R>
@@ -129,7 +134,9 @@ constexpr size_t index(ARead read) { return static_cast<size_t>(read); }
 }  // namespace
 
 LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
-                                 bool accumulate, float* c, int64_t ldc) {
+                                 bool accumulate, float* c, int64_t ldc, CStore store) {
+  // Streamed only when one k block writes C: later blocks would read it back from memory.
+  const bool stream = store == CStore::kStreamed && !accumulate && k <= kKc;
   const int64_t np = panel_count(n);
   const bool pack = rows_share_l1_sets(lda);
   thread_local std::vector<float> a_block;
@@ -148,14 +155,15 @@ LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a
         float* cj = c + i0 * ldc + j * kPanelWidth;
         for (int64_t r = 0; r < mc; r += kTileRows) {
           const int64_t rows = std::min(kTileRows, mc - r);
-          // Packed: the tile's block. In place: its rows, as a one-run indirection table.
+          // Packed: the tile's block. In place: its first row, the others lda floats apart.
           const float* at = pack ? a_block.data() + r * kc : a + (i0 + r) * lda + p0;
           kTiles[index(pack ? ARead::kPacked : ARead::kStrided)][strip - 1][rows - 1](
-              &at, lda, 0, 1, kc, nullptr, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks);
+              &at, lda, 0, 1, kc, nullptr, b, k * kPanelWidth, cj + r * ldc, ldc, acc, masks, stream);
         }
       }
     }
   }
+  if (stream) _mm_sfence();  // non-temporal stores are weakly ordered
 }
 
 // panel_gemm_indirect on AVX-512.
@@ -168,7 +176,7 @@ LG_AVX512 void panel_gemm_indirect_avx512(int64_t m, int64_t n, int64_t runs, co
                          [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
                            kTiles[index(ARead::kIndirect)][std::min(kStripPanels, np - j) - 1][tile_rows - 1](
                                rows + r * runs, runs, s0, s1, run_len, zeros, panels + (j * k + s0 * run_len) * kPanelWidth,
-                               k * kPanelWidth, c + r * ldc + j * kPanelWidth, ldc, acc, strip_masks(n, j));
+                               k * kPanelWidth, c + r * ldc + j * kPanelWidth, ldc, acc, strip_masks(n, j), false);
                          });
 }
 
@@ -177,7 +185,7 @@ void panel_gemm_indirect_avx512(int64_t, int64_t, int64_t, const float* const*, 
                                 int64_t) {
   LG_ASSERT(false, "panel_gemm_indirect_avx512 called on a build without x86-64 kernels");
 }
-void panel_gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, bool, float*, int64_t) {
+void panel_gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, bool, float*, int64_t, CStore) {
   LG_ASSERT(false, "panel_gemm_avx512 called on a build without x86-64 kernels");
 }
 #endif  // LG_CPU_AVX2_KERNELS

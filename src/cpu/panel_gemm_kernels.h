@@ -103,6 +103,6 @@ void panel_gemm_indirect_avx512(int64_t m, int64_t n, int64_t runs, const float*
 // C = A * B, or C += A * B when `accumulate`, on the calling thread, over pack_panels' B.
 // Requires cpu_has_avx512() and k > 0.
 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
-                       bool accumulate, float* c, int64_t ldc);
+                       bool accumulate, float* c, int64_t ldc, CStore store);
 
 }  // namespace lg::cpu

@@ -484,6 +484,22 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
   }
 }
 
+TEST_CASE("1x1 NHWC convolution with an output past 24 MiB (streamed to memory) matches the NCHW path") {
+  // 65536 pixels x 100 channels = 26 MB of output: the panel GEMM writes it with non-temporal
+  // stores (cpu::CStore::kStreamed) on AVX2+FMA CPUs; rows of 100 floats are not all 64-byte
+  // aligned, so some vectors go through the cached store. Both instruction sets where the CPU has
+  // AVX-512.
+  const Tensor x = noise_in({1, 8, 256, 256}, CL, lg::kFloat32, 1400), w = noise_in({100, 8, 1, 1}, CL, lg::kFloat32, 1401);
+  const std::vector<double> want = values(lg::conv2d(x.contiguous(), w.contiguous()));
+  const Tensor got = lg::conv2d(x, w);
+  LG_CHECK_CHANNELS_LAST(got);
+  check_close(values(got), want, conv_tol(lg::kFloat32));
+  if (lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)) {
+    const Avx2Only avx2_only;
+    check_close(values(lg::conv2d(x, w)), want, conv_tol(lg::kFloat32));
+  }
+}
+
 TEST_CASE("NHWC depthwise on the vector kernel, each piece of a row, against the reference") {
   // conv_nhwc_depthwise_avx512_cpu or _avx2_cpu for channels_last input on AVX2+FMA CPUs.
   check_cases(depthwise_cases(), 1000);

@@ -6,7 +6,9 @@
 // rows 4 KiB apart on both) and read in place, and both ways panel_gemm_parallel
 // splits the work. Columns of C past n and rows of the padding must stay untouched. Serial
 // products run on every kernel this CPU has (AVX2's 6 x 16 tile, AVX-512's 6 x 64).
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -108,6 +110,54 @@ TEST_CASE("panel GEMM matches a float64 product on tile, panel and block edges")
     for (bool accumulate : {false, true}) {
       check_case(s, accumulate, true, seed += 3);
       for (auto kernel : kernels) check_case(s, accumulate, false, seed += 3, kernel);
+    }
+}
+
+TEST_CASE("panel GEMM with C streamed (non-temporal stores) writes exactly what the cached form writes") {
+  if (!lg::cpu::panel_gemm_supported()) {
+    MESSAGE("skipped: this CPU lacks AVX2 or FMA, so convolutions use OpenBLAS and the panel GEMM never runs");
+    return;
+  }
+  // C 64-byte aligned with rows a multiple of 16 floats apart, so whole vectors do stream; n = 70
+  // and ldc = 80 add masked last panels and rows that are not all aligned (those store cached);
+  // k = 700 has two k blocks (streaming off); accumulate ignores it.
+  struct StreamCase {
+    int64_t m, n, k, ldc;
+  };
+  for (const StreamCase& s : {StreamCase{50, 64, 16, 64}, StreamCase{37, 96, 24, 96}, StreamCase{13, 70, 33, 80},
+                              StreamCase{20, 48, 700, 48}, StreamCase{400, 96, 16, 96}})
+    for (bool accumulate : {false, true}) {
+      CAPTURE(s.m);
+      CAPTURE(s.n);
+      CAPTURE(accumulate);
+      const std::vector<float> a = noise(static_cast<size_t>(s.m * s.k), 401), b = noise(static_cast<size_t>(s.k * s.n), 402);
+      std::vector<float> panels(static_cast<size_t>(lg::cpu::panel_buffer_size(s.k, s.n)));
+      lg::cpu::pack_panels(b.data(), s.n, s.k, s.n, panels.data());
+      const size_t bytes = static_cast<size_t>(s.m * s.ldc) * sizeof(float);
+      float* cached = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      float* streamed = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      const std::vector<float> c0 = noise(static_cast<size_t>(s.m * s.ldc), 403);
+      const auto run = [&](float* c, lg::cpu::CStore store, auto&& gemm) {
+        std::copy(c0.begin(), c0.end(), c);
+        gemm(c, store);
+      };
+      for (auto kernel : supported_kernels()) {
+        CAPTURE(static_cast<int>(kernel));
+        const auto on = [&](float* c, lg::cpu::CStore store) {
+          lg::cpu::panel_gemm_on(kernel, s.m, s.n, s.k, a.data(), s.k, panels.data(), accumulate, c, s.ldc, store);
+        };
+        run(cached, lg::cpu::CStore::kCached, on);
+        run(streamed, lg::cpu::CStore::kStreamed, on);
+        CHECK(std::equal(cached, cached + s.m * s.ldc, streamed));
+      }
+      const auto parallel = [&](float* c, lg::cpu::CStore store) {
+        lg::cpu::panel_gemm_parallel(s.m, s.n, s.k, a.data(), s.k, panels.data(), accumulate, c, s.ldc, store);
+      };
+      run(cached, lg::cpu::CStore::kCached, parallel);
+      run(streamed, lg::cpu::CStore::kStreamed, parallel);
+      CHECK(std::equal(cached, cached + s.m * s.ldc, streamed));
+      std::free(cached);
+      std::free(streamed);
     }
 }
 

@@ -1,6 +1,6 @@
 // Where the AVX2 kernels (panel_gemm.cpp, conv_nhwc_grouped.cpp, cast_row.cpp, copy.cpp) and
-// the AVX-512 one (panel_gemm_avx512.cpp) compile, and the one place that asks the CPU what it
-// has. The build targets baseline x86-64, so those functions carry a per-function target
+// the AVX-512 ones (panel_gemm_avx512.cpp; conv_nhwc_depthwise.cpp has both forms) compile, and
+// the one place that asks the CPU what it has. The build targets baseline x86-64, so those functions carry a per-function target
 // attribute instead of -mavx2, and run only after cpu_has_avx2() (and, where they need them,
 // cpu_has_fma(), cpu_has_f16c() or cpu_has_avx512()).
 #pragma once

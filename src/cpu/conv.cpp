@@ -127,6 +127,17 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
   }
 }
 
+// How the panel GEMM writes a float32 NHWC convolution's output: streamed to memory
+// (cpu::CStore) when it is much larger than a last-level cache, which it leaves anyway, and
+// no bias was written into it first. A normal store reads each line before writing it; with
+// few input channels that read is a third of the layer's traffic (docs/performance.md,
+// session 12).
+cpu::CStore output_store(const ConvGeometry& g, bool bias) {
+  constexpr int64_t kStreamedOutputBytes = int64_t{24} << 20;
+  const int64_t bytes = g.batch * g.out_plane() * g.c_out * static_cast<int64_t>(sizeof(float));
+  return !bias && bytes > kStreamedOutputBytes ? cpu::CStore::kStreamed : cpu::CStore::kCached;
+}
+
 // The NHWC convolutions read in place tap by tap (conv_nhwc_taps): one group and dense
 // channels, so each tap of each output pixel is one run of C_in floats in the input, and at
 // least kMinTapRun of them, so a run amortises the tile's six row pointers. Any kernel, stride,
@@ -160,16 +171,17 @@ void tap_table(const ConvGeometry& g, const float* x, int64_t p0, int64_t count,
 // NHWC convolution as one indirect GEMM over all output pixels: pixel i's A row is its taps'
 // channel runs read where they lie in the input, so there is no im2col copy and, unlike the
 // row-by-row form below, 6-row tiles run across output rows (a 14- or 7-pixel row no longer
-// leaves most of its last tile empty) and border pixels need no separate pass. Pixels are
-// split over the threads when each gets a few row blocks, otherwise (small maps, wide layers)
-// 64-column strips of the output are, so each thread reads only its share of the weights.
+// leaves most of its last tile empty) and border pixels need no separate pass. Small maps
+// (fewer than 2 x kMinRows pixels) with at least two 64-column strips split the strips over
+// the threads, so each reads only its share of the weights; everything else splits the pixels.
 void conv_nhwc_taps(const ConvGeometry& g, const float* x, const float* panels, const float* bias, int64_t bias_stride,
                     float* out) {
   dispatch::note_kernel("conv_nhwc_indirect_gemm_cpu");
   const int64_t M = g.batch * g.out_plane(), cout = g.c_out, taps = g.taps(), k = taps * g.cg_in;
   constexpr int64_t kChunk = 144;    // pixels per indirection table
-  constexpr int64_t kMinRows = 192;  // pixels per thread before rows are split
+  constexpr int64_t kMinRows = 192;  // pixels per thread before pixels rather than strips are split
   constexpr int64_t kStrip = 64;     // columns per strip when they are split
+  const cpu::CStore store = output_store(g, bias != nullptr);
   const auto pixels_by_columns = [&](int64_t p0, int64_t p1, int64_t c0, int64_t c1) {
     std::vector<const float*> table(static_cast<size_t>(std::min(kChunk, p1 - p0) * taps));
     for (int64_t q = p0; q < p1; q += kChunk) {
@@ -177,7 +189,8 @@ void conv_nhwc_taps(const ConvGeometry& g, const float* x, const float* panels, 
       tap_table(g, x, q, count, table.data());
       float* o = out + q * cout + c0;
       if (bias) fill_bias_rows(o, count, c1 - c0, cout, bias + c0 * bias_stride, bias_stride);
-      cpu::panel_gemm_indirect(count, c1 - c0, taps, table.data(), g.cg_in, panels + c0 * k, bias != nullptr, o, cout);
+      cpu::panel_gemm_indirect(count, c1 - c0, taps, table.data(), g.cg_in, panels + c0 * k, bias != nullptr, o, cout,
+                               store);
     }
   };
   const int64_t strips = (cout + kStrip - 1) / kStrip;
@@ -196,9 +209,10 @@ void conv_nhwc_taps(const ConvGeometry& g, const float* x, const float* panels, 
 // on im2col: a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its
 // last tile empty.
 bool conv_nhwc_rows_applies(const ConvGeometry& g) {
-  // The AVX2 tile is 16 columns wide, so with more than 64 outputs each B element read from L2
-  // served six rows and moved on: 128->128 3x3 at 28x28 ran 10 % slower than im2col, whose
-  // packed A blocks let one B strip serve 72 rows (docs/performance.md, session 11).
+  // On AVX2, 128->128 3x3 at 28x28 ran 10 % slower this way than through im2col in session 11
+  // (docs/performance.md), when each 6-row tile of a row met every B strip in turn; the walk
+  // now reuses a strip over 72-row blocks, but only the stem takes this path and the limit
+  // has not been measured again.
   const bool wide_tile = cpu::use_avx512();
   return cpu::panel_gemm_supported() && (wide_tile || g.c_out <= 64) && g.groups == 1 && g.k[0] == 1 &&
          g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
@@ -220,6 +234,7 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
   const int64_t lo = std::min(OW, (pw + sw - 1) / sw), last = g.in[2] - g.k[2] + pw;
   const int64_t hi = last < 0 ? lo : std::clamp<int64_t>(last / sw + 1, lo, OW);
   const int64_t OD = g.out[0], rows = g.batch * OD * OH;  // output rows, (n, od, oh) order
+  const cpu::CStore store = output_store(g, bias != nullptr);
   cpu::parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
     std::vector<float> col(static_cast<size_t>(std::max(lo, OW - hi) * kg));
     std::vector<const float*> table(static_cast<size_t>((hi - lo) * kh_runs));
@@ -238,23 +253,20 @@ void conv_nhwc_rows(const ConvGeometry& g, const float* x, const float* panels, 
           for (int64_t i = 0; i < hi - lo; ++i) table[i * kh_runs + kh] = first ? first + i * sw * g.x_stride[4] : nullptr;
         }
         cpu::panel_gemm_indirect(hi - lo, cout, kh_runs, table.data(), g.k[2] * g.cg_in, panels, acc, o + lo * cout,
-                                 cout);
+                                 cout, store);
       }
       // The border pixels [ow0, ow0 + count), through im2col rows (row index = n * plane +
       // (od * OH + oh) * OW + ow).
       const auto through_im2col = [&](int64_t ow0, int64_t count) {
         if (count <= 0) return;
         im2col_rows(g, x, 0, row * OW + ow0, count, col.data());
-        cpu::panel_gemm(count, cout, kg, col.data(), kg, panels, acc, o + ow0 * cout, cout);
+        cpu::panel_gemm(count, cout, kg, col.data(), kg, panels, acc, o + ow0 * cout, cout, store);
       };
       through_im2col(0, lo);
       through_im2col(hi, OW - hi);
     }
   });
 }
-
-// Outputs of the 1x1 convolution from this size on are written with non-temporal stores.
-constexpr int64_t kStreamedOutputBytes = int64_t{24} << 20;
 
 template <typename T>
 void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, const T* bias, int64_t bias_stride, T* out) {
@@ -264,12 +276,7 @@ void conv_nhwc_gemm(const ConvGeometry& g, const T* x, const NhwcWeight<T>& w, c
   if (g.pointwise_kernel() && g.input_rows_uniform(&ld)) {
     dispatch::note_kernel("conv_nhwc_1x1_gemm_cpu");
     if (bias) fill_bias_rows(out, M, cout, cout, bias, bias_stride);
-    // An output much larger than a last-level cache goes to memory whatever we do; streaming it
-    // there saves reading its old lines first. With few input channels that read is a third of
-    // the layer's traffic (docs/performance.md, session 12).
-    const cpu::CStore store = M * cout * static_cast<int64_t>(sizeof(T)) > kStreamedOutputBytes
-                                  ? cpu::CStore::kStreamed
-                                  : cpu::CStore::kCached;
+    const cpu::CStore store = output_store(g, bias != nullptr);
     for (int64_t gi = 0; gi < g.groups; ++gi)
       w.gemm(g, gi, M, g.cg_in, x + gi * g.cg_in, ld, accumulate, out + gi * g.cg_out, true, store);
     return;

@@ -14,8 +14,8 @@ namespace lg::cpu {
 // on the input. The caller has checked that the convolution is depthwise.
 bool conv_nhwc_depthwise_vector_applies(const ConvGeometry& g);
 
-// The kernel name it reports: conv_nhwc_depthwise_avx512_cpu on CPUs with avx512f and
-// avx512vl, conv_nhwc_depthwise_avx2_cpu on the others.
+// The kernel name it reports: conv_nhwc_depthwise_avx512_cpu where cpu::use_avx512() (the CPU
+// has avx512f and avx512vl, not switched off), conv_nhwc_depthwise_avx2_cpu elsewhere.
 const char* conv_nhwc_depthwise_vector_name();
 
 // out (dense NHWC, [N*D*H*W, C]) = depthwise conv(x, w) + bias. w is in (tap, channel) order:

@@ -35,7 +35,9 @@ LG_AVX2_FMA __m256i lane_mask(int64_t valid) {
 }
 
 // Stores one row of the tile: C row (+)= (lo, hi), only the first `cols` columns when partial.
-// `stream`: a whole, 32-byte aligned row goes out as non-temporal stores (CStore).
+// `stream`: a whole row of the panel, one 64-byte aligned cache line, goes out as non-temporal
+// stores (CStore). (A line written half by streaming and half later would force partial
+// write-combining flushes.)
 template <bool kPartial>
 LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumulate, __m256i m0, __m256i m1,
                                   bool stream) {
@@ -47,7 +49,7 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
     _mm256_maskstore_ps(cr, m0, lo);
     _mm256_maskstore_ps(cr + 8, m1, hi);
   } else {
-    if (stream && !accumulate && (reinterpret_cast<uintptr_t>(cr) & 31) == 0) {
+    if (stream && !accumulate && (reinterpret_cast<uintptr_t>(cr) & 63) == 0) {
       _mm256_stream_ps(cr, lo);
       _mm256_stream_ps(cr + 8, hi);
       return;
@@ -177,15 +179,17 @@ LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a
 // panel_gemm_indirect on AVX2, in blocks of the plain GEMM's size.
 LG_AVX2_FMA void panel_gemm_indirect_avx2(int64_t m, int64_t n, int64_t runs, const float* const* rows,
                                           int64_t run_len, const float* panels, bool accumulate, float* c,
-                                          int64_t ldc) {
+                                          int64_t ldc, CStore store) {
   const int64_t np = panel_count(n), k = runs * run_len;
+  const bool stream = indirect_streams(store, accumulate, runs, run_len, kKc);
   const float* zeros = zero_run(run_len);
   for_each_indirect_tile(m, np, 1, runs, run_len, kMc, kKc, accumulate,
                          [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
                            panel_tile<ARead::kIndirect>(tile_rows, rows + r * runs, runs, s0, s1, run_len, zeros,
                                              panels + (j * k + s0 * run_len) * kPanelWidth, c + r * ldc + j * kPanelWidth,
-                                             ldc, acc, std::min(kPanelWidth, n - j * kPanelWidth), false);
+                                             ldc, acc, std::min(kPanelWidth, n - j * kPanelWidth), stream);
                          });
+  if (stream) _mm_sfence();  // non-temporal stores are weakly ordered
 }
 
 #endif  // LG_CPU_AVX2_KERNELS
@@ -263,20 +267,22 @@ void panel_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 }
 
 void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* rows,
-                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc) {
+                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc,
+                            CStore store) {
   LG_ASSERT(panel_kernel_supported(kernel), "panel_gemm_indirect_on called with a kernel this CPU cannot run");
   LG_ASSERT(runs >= 1 && run_len >= 1, "panel_gemm_indirect: runs and run_len must be >= 1");
   if (m <= 0 || n <= 0) return;
 #if LG_CPU_AVX2_KERNELS
-  if (kernel == PanelKernel::kAvx512) panel_gemm_indirect_avx512(m, n, runs, rows, run_len, panels, accumulate, c, ldc);
-  else panel_gemm_indirect_avx2(m, n, runs, rows, run_len, panels, accumulate, c, ldc);
+  if (kernel == PanelKernel::kAvx512)
+    panel_gemm_indirect_avx512(m, n, runs, rows, run_len, panels, accumulate, c, ldc, store);
+  else panel_gemm_indirect_avx2(m, n, runs, rows, run_len, panels, accumulate, c, ldc, store);
 #endif
 }
 
 void panel_gemm_indirect(int64_t m, int64_t n, int64_t runs, const float* const* rows, int64_t run_len,
-                         const float* panels, bool accumulate, float* c, int64_t ldc) {
+                         const float* panels, bool accumulate, float* c, int64_t ldc, CStore store) {
   LG_ASSERT(panel_gemm_supported(), "panel_gemm_indirect called on a CPU without AVX2 and FMA");
-  panel_gemm_indirect_on(best_kernel(), m, n, runs, rows, run_len, panels, accumulate, c, ldc);
+  panel_gemm_indirect_on(best_kernel(), m, n, runs, rows, run_len, panels, accumulate, c, ldc, store);
 }
 
 void panel_gemm_parallel(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,

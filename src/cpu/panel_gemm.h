@@ -55,11 +55,13 @@ void panel_gemm_on(PanelKernel kernel, int64_t m, int64_t n, int64_t k, const fl
 // is an output pixel, run s one kernel tap's C_in channels (or one kernel row's taps x C_in,
 // adjacent in memory), null where the window lies in the padding. k is blocked by whole runs.
 // On the calling thread. Requires panel_gemm_supported(), runs >= 1, run_len >= 1.
-// panel_gemm_indirect_on names the kernel, as panel_gemm_on does.
+// panel_gemm_indirect_on names the kernel, as panel_gemm_on does. `store` as for panel_gemm
+// (C streams only when all runs fit one k block).
 void panel_gemm_indirect(int64_t m, int64_t n, int64_t runs, const float* const* rows, int64_t run_len,
-                         const float* panels, bool accumulate, float* c, int64_t ldc);
+                         const float* panels, bool accumulate, float* c, int64_t ldc, CStore store = CStore::kCached);
 void panel_gemm_indirect_on(PanelKernel kernel, int64_t m, int64_t n, int64_t runs, const float* const* rows,
-                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc);
+                            int64_t run_len, const float* panels, bool accumulate, float* c, int64_t ldc,
+                            CStore store = CStore::kCached);
 
 // The same product over the OpenMP threads: rows split across threads when there are enough of
 // them, otherwise column panels (small batch-1 maps with wide layers: 7x7 pixels x 2048

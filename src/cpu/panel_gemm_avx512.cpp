@@ -4,7 +4,8 @@
 // registers; on a CPU with two full-width FMA pipes (AMD Zen 5, Xeons with two 512-bit FMA
 // units) that is twice the AVX2 tile's peak. B is the same panel packing as the AVX2 kernel's,
 // so cached weights serve both, and A is packed in the same 6-row tiles when it is packed at
-// all. The same tile serves panel_gemm_runs (A as strided runs: the in-place convolution).
+// all. The same tile serves panel_gemm_indirect (A read through a table of row pointers: the
+// in-place convolutions).
 //
 // Shapes, by timing ResNet-50's layers against oneDNN in the same run (bench/cpu_ops
 // --conv-only, 2-core AMD EPYC Zen 5 VM): a 12 x 32 tile over packed A was 4-5 % slower in the
@@ -169,20 +170,22 @@ LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a
 // panel_gemm_indirect on AVX-512.
 LG_AVX512 void panel_gemm_indirect_avx512(int64_t m, int64_t n, int64_t runs, const float* const* rows,
                                           int64_t run_len, const float* panels, bool accumulate, float* c,
-                                          int64_t ldc) {
+                                          int64_t ldc, CStore store) {
   const int64_t np = panel_count(n), k = runs * run_len;
+  const bool stream = indirect_streams(store, accumulate, runs, run_len, kIndirectKc);
   const float* zeros = zero_run(run_len);
   for_each_indirect_tile(m, np, kStripPanels, runs, run_len, kIndirectMc, kIndirectKc, accumulate,
                          [&](int64_t r, int64_t tile_rows, int64_t s0, int64_t s1, int64_t j, bool acc) {
                            kTiles[index(ARead::kIndirect)][std::min(kStripPanels, np - j) - 1][tile_rows - 1](
                                rows + r * runs, runs, s0, s1, run_len, zeros, panels + (j * k + s0 * run_len) * kPanelWidth,
-                               k * kPanelWidth, c + r * ldc + j * kPanelWidth, ldc, acc, strip_masks(n, j), false);
+                               k * kPanelWidth, c + r * ldc + j * kPanelWidth, ldc, acc, strip_masks(n, j), stream);
                          });
+  if (stream) _mm_sfence();  // non-temporal stores are weakly ordered
 }
 
 #else
 void panel_gemm_indirect_avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, bool, float*,
-                                int64_t) {
+                                int64_t, CStore) {
   LG_ASSERT(false, "panel_gemm_indirect_avx512 called on a build without x86-64 kernels");
 }
 void panel_gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, bool, float*, int64_t, CStore) {

@@ -63,6 +63,12 @@ inline int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWid
 // C_in = 1024, 2048), so six of them and the B strip evict each other: then A is packed.
 inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
 
+// Whether panel_gemm_indirect streams C (CStore): asked to, not accumulating, and every run in
+// one k block, so no later block reads C back.
+inline bool indirect_streams(CStore store, bool accumulate, int64_t runs, int64_t run_len, int64_t kc) {
+  return store == CStore::kStreamed && !accumulate && runs <= std::max<int64_t>(1, kc / run_len);
+}
+
 // panel_gemm_indirect's walk, both kernels: blocks of up to mc rows; in each, the runs in
 // blocks of about kc floats of k (whole runs, at least one); in each, the strips of `strip`
 // panels; in each, the row tiles. fn(r, rows, s0, s1, j, acc): tile of `rows` rows from row r,
@@ -98,7 +104,7 @@ LG_AVX2 void pack_a_block(int64_t mc, int64_t kc, const float* a, int64_t lda, f
 
 // panel_gemm_indirect (cpu/panel_gemm.h) on AVX-512. Requires cpu_has_avx512().
 void panel_gemm_indirect_avx512(int64_t m, int64_t n, int64_t runs, const float* const* rows, int64_t run_len,
-                                const float* panels, bool accumulate, float* c, int64_t ldc);
+                                const float* panels, bool accumulate, float* c, int64_t ldc, CStore store);
 
 // C = A * B, or C += A * B when `accumulate`, on the calling thread, over pack_panels' B.
 // Requires cpu_has_avx512() and k > 0.

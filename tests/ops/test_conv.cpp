@@ -347,20 +347,22 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
 }
 
 TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against the reference") {
-  // On AVX2+FMA CPUs these take conv_nhwc_implicit_gemm_cpu for channels_last input: every
-  // output row one panel_gemm_indirect over the input, the pixels at the left and right padding
+  // Fewer than 16 input channels, so on AVX2+FMA CPUs these take conv_nhwc_implicit_gemm_cpu
+  // for channels_last input (on AVX2 without AVX-512 only up to 64 outputs): every output row
+  // one panel_gemm_indirect over the input, the pixels at the left and right padding
   // through im2col, kernel rows in the top or bottom padding skipped. Elsewhere they check the
   // im2col GEMM on wide rows.
   const std::vector<Case2d> cases{
       {"stem-like 7x7 stride 2 pad 3, bias", {2, 3, 9, 56}, {8, 3, 7, 7}, {2}, {3}, {1}, 1, true},
-      {"3x3 pad 1, 20 outputs (partial panel)", {1, 16, 5, 30}, {20, 16, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"3x3 pad 1, 20 outputs (partial panel)", {1, 15, 5, 30}, {20, 15, 3, 3}, {1}, {1}, {1}, 1, false},
       {"3x3 stride 2, 70 outputs (a strip of 4 panels and one of 1)", {2, 8, 7, 50}, {70, 8, 3, 3}, {2}, {1}, {1}, 1,
        true},
       {"dilation 2 along H only", {1, 4, 9, 27}, {5, 4, 3, 3}, {1}, {2, 1}, {2, 1}, 1, false},
       {"5x3 kernel, no W padding", {1, 6, 6, 28}, {3, 6, 5, 3}, {1}, {1, 0}, {1}, 1, true},
-      {"1x1 stride 2", {1, 32, 4, 52}, {16, 32, 1, 1}, {2}, {0}, {1}, 1, false},
+      {"1x1 stride 2", {1, 12, 4, 52}, {16, 12, 1, 1}, {2}, {0}, {1}, 1, false},
       {"padding 4 around a 3x3 kernel: whole rows of zeros", {1, 3, 4, 26}, {4, 3, 3, 3}, {1}, {4}, {1}, 1, true},
-      {"K = 1152, the largest read in place", {1, 128, 3, 24}, {8, 128, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"7x7 of 12 channels: K = 588, two k blocks of kernel rows", {2, 12, 9, 30}, {8, 12, 7, 7}, {1}, {3}, {1}, 1,
+       false},
       {"input narrower than the kernel, padding 12: no pixel read in place", {1, 4, 3, 2}, {5, 4, 3, 3}, {1}, {12},
        {1}, 1, true},
   };
@@ -420,7 +422,7 @@ const std::vector<Case2d>& depthwise_cases() {
       {"depthwise 27 channels, 3x3 pad 1, 30 wide: 28 inside = 3 x 8 + 4", {2, 27, 5, 30}, {27, 1, 3, 3}, {1}, {1}, {1},
        27, true},
       {"depthwise 5x5 stride 2 dilation 2 pad 3, 48 channels", {1, 48, 13, 23}, {48, 1, 5, 5}, {2}, {3}, {2}, 48, false},
-      {"depthwise padding wider than the kernel: no output inside", {1, 16, 3, 3}, {16, 1, 3, 3}, {1}, {4}, {1}, 16,
+      {"depthwise padding wider than the kernel: one output inside", {1, 16, 3, 3}, {16, 1, 3, 3}, {1}, {4}, {1}, 16,
        true},
       {"depthwise 1x7 kernel, 9 wide, 24 channels: 3 inside = 2 + 1", {1, 24, 4, 9}, {24, 1, 1, 7}, {1}, {0, 3}, {1},
        24, false},
@@ -443,10 +445,13 @@ void check_cases(const std::vector<Case2d>& cases, uint32_t seed) {
 
 // Turns the AVX-512 kernel forms off for its scope, so a CPU that has them tests the AVX2 ones.
 struct Avx2Only {
-  Avx2Only() { lg::cpu::set_avx512_enabled(false); }
-  ~Avx2Only() { lg::cpu::set_avx512_enabled(true); }
+  Avx2Only() : before_(lg::cpu::use_avx512()) { lg::cpu::set_avx512_enabled(false); }
+  ~Avx2Only() { lg::cpu::set_avx512_enabled(before_); }
   Avx2Only(const Avx2Only&) = delete;
   Avx2Only& operator=(const Avx2Only&) = delete;
+
+ private:
+  bool before_;
 };
 
 TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, against the reference") {
@@ -484,19 +489,31 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
   }
 }
 
-TEST_CASE("1x1 NHWC convolution with an output past 24 MiB (streamed to memory) matches the NCHW path") {
-  // 65536 pixels x 100 channels = 26 MB of output: the panel GEMM writes it with non-temporal
-  // stores (cpu::CStore::kStreamed) on AVX2+FMA CPUs; rows of 100 floats are not all 64-byte
-  // aligned, so some vectors go through the cached store. Both instruction sets where the CPU has
-  // AVX-512.
-  const Tensor x = noise_in({1, 8, 256, 256}, CL, lg::kFloat32, 1400), w = noise_in({100, 8, 1, 1}, CL, lg::kFloat32, 1401);
-  const std::vector<double> want = values(lg::conv2d(x.contiguous(), w.contiguous()));
-  const Tensor got = lg::conv2d(x, w);
-  LG_CHECK_CHANNELS_LAST(got);
-  check_close(values(got), want, conv_tol(lg::kFloat32));
-  if (lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)) {
-    const Avx2Only avx2_only;
-    check_close(values(lg::conv2d(x, w)), want, conv_tol(lg::kFloat32));
+TEST_CASE("NHWC convolutions with an output past 24 MiB (streamed to memory) match the NCHW path") {
+  // Each output is over 24 MiB, so on AVX2+FMA CPUs the panel GEMM writes it with non-temporal
+  // stores (cpu::CStore::kStreamed): a 1x1 (65536 pixels x 100 channels; rows of 100 floats are
+  // not all 64-byte aligned, so some vectors take the cached store), a 3-channel 7x7 stem (row
+  // by row) and a 16-channel 3x3 (tap by tap, K = 144: one k block). Both instruction sets where
+  // the CPU has AVX-512.
+  struct Big {
+    std::vector<int64_t> x, w;
+    int64_t stride, pad;
+  };
+  uint32_t seed = 1400;
+  for (const Big& c : {Big{{1, 8, 256, 256}, {100, 8, 1, 1}, 1, 0}, Big{{2, 3, 448, 448}, {64, 3, 7, 7}, 2, 3},
+                       Big{{1, 16, 300, 300}, {72, 16, 3, 3}, 1, 1}}) {
+    CAPTURE(c.w[2]);
+    const Tensor x = noise_in(c.x, CL, lg::kFloat32, seed++), w = noise_in(c.w, CL, lg::kFloat32, seed++);
+    const std::vector<double> want =
+        values(lg::conv2d(x.contiguous(), w.contiguous(), std::nullopt, {c.stride}, {c.pad}));
+    const Tensor got = lg::conv2d(x, w, std::nullopt, {c.stride}, {c.pad});
+    REQUIRE(got.numel() * 4 > (int64_t{24} << 20));
+    LG_CHECK_CHANNELS_LAST(got);
+    check_close(values(got), want, conv_tol(lg::kFloat32));
+    if (lg::cpu::panel_kernel_supported(lg::cpu::PanelKernel::kAvx512)) {
+      const Avx2Only avx2_only;
+      check_close(values(lg::conv2d(x, w, std::nullopt, {c.stride}, {c.pad})), want, conv_tol(lg::kFloat32));
+    }
   }
 }
 
@@ -525,8 +542,8 @@ TEST_CASE("NHWC convolutions in their AVX2 form on a CPU that also has AVX-512")
 }
 
 TEST_CASE("NHWC depthwise: a strided bias and the portable path agree with the NCHW kernel") {
-  // The AVX2 kernel gathers a strided bias lane by lane; NCHW runs a separate kernel, and a
-  // channel-strided input (not dense channels) takes the portable NHWC loop.
+  // The vector kernel copies a strided bias into a dense row first; NCHW runs a separate kernel,
+  // and a channel-strided input (not dense channels) takes the portable NHWC loop.
   const Tensor x = noise_in({2, 45, 6, 7}, CL, lg::kFloat32, 51), w = noise_in({45, 1, 3, 3}, CF, lg::kFloat32, 52);
   const Tensor bias = noise_in({90}, CF, lg::kFloat32, 53).slice(0, 0, 90, 2);
   REQUIRE(bias.stride(0) == 2);

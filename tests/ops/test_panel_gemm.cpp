@@ -119,13 +119,15 @@ TEST_CASE("panel GEMM with C streamed (non-temporal stores) writes exactly what 
     return;
   }
   // C 64-byte aligned with rows a multiple of 16 floats apart, so whole vectors do stream; n = 70
-  // and ldc = 80 add masked last panels and rows that are not all aligned (those store cached);
-  // k = 700 has two k blocks (streaming off); accumulate ignores it.
+  // adds a masked last panel; ldc = 72 and 84 (288 and 336 bytes) leave rows that are not
+  // 64-byte aligned (those store cached); k = 700 has two k blocks (streaming off); accumulate
+  // ignores it.
   struct StreamCase {
     int64_t m, n, k, ldc;
   };
   for (const StreamCase& s : {StreamCase{50, 64, 16, 64}, StreamCase{37, 96, 24, 96}, StreamCase{13, 70, 33, 80},
-                              StreamCase{20, 48, 700, 48}, StreamCase{400, 96, 16, 96}})
+                              StreamCase{20, 48, 700, 48}, StreamCase{400, 96, 16, 96}, StreamCase{25, 64, 20, 72},
+                              StreamCase{31, 70, 40, 84}})
     for (bool accumulate : {false, true}) {
       CAPTURE(s.m);
       CAPTURE(s.n);
@@ -156,6 +158,24 @@ TEST_CASE("panel GEMM with C streamed (non-temporal stores) writes exactly what 
       run(cached, lg::cpu::CStore::kCached, parallel);
       run(streamed, lg::cpu::CStore::kStreamed, parallel);
       CHECK(std::equal(cached, cached + s.m * s.ldc, streamed));
+      // The indirect GEMM over the same A: rows as one run each (one k block, so streamed when
+      // k <= 384), and as k runs of one float (several blocks past 384: cached).
+      std::vector<const float*> one_run(static_cast<size_t>(s.m)), per_float(static_cast<size_t>(s.m * s.k));
+      for (int64_t i = 0; i < s.m; ++i) {
+        one_run[static_cast<size_t>(i)] = a.data() + i * s.k;
+        for (int64_t p = 0; p < s.k; ++p) per_float[static_cast<size_t>(i * s.k + p)] = a.data() + i * s.k + p;
+      }
+      for (auto kernel : supported_kernels())
+        for (bool split : {false, true}) {
+          CAPTURE(split);
+          const auto indirect = [&](float* c, lg::cpu::CStore store) {
+            lg::cpu::panel_gemm_indirect_on(kernel, s.m, s.n, split ? s.k : 1, split ? per_float.data() : one_run.data(),
+                                            split ? 1 : s.k, panels.data(), accumulate, c, s.ldc, store);
+          };
+          run(cached, lg::cpu::CStore::kCached, indirect);
+          run(streamed, lg::cpu::CStore::kStreamed, indirect);
+          CHECK(std::equal(cached, cached + s.m * s.ldc, streamed));
+        }
       std::free(cached);
       std::free(streamed);
     }

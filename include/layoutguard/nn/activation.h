@@ -10,21 +10,22 @@ namespace lg::nn {
 
 // With `inplace` (PyTorch's inplace=True) the layer overwrites its input and returns it: no new
 // tensor, so one memory pass fewer. torchvision builds ResNet and MobileNetV2 that way.
-#define LG_NN_ACTIVATION_INPLACE(Name, op)                                                   \
-  class Name : public Module {                                                               \
-   public:                                                                                   \
-    explicit Name(bool inplace = false) : Module(#Name), inplace_(inplace) {}                \
-    Tensor forward(const Tensor& input) override { return inplace_ ? op##_(input) : op(input); } \
-    std::string extra_repr() const override { return inplace_ ? "inplace=True" : ""; }      \
-    bool inplace() const { return inplace_; }                                                \
-                                                                                             \
-   private:                                                                                  \
-    bool inplace_;                                                                           \
+// `kShowInplace`: whether the module prints the flag, as PyTorch's does (Hardswish does not).
+#define LG_NN_ACTIVATION_INPLACE(Name, op, kShowInplace)                                            \
+  class Name : public Module {                                                                      \
+   public:                                                                                          \
+    explicit Name(bool inplace = false) : Module(#Name), inplace_(inplace) {}                       \
+    Tensor forward(const Tensor& input) override { return inplace_ ? op##_(input) : op(input); }    \
+    std::string extra_repr() const override { return kShowInplace && inplace_ ? "inplace=True" : ""; } \
+    bool inplace() const { return inplace_; }                                                       \
+                                                                                                    \
+   private:                                                                                         \
+    bool inplace_;                                                                                  \
   }
-LG_NN_ACTIVATION_INPLACE(ReLU, lg::relu);
-LG_NN_ACTIVATION_INPLACE(ReLU6, lg::relu6);
-LG_NN_ACTIVATION_INPLACE(SiLU, lg::silu);
-LG_NN_ACTIVATION_INPLACE(Hardswish, lg::hardswish);
+LG_NN_ACTIVATION_INPLACE(ReLU, lg::relu, true);
+LG_NN_ACTIVATION_INPLACE(ReLU6, lg::relu6, true);
+LG_NN_ACTIVATION_INPLACE(SiLU, lg::silu, true);
+LG_NN_ACTIVATION_INPLACE(Hardswish, lg::hardswish, false);
 #undef LG_NN_ACTIVATION_INPLACE
 
 class Sigmoid : public Module {

@@ -67,9 +67,10 @@ LG_AVX2_FMA inline void store_row(float* cr, __m256 lo, __m256 hi, bool accumula
 // over runs [s0, s1) of run_len steps each, A read as kRead says (cpu/panel_gemm_kernels.h;
 // one run unless kIndirect). b is the strip at run s0.
 // The accumulators are named variables, not an array: GCC 12 keeps an array of __m256 in
-// memory and stores it on every step of k, which halved the speed.
+// memory and stores it on every step of k, which halved the speed. Placement-stable as the
+// AVX-512 tile is (its speed moved with unrelated code; this one's did not, measured).
 template <int MR, bool kPartial, ARead kRead>
-LG_AVX2_FMA void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
+[[LG_PLACEMENT_STABLE]] LG_AVX2_FMA void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
                       const float* zeros, const float* b, float* c, int64_t ldc, bool accumulate, int64_t cols,
                       bool stream) {
   static_assert(MR >= 1 && MR <= kTileRows);

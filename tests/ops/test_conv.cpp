@@ -346,59 +346,6 @@ TEST_CASE("convolutions keep channels_last under the guard, shadow mode agrees, 
                                             depthwise, grouped});
 }
 
-TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against the reference") {
-  // Fewer than 16 input channels, so on AVX2+FMA CPUs these take conv_nhwc_implicit_gemm_cpu
-  // for channels_last input (on AVX2 without AVX-512 only up to 64 outputs): every output row
-  // one panel_gemm_indirect over the input, the pixels at the left and right padding
-  // through im2col, kernel rows in the top or bottom padding skipped. Elsewhere they check the
-  // im2col GEMM on wide rows.
-  const std::vector<Case2d> cases{
-      {"stem-like 7x7 stride 2 pad 3, bias", {2, 3, 9, 56}, {8, 3, 7, 7}, {2}, {3}, {1}, 1, true},
-      {"3x3 pad 1, 20 outputs (partial panel)", {1, 15, 5, 30}, {20, 15, 3, 3}, {1}, {1}, {1}, 1, false},
-      {"3x3 stride 2, 70 outputs (a strip of 4 panels and one of 1)", {2, 8, 7, 50}, {70, 8, 3, 3}, {2}, {1}, {1}, 1,
-       true},
-      {"dilation 2 along H only", {1, 4, 9, 27}, {5, 4, 3, 3}, {1}, {2, 1}, {2, 1}, 1, false},
-      {"5x3 kernel, no W padding", {1, 6, 6, 28}, {3, 6, 5, 3}, {1}, {1, 0}, {1}, 1, true},
-      {"1x1 stride 2", {1, 12, 4, 52}, {16, 12, 1, 1}, {2}, {0}, {1}, 1, false},
-      {"padding 4 around a 3x3 kernel: whole rows of zeros", {1, 3, 4, 26}, {4, 3, 3, 3}, {1}, {4}, {1}, 1, true},
-      {"7x7 of 12 channels: K = 588, two k blocks of kernel rows", {2, 12, 9, 30}, {8, 12, 7, 7}, {1}, {3}, {1}, 1,
-       false},
-      {"input narrower than the kernel, padding 12: no pixel read in place", {1, 4, 3, 2}, {5, 4, 3, 3}, {1}, {12},
-       {1}, 1, true},
-  };
-  uint32_t seed = 700;
-  for (const Case2d& c : cases) {
-    CAPTURE(c.name);
-    const Tensor b = c.bias ? noise_in({c.w[0]}, CF, lg::kFloat32, seed++) : Tensor();
-    for (const auto& [xname, x] : input_variants(c.x, lg::kFloat32, seed++)) {
-      CAPTURE(xname);
-      for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
-    }
-  }
-  // conv3d with one depth tap takes the same path: depth stride and padding pick the input
-  // plane (a padded plane: every run null), checked against the NCDHW kernel.
-  const Tensor x3 = noise_in({2, 5, 3, 4, 30}, CL3, lg::kFloat32, 780), w3 = noise_in({6, 5, 1, 3, 3}, CF, lg::kFloat32, 781);
-  const Tensor b3 = noise_in({6}, CF, lg::kFloat32, 782);
-  for (const std::vector<int64_t>& pad : {std::vector<int64_t>{0, 1, 1}, std::vector<int64_t>{1, 0, 2}}) {
-    CAPTURE(pad[0]);
-    const Tensor got = lg::conv3d(x3, w3, b3, {2, 1, 1}, pad);
-    LG_CHECK_MEMORY_FORMAT(got, lg::MemoryFormat::ChannelsLast3d);
-    check_close(values(got), values(lg::conv3d(x3.contiguous(), w3, b3, {2, 1, 1}, pad)), conv_tol(lg::kFloat32));
-  }
-  const Tensor x = noise_in({1, 3, 8, 48}, CL, lg::kFloat32, 790), w = noise_in({4, 3, 3, 3}, CL, lg::kFloat32, 791);
-  std::vector<std::string> kernels;
-  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
-    if (c.depth == 0) kernels.push_back(std::string(c.kernel));
-  });
-  (void)lg::conv2d(x, w, std::nullopt, {1}, {1});
-  if (lg::cpu::panel_gemm_supported()) {
-    CHECK(kernels == std::vector<std::string>{"conv_nhwc_implicit_gemm_cpu"});
-  } else {
-    CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
-    MESSAGE("the in-place NHWC convolution is not tested: this CPU lacks AVX2 or FMA");
-  }
-}
-
 // Convolutions with 16+ input channels and one group: on AVX2+FMA CPUs, channels_last input
 // takes conv_nhwc_indirect_gemm_cpu.
 const std::vector<Case2d>& tap_cases() {
@@ -443,6 +390,29 @@ void check_cases(const std::vector<Case2d>& cases, uint32_t seed) {
   }
 }
 
+// The kernel names the top-level ops of run() report.
+template <typename Fn>
+std::vector<std::string> top_level_kernels(Fn&& run) {
+  std::vector<std::string> kernels;
+  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
+    if (c.depth == 0) kernels.push_back(std::string(c.kernel));
+  });
+  run();
+  return kernels;
+}
+
+// Checks that conv2d(x, w, padding 1) runs `kernel` where the CPU has AVX2 and FMA, and the
+// im2col GEMM elsewhere (saying what went untested).
+void check_nhwc_kernel(const Tensor& x, const Tensor& w, const std::string& kernel) {
+  const std::vector<std::string> ran = top_level_kernels([&] { (void)lg::conv2d(x, w, std::nullopt, {1}, {1}); });
+  if (lg::cpu::panel_gemm_supported()) {
+    CHECK(ran == std::vector<std::string>{kernel});
+  } else {
+    CHECK(ran == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
+    MESSAGE(kernel << " is not tested: this CPU lacks AVX2 or FMA");
+  }
+}
+
 // Turns the AVX-512 kernel forms off for its scope, so a CPU that has them tests the AVX2 ones.
 struct Avx2Only {
   Avx2Only() : before_(lg::cpu::use_avx512()) { lg::cpu::set_avx512_enabled(false); }
@@ -453,6 +423,49 @@ struct Avx2Only {
  private:
   bool before_;
 };
+
+TEST_CASE("conv2d: output rows of 24+ pixels, read in place (no im2col), against the reference") {
+  // Fewer than 16 input channels, so on AVX2+FMA CPUs these take conv_nhwc_implicit_gemm_cpu
+  // for channels_last input (on AVX2 without AVX-512 only up to 64 outputs): every output row
+  // one panel_gemm_indirect over the input, the pixels at the left and right padding
+  // through im2col, kernel rows in the top or bottom padding skipped. Elsewhere they check the
+  // im2col GEMM on wide rows.
+  const std::vector<Case2d> cases{
+      {"stem-like 7x7 stride 2 pad 3, bias", {2, 3, 9, 56}, {8, 3, 7, 7}, {2}, {3}, {1}, 1, true},
+      {"3x3 pad 1, 20 outputs (partial panel)", {1, 15, 5, 30}, {20, 15, 3, 3}, {1}, {1}, {1}, 1, false},
+      {"3x3 stride 2, 70 outputs (a strip of 4 panels and one of 1)", {2, 8, 7, 50}, {70, 8, 3, 3}, {2}, {1}, {1}, 1,
+       true},
+      {"dilation 2 along H only", {1, 4, 9, 27}, {5, 4, 3, 3}, {1}, {2, 1}, {2, 1}, 1, false},
+      {"5x3 kernel, no W padding", {1, 6, 6, 28}, {3, 6, 5, 3}, {1}, {1, 0}, {1}, 1, true},
+      {"1x1 stride 2", {1, 12, 4, 52}, {16, 12, 1, 1}, {2}, {0}, {1}, 1, false},
+      {"padding 4 around a 3x3 kernel: whole rows of zeros", {1, 3, 4, 26}, {4, 3, 3, 3}, {1}, {4}, {1}, 1, true},
+      {"7x7 of 12 channels: K = 588, two k blocks of kernel rows", {2, 12, 9, 30}, {8, 12, 7, 7}, {1}, {3}, {1}, 1,
+       false},
+      {"input narrower than the kernel, padding 12: no pixel read in place", {1, 4, 3, 2}, {5, 4, 3, 3}, {1}, {12},
+       {1}, 1, true},
+  };
+  uint32_t seed = 700;
+  for (const Case2d& c : cases) {
+    CAPTURE(c.name);
+    const Tensor b = c.bias ? noise_in({c.w[0]}, CF, lg::kFloat32, seed++) : Tensor();
+    for (const auto& [xname, x] : input_variants(c.x, lg::kFloat32, seed++)) {
+      CAPTURE(xname);
+      for (MemoryFormat wf : {CF, CL}) check_conv2d(c, x, noise_in(c.w, wf, lg::kFloat32, seed++), b, lg::kFloat32);
+    }
+  }
+  // conv3d with one depth tap takes the same path: depth stride and padding pick the input
+  // plane (a padded plane: every run null), checked against the NCDHW kernel.
+  const Tensor x3 = noise_in({2, 5, 3, 4, 30}, CL3, lg::kFloat32, 780), w3 = noise_in({6, 5, 1, 3, 3}, CF, lg::kFloat32, 781);
+  const Tensor b3 = noise_in({6}, CF, lg::kFloat32, 782);
+  for (const std::vector<int64_t>& pad : {std::vector<int64_t>{0, 1, 1}, std::vector<int64_t>{1, 0, 2}}) {
+    CAPTURE(pad[0]);
+    const Tensor got = lg::conv3d(x3, w3, b3, {2, 1, 1}, pad);
+    LG_CHECK_MEMORY_FORMAT(got, lg::MemoryFormat::ChannelsLast3d);
+    check_close(values(got), values(lg::conv3d(x3.contiguous(), w3, b3, {2, 1, 1}, pad)), conv_tol(lg::kFloat32));
+  }
+  check_nhwc_kernel(noise_in({1, 3, 8, 48}, CL, lg::kFloat32, 790), noise_in({4, 3, 3, 3}, CL, lg::kFloat32, 791),
+                    "conv_nhwc_implicit_gemm_cpu");
+}
 
 TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, against the reference") {
   // On AVX2+FMA CPUs these take conv_nhwc_indirect_gemm_cpu for channels_last input: one GEMM
@@ -473,20 +486,8 @@ TEST_CASE("conv2d and conv3d with 16+ input channels, read tap by tap in place, 
   LG_CHECK_MEMORY_FORMAT(got3, lg::MemoryFormat::ChannelsLast3d);
   check_close(values(got3), values(lg::conv3d(x3.contiguous(), w3, b3, {2, 1, 1}, {1, 1, 0}, {1, 2, 1})),
               conv_tol(lg::kFloat32));
-  std::vector<std::string> kernels;
-  const Tensor x = noise_in({1, 16, 5, 5}, CL, lg::kFloat32, 970), w = noise_in({4, 16, 3, 3}, CL, lg::kFloat32, 971);
-  {
-    lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
-      if (c.depth == 0) kernels.push_back(std::string(c.kernel));
-    });
-    (void)lg::conv2d(x, w, std::nullopt, {1}, {1});
-  }
-  if (lg::cpu::panel_gemm_supported()) {
-    CHECK(kernels == std::vector<std::string>{"conv_nhwc_indirect_gemm_cpu"});
-  } else {
-    CHECK(kernels == std::vector<std::string>{"conv_nhwc_im2col_gemm_cpu"});
-    MESSAGE("the tap-by-tap NHWC convolution is not tested: this CPU lacks AVX2 or FMA");
-  }
+  check_nhwc_kernel(noise_in({1, 16, 5, 5}, CL, lg::kFloat32, 970), noise_in({4, 16, 3, 3}, CL, lg::kFloat32, 971),
+                    "conv_nhwc_indirect_gemm_cpu");
 }
 
 TEST_CASE("NHWC convolutions with an output past 24 MiB (streamed to memory) match the NCHW path") {
@@ -528,13 +529,11 @@ TEST_CASE("NHWC convolutions in their AVX2 form on a CPU that also has AVX-512")
     return;
   }
   const Avx2Only avx2_only;
-  std::vector<std::string> kernels;
-  lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
-    if (c.depth == 0) kernels.push_back(std::string(c.kernel));
+  const std::vector<std::string> kernels = top_level_kernels([] {
+    check_cases(tap_cases(), 1100);
+    check_cases(depthwise_cases(), 1200);
+    check_cases(cases_2d(), 1300);
   });
-  check_cases(tap_cases(), 1100);
-  check_cases(depthwise_cases(), 1200);
-  check_cases(cases_2d(), 1300);
   const auto ran = [&](const std::string& name) { return std::find(kernels.begin(), kernels.end(), name) != kernels.end(); };
   CHECK(ran("conv_nhwc_indirect_gemm_cpu"));
   CHECK(ran("conv_nhwc_depthwise_avx2_cpu"));

@@ -29,7 +29,7 @@ class Allocator {
 };
 
 // The process-wide CPU allocator: 64-byte aligned (a cache line and an AVX-512 vector).
-// Freed blocks of 1 MiB and more are cached (up to 1 GiB) and handed out again for requests of
+// Freed blocks of 128 KiB and more are cached (up to 1 GiB) and handed out again for requests of
 // nearly their size, which spares large fresh tensors their page faults. Sanitizer builds do
 // not cache.
 Allocator& cpu_allocator();

@@ -103,11 +103,11 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
       int64_t tiled_for = -1;
       for (int64_t r = r0; r < r1;) {
         const int64_t n = r / P, rows = std::min({k, r1 - r, (n + 1) * P - r});
-        if (n != tiled_for) {
-          for (int64_t j = 0; j < L; ++j) {
-            mt[j] = mf[n * C + j % C];
-            at[j] = af[n * C + j % C];
-            bt[j] = bf[n * C + j % C];
+        if (n != tiled_for) {  // k copies of image n's C values (a loop over j % C divided per element)
+          for (int64_t q = 0; q < k; ++q) {
+            std::copy(mf.begin() + n * C, mf.begin() + (n + 1) * C, mt.begin() + q * C);
+            std::copy(af.begin() + n * C, af.begin() + (n + 1) * C, at.begin() + q * C);
+            std::copy(bf.begin() + n * C, bf.begin() + (n + 1) * C, bt.begin() + q * C);
           }
           tiled_for = n;
         }

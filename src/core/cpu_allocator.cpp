@@ -38,7 +38,9 @@ namespace {
 constexpr size_t kAlignment = 64;
 constexpr size_t kCacheMinBytes = size_t{128} << 10;
 // Cached sizes round up to whole pages below 1 MiB and to 64 KiB above.
-inline size_t cache_granule(size_t nbytes) { return nbytes >= (size_t{1} << 20) ? size_t{64} << 10 : size_t{4} << 10; }
+inline size_t cache_granule(size_t nbytes) {
+  return nbytes >= (size_t{1} << 20) ? size_t{64} << 10 : size_t{4} << 10;
+}
 constexpr size_t kMaxCachedBytes = size_t{1} << 30;
 
 void* aligned_or_throw(size_t rounded, size_t nbytes) {

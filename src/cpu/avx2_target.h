@@ -1,7 +1,7 @@
 // Where the AVX2 kernels (panel_gemm.cpp, conv_nhwc_grouped.cpp, cast_row.cpp, copy.cpp) and
 // the AVX-512 ones (panel_gemm_avx512.cpp; conv_nhwc_depthwise.cpp has both forms) compile, and
-// the one place that asks the CPU what it has. The build targets baseline x86-64, so those functions carry a per-function target
-// attribute instead of -mavx2, and run only after cpu_has_avx2() (and, where they need them,
+// the one place that asks the CPU what it has. The build targets baseline x86-64, so those
+// functions carry a per-function target attribute instead of -mavx2, and run only after cpu_has_avx2() (and, where they need them,
 // cpu_has_fma(), cpu_has_f16c() or cpu_has_avx512()).
 #pragma once
 
@@ -53,7 +53,7 @@ inline bool cpu_has_avx512() {
 
 // Whether the kernels that have an AVX-512 form run it: cpu_has_avx512() unless
 // set_avx512_enabled(false) has turned it off for the process, so that the tests and
-// bench/cpu_ops --isa avx2 run the AVX2 forms on a CPU that has both (avx2_target.cpp).
+// bench/cpu_ops --avx2 run the AVX2 forms on a CPU that has both (avx2_target.cpp).
 // Internal: not part of the installed API.
 bool use_avx512();
 void set_avx512_enabled(bool enabled);

@@ -215,8 +215,7 @@ bool conv_nhwc_rows_applies(const ConvGeometry& g) {
   // has not been measured again.
   const bool wide_tile = cpu::use_avx512();
   return cpu::panel_gemm_supported() && (wide_tile || g.c_out <= 64) && g.groups == 1 && g.k[0] == 1 &&
-         g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in &&
-         g.out[2] >= 24;
+         g.dil[2] == 1 && g.x_stride[1] == 1 && g.x_stride[4] == g.cg_in && g.out[2] >= 24;
 }
 
 // NHWC convolution (and NDHWC with one depth tap) as an indirect GEMM over each output row:

@@ -153,8 +153,7 @@ LG_AVX2_FMA void block(int64_t mc, int64_t kc, const float* a, int64_t lda, int6
 
 LG_AVX2_FMA void panel_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
                                  bool accumulate, float* c, int64_t ldc, CStore store) {
-  // Streamed only when one k block writes C: later blocks would read it back from memory.
-  const bool stream = store == CStore::kStreamed && !accumulate && k <= kKc;
+  const bool stream = streams_c(store, accumulate, k <= kKc);
   const int64_t np = panel_count(n);
   // Packing A pays when many strips reuse it, or when its rows would share L1 sets (a row stride
   // of 4 KiB). With at most 4 strips (C_out <= 64) reading A in place measured 2-5 % faster.

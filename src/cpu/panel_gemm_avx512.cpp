@@ -138,8 +138,7 @@ constexpr size_t index(ARead read) { return static_cast<size_t>(read); }
 
 LG_AVX512 void panel_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* panels,
                                  bool accumulate, float* c, int64_t ldc, CStore store) {
-  // Streamed only when one k block writes C: later blocks would read it back from memory.
-  const bool stream = store == CStore::kStreamed && !accumulate && k <= kKc;
+  const bool stream = streams_c(store, accumulate, k <= kKc);
   const int64_t np = panel_count(n);
   const bool pack = rows_share_l1_sets(lda);
   thread_local std::vector<float> a_block;

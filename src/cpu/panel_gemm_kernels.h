@@ -1,6 +1,7 @@
 // What the panel GEMM's two kernels share (panel_gemm.cpp: AVX2, 6 x 16 tile;
-// panel_gemm_avx512.cpp: AVX-512, 6 x 64 tile): the tile height, the packing of A into tiles,
-// and when packing pays. cpu/panel_gemm.h has the contract; this header is for those two files.
+// panel_gemm_avx512.cpp: AVX-512, 6 x 64 tile): the tile height, how a tile reads A (packed,
+// strided, through the indirect table), the packing of A and when it pays, when C streams, and
+// the indirect GEMM's walk. cpu/panel_gemm.h has the contract; this header is for those files.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +21,8 @@ constexpr int64_t kTileRows = 6;
 // floats per step of k. kStrided: row i at rows[0] + i * row_stride (a matrix read in place).
 // kIndirect: row i of run s at rows[i * row_stride + s] (panel_gemm_indirect's table). Strided is
 // not indirect with a table of the six row addresses: on the 64-channel 1x1 layers at batch 16
-// that form ran 1.4x slower (2-core Zen 5 VM, reason not found), so the plain GEMM keeps its own.
+// that form ran 1.4x slower (2-core Zen 5 VM; most likely code placement, which later hit the
+// strided form too until the tiles were aligned), so the plain GEMM keeps its own.
 enum class ARead { kPacked, kStrided, kIndirect };
 
 // Sets a0..a5 to the rows of a tile's A for run s, as kRead says (rows past MR alias the last
@@ -63,10 +65,15 @@ inline int64_t panel_count(int64_t n) { return (n + kPanelWidth - 1) / kPanelWid
 // C_in = 1024, 2048), so six of them and the B strip evict each other: then A is packed.
 inline bool rows_share_l1_sets(int64_t lda) { return (lda * static_cast<int64_t>(sizeof(float))) % 4096 == 0; }
 
-// Whether panel_gemm_indirect streams C (CStore): asked to, not accumulating, and every run in
-// one k block, so no later block reads C back.
+// Whether a GEMM call streams C (CStore): asked to, not accumulating, and one k block writes C,
+// so no later block reads it back from memory.
+inline bool streams_c(CStore store, bool accumulate, bool one_k_block) {
+  return store == CStore::kStreamed && !accumulate && one_k_block;
+}
+
+// The same for panel_gemm_indirect, whose k blocks hold whole runs (at least one).
 inline bool indirect_streams(CStore store, bool accumulate, int64_t runs, int64_t run_len, int64_t kc) {
-  return store == CStore::kStreamed && !accumulate && runs <= std::max<int64_t>(1, kc / run_len);
+  return streams_c(store, accumulate, runs <= std::max<int64_t>(1, kc / run_len));
 }
 
 // panel_gemm_indirect's walk, both kernels: blocks of up to mc rows; in each, the runs in

@@ -326,6 +326,9 @@ TEST_CASE("bad input: each with an lg::Error naming the op and the mismatch") {
   Tensor undefined;
   CHECK_THROWS_WITH_AS(lg::mul_out(undefined, x, x), doctest::Contains("[mul_out] received an undefined out tensor"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::add_(lg::zeros({1}).expand({3}), 1), doctest::Contains("[add]"), lg::ValueError);  // stride-0 self
+  CHECK_THROWS_WITH_AS(lg::relu6_(lg::zeros({1}).expand({3})), doctest::Contains("[relu6] unsupported operation"), lg::Error);
+  CHECK_THROWS_WITH_AS(lg::relu6_(lg::ones({3}, lg::kBool)), doctest::Contains("[relu6] is not implemented for bool"), lg::Error);
+  CHECK_THROWS_WITH_AS(lg::relu6_(Tensor()), doctest::Contains("[relu6] received an undefined tensor"), lg::Error);
 }
 
 TEST_CASE("pointwise ops pass the guard on channels-last data, and shadow agrees") {

@@ -9,7 +9,9 @@
 //     module: layer1.0.conv2
 //     stack trace (most recent call first):
 //     #0 ...
-// info() returns the same facts as data.
+// A rank-changing view that hid the format (x[0].unsqueeze(0): no input of the output's rank)
+// has the headline "... lost channels_last: output 0 is <format>: its channels_last data
+// suggests contiguous_format" instead. info() returns the same facts as data.
 #pragma once
 
 #include <cstddef>

@@ -45,6 +45,17 @@ bool counts_as_lost(const Tensor& t, Ambiguous ambiguous) {
   return false;
 }
 
+// A view that changes rank can hand back channels-last data under strides that suggest
+// contiguous_format: x[0].unsqueeze(0) of an NHWC batch is (1,C,H,W):(C,1,W*C,C), whose
+// size-1 batch stride makes suggest_memory_format() say contiguous (pytorch#68430). No input
+// has the output's rank, so the same-rank rule cannot see it; yet every op after it (conv,
+// pooling, upsample, cat) follows the suggestion and runs as NCHW. The data order gives it
+// away: only bytes laid out NHWC are is_contiguous(channels_last).
+bool hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
+  if (inputs.empty() || !inputs[0].defined() || inputs[0].dim() == out.dim()) return false;
+  return classify(out) == LayoutClass::Other && out.is_contiguous(channels_last_for(out.dim()));
+}
+
 }  // namespace
 
 LayoutClass classify(const Tensor& t) {
@@ -76,6 +87,14 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                            " is " + std::string(memory_format_name(lost));
         return Finding{std::string(op), policy, lost, o, i, std::move(rule)};
       }
+    }
+    if (policy == LayoutPolicy::View && hides_channels_last(out, inputs)) {
+      const MemoryFormat hidden = channels_last_for(out.dim());
+      const std::string name(memory_format_name(hidden));
+      std::string rule = "policy View: the output holds " + name + " data (is_contiguous(" + name +
+                         ")) under strides that suggest contiguous_format, so the ops after it run as NCHW "
+                         "(pytorch#68430: x[0].unsqueeze(0)); take x.narrow(0, i, 1) instead, which keeps the format";
+      return Finding{std::string(op), policy, hidden, o, 0, std::move(rule)};
     }
   }
   return std::nullopt;

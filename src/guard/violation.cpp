@@ -35,10 +35,15 @@ std::string format_violation(const ViolationInfo& v) {
   const auto format_of = [](const std::vector<OperandLayout>& list, size_t i) {
     return i < list.size() ? list[i].format : std::string("?");
   };
-  std::string text = "[layoutguard] " + v.op + " lost " + lost + ": output " +
-                     std::to_string(v.output_index) + " is " + format_of(v.outputs, v.output_index) +
-                     " but input " + std::to_string(v.input_index) + " is " +
-                     format_of(v.inputs, v.input_index) + "\n";
+  const auto rank_of = [](const std::vector<OperandLayout>& list, size_t i) {
+    return i < list.size() ? list[i].sizes.size() : size_t{0};
+  };
+  std::string text = "[layoutguard] " + v.op + " lost " + lost + ": output " + std::to_string(v.output_index) +
+                     " is " + format_of(v.outputs, v.output_index);
+  if (rank_of(v.outputs, v.output_index) == rank_of(v.inputs, v.input_index))
+    text += " but input " + std::to_string(v.input_index) + " is " + format_of(v.inputs, v.input_index) + "\n";
+  else  // a rank-changing view that hid the format (check.cpp, hides_channels_last)
+    text += ": its " + lost + " data suggests contiguous_format\n";
   for (const OperandLayout& o : v.inputs) text += "  " + o.describe() + "\n";
   for (const OperandLayout& o : v.outputs) text += "  " + o.describe() + "\n";
   text += "  " + v.rule + "; kernel: " + v.kernel + "\n";

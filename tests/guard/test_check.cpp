@@ -107,6 +107,19 @@ TEST_CASE("RankChanging and Explicit are never flagged; View is, for same-rank v
   CHECK(check(LayoutPolicy::View, {same}, {same.reshape({1, 2, 3, 4})}).has_value());
   CHECK_FALSE(check(LayoutPolicy::View, {cl}, {cl.view({2, 3, 20})}));  // rank changes
   CHECK_FALSE(check(LayoutPolicy::View, {cl}, {cl.view({2, 3, 4, 5})}));  // strides kept
+  // A rank-changing view whose output holds channels-last data under a contiguous suggestion
+  // (x[0].unsqueeze(0), pytorch#68430) is flagged, input 0 named; other policies never look.
+  const Tensor image = strided({3, 4, 5}, {1, 15, 3}), hidden = strided({1, 3, 4, 5}, {3, 1, 15, 3});
+  const auto f = check(LayoutPolicy::View, {image}, {hidden});
+  REQUIRE(f.has_value());
+  CHECK(f->input_index == 0);
+  CHECK(f->lost == CL);
+  CHECK(f->rule.find("under strides that suggest contiguous_format") != std::string::npos);
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {image}, {hidden}));
+  CHECK_FALSE(check(LayoutPolicy::View, {}, {hidden}));
+  CHECK_FALSE(check(LayoutPolicy::View, {image}, {strided({1, 3, 4, 5}, {60, 1, 15, 3})}));  // suggests it
+  CHECK_FALSE(check(LayoutPolicy::View, {image}, {lg::empty({1, 3, 4, 5})}));               // NCHW data
+  CHECK_FALSE(check(LayoutPolicy::View, {image}, {hidden}, with("min_bytes=481")));         // 480 bytes
 }
 
 TEST_CASE("allow, suppressions and min_bytes exempt calls") {

@@ -292,6 +292,31 @@ TEST_CASE("View policy on built-in views: an expand over the batch loses the for
   LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.transpose(1, 3));  // Explicit: the caller asked
 }
 
+TEST_CASE("View policy: x[0].unsqueeze(0) hides channels_last behind a contiguous suggestion (pytorch#68430)") {
+  CleanGuard clean;
+  const Tensor x = lg::empty({2, 3, 4, 5}, {}, CL);
+  const Tensor image = x.select(0, 1);  // rank 3: no format to lose, nothing flagged
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.select(0, 1));
+  const lg::LayoutViolation v = expect_violation([&] { (void)image.unsqueeze(0); });
+  CHECK(v.info().op == "unsqueeze");
+  CHECK(v.info().input_index == 0);
+  CHECK(v.info().outputs[0].strides == std::vector<int64_t>{3, 1, 15, 3});
+  const std::string text = v.what();
+  CHECK(text.rfind("[layoutguard] unsqueeze lost channels_last: output 0 is permuted (ambiguous: also "
+                   "channels_last-contiguous): its channels_last data suggests contiguous_format\n", 0) == 0);
+  CHECK(text.find("take x.narrow(0, i, 1) instead") != std::string::npos);
+  // The fix it names keeps the format; unsqueeze of NCHW data and a 4-D -> 5-D unsqueeze of
+  // NHWC data (channels_last_3d with D = 1) are fine.
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.narrow(0, 1, 1));
+  CHECK(x.narrow(0, 1, 1).suggest_memory_format() == CL);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::empty({2, 3, 4, 5}).select(0, 1).unsqueeze(0));
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)x.unsqueeze(2));
+  CHECK(x.unsqueeze(2).is_contiguous(CL3));
+  // squeeze of a channels_last_3d tensor's size-1 depth keeps the format; view does not
+  // change rank here.
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::empty({2, 3, 1, 4, 5}, {}, CL3).squeeze(2));
+}
+
 TEST_CASE("ambiguous inputs: skipped by default, judged by their suggestion with ambiguous=check") {
   CleanGuard clean;
   const Tensor nc11 = lg::empty({2, 3, 1, 1}, {}, CL).fill_(0);  // NC11 with channels-last strides

@@ -25,22 +25,6 @@ struct StringMaker<lg::Tensor> {
 };
 }  // namespace doctest
 
-namespace lg::testing {
-
-// "" when stmt ran under guard mode throw without a LayoutViolation, else its text.
-template <typename Fn>
-std::string explain_violation_raised(Fn&& stmt) {
-  lg::guard::Scope scope(lg::guard::Mode::Throw);
-  try {
-    stmt();
-  } catch (const lg::LayoutViolation& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace lg::testing
-
 #define LG_DOCTEST_LAYOUT_(level, why_expr)                 \
   do {                                                      \
     const std::string lg_why_ = (why_expr);                 \
@@ -59,14 +43,5 @@ std::string explain_violation_raised(Fn&& stmt) {
 #define LG_CHECK_NO_LAYOUT_VIOLATIONS(...)                                                     \
   LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_violation_raised([&] { __VA_ARGS__; }))
 
-#define LG_CHECK_LAYOUT_VIOLATION(statement, op)                                                 \
-  do {                                                                                           \
-    const std::string lg_text_ = ::lg::testing::explain_violation_raised([&] { statement; });   \
-    const std::string lg_head_ = std::string("[layoutguard] ") + (op) + " lost ";               \
-    const std::string lg_why_ = lg_text_.empty()                                                 \
-                                    ? "expected a LayoutViolation from " + std::string(op) +    \
-                                          ", but the statement raised none"                     \
-                                    : "expected a LayoutViolation from " + std::string(op) +    \
-                                          ", got: " + lg_text_;                                  \
-    DOCTEST_CHECK_MESSAGE(lg_text_.rfind(lg_head_, 0) == 0, lg_why_);                            \
-  } while (0)
+#define LG_CHECK_LAYOUT_VIOLATION(statement, op) \
+  LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_violation_expected([&] { statement; }, (op)))

@@ -1,12 +1,20 @@
-// GoogleTest/GoogleMock matchers for layouts:
+// GoogleTest/GoogleMock matchers and assertions for layouts, the same checks as the doctest
+// header's (layout_checks.h):
 //   EXPECT_THAT(t, lg::testing::IsChannelsLast());
 //   EXPECT_THAT(t, lg::testing::HasMemoryFormat(lg::MemoryFormat::Contiguous));
 //   EXPECT_THAT(t, lg::testing::HasStrides({128, 1, 32, 8}));
+//   LG_EXPECT_NO_LAYOUT_VIOLATIONS(stmt)   stmt runs under guard mode throw without a violation
+//   LG_ASSERT_NO_LAYOUT_VIOLATIONS(stmt)   the same, returning from the test on failure
+//   LG_EXPECT_LAYOUT_VIOLATION(stmt, op)   stmt raises a LayoutViolation naming op
+//   LG_EXPECT_PRESERVES_LAYOUT(fn, x)      fn keeps the format of contiguous and channels-last x
+//                                          and gives equal values for both
+// The assertions take a streamed message like gtest's own (LG_EXPECT_...(stmt) << "context").
 // On failure the explanation names the layout found (describe_layout), and PrintTo prints
 // tensors by their layout.
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -44,3 +52,22 @@ MATCHER_P(HasStridesMatcher, strides,
 inline auto HasStrides(std::vector<int64_t> strides) { return HasStridesMatcher(std::move(strides)); }
 
 }  // namespace lg::testing
+
+// One failure carrying `why` when it is not empty. The switch keeps a caller's dangling else
+// from binding to the if, as gtest's own macros do.
+#define LG_GTEST_LAYOUT_(on_failure, why_expr)                        \
+  switch (0)                                                          \
+  case 0:                                                             \
+  default:                                                            \
+    if (const std::string lg_why_ = (why_expr); lg_why_.empty()) {    \
+    } else                                                            \
+      on_failure << lg_why_
+
+#define LG_EXPECT_NO_LAYOUT_VIOLATIONS(...) \
+  LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_violation_raised([&] { __VA_ARGS__; }))
+#define LG_ASSERT_NO_LAYOUT_VIOLATIONS(...) \
+  LG_GTEST_LAYOUT_(GTEST_FAIL(), ::lg::testing::explain_violation_raised([&] { __VA_ARGS__; }))
+#define LG_EXPECT_LAYOUT_VIOLATION(statement, op) \
+  LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_violation_expected([&] { statement; }, (op)))
+#define LG_EXPECT_PRESERVES_LAYOUT(fn, input) \
+  LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_preserves_layout((fn), (input)))

@@ -77,7 +77,7 @@ inline std::string explain_kept_format(const Tensor& t, MemoryFormat fmt) {
 template <typename Fn>
 std::string explain_preserves_layout(Fn&& fn, const Tensor& input) {
   if (!input.defined() || (input.dim() != 4 && input.dim() != 5))
-    return "LG_CHECK_PRESERVES_LAYOUT needs a 4-D or 5-D input, got " + describe_layout(input);
+    return "the layout-preservation check needs a 4-D or 5-D input, got " + describe_layout(input);
   const MemoryFormat cl = channels_last_for(input);
   const Tensor out_cf = fn(input.clone(MemoryFormat::Contiguous));
   const Tensor out_cl = fn(input.clone(cl));
@@ -88,6 +88,28 @@ std::string explain_preserves_layout(Fn&& fn, const Tensor& input) {
   if (std::string why = explain_values_differ(out_cl, out_cf); !why.empty())
     return "channels-last and contiguous inputs give different values: " + why;
   return "";
+}
+
+// "" when stmt ran under guard mode throw without a LayoutViolation, else its text. (Other
+// exceptions pass through: they are the test's own failure, not a layout finding.)
+template <typename Fn>
+std::string explain_violation_raised(Fn&& stmt) {
+  lg::guard::Scope scope(lg::guard::Mode::Throw);
+  try {
+    stmt();
+  } catch (const lg::LayoutViolation& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// "" when stmt, under guard mode throw, raised a LayoutViolation naming op, else what happened.
+template <typename Fn>
+std::string explain_violation_expected(Fn&& stmt, const std::string& op) {
+  const std::string text = explain_violation_raised(stmt);
+  if (text.rfind("[layoutguard] " + op + " lost ", 0) == 0) return "";
+  if (text.empty()) return "expected a LayoutViolation from " + op + ", but the statement raised none";
+  return "expected a LayoutViolation from " + op + ", got: " + text;
 }
 
 }  // namespace lg::testing

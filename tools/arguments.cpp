@@ -56,12 +56,13 @@ std::string Flags::choice(std::string_view name, std::string_view fallback,
   fail("--" + std::string(name) + " must be " + list + ", got \"" + v + "\"");
 }
 
-int64_t Flags::positive(std::string_view name, int64_t fallback, int64_t max) const {
+int64_t Flags::integer(std::string_view name, int64_t fallback, int64_t min, int64_t max) const {
   if (!has(name)) return fallback;
   int64_t v = 0;
   const std::string text = get(name, "");
-  if (!parse_int(text, v) || v < 1 || v > max)
-    fail("--" + std::string(name) + " must be an integer in [1, " + std::to_string(max) + "], got \"" + text + "\"");
+  if (!parse_int(text, v) || v < min || v > max)
+    fail("--" + std::string(name) + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+         "], got \"" + text + "\"");
   return v;
 }
 

@@ -25,7 +25,8 @@ class Flags {
   std::string get(std::string_view name, std::string_view fallback) const;
   // One of `choices`; UsageError listing them otherwise.
   std::string choice(std::string_view name, std::string_view fallback, std::vector<std::string_view> choices) const;
-  int64_t positive(std::string_view name, int64_t fallback, int64_t max) const;
+  // An integer in [min, max]; `fallback` when the flag is absent.
+  int64_t integer(std::string_view name, int64_t fallback, int64_t min, int64_t max) const;
   // "H", "HxW" or "TxHxW": positive integers, at most `max_dims` of them.
   std::vector<int64_t> sizes(std::string_view name, size_t max_dims) const;
 

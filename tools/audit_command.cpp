@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -167,10 +168,15 @@ void write_dot(const std::string& path, const std::vector<Row>& rows, const std:
 
 int audit_command(std::span<const std::string_view> args) {
   std::vector<std::string_view> allowed = kModelFlags;
-  allowed.insert(allowed.end(), {"report", "dot"});
+  allowed.insert(allowed.end(), {"report", "dot", "max-conversion-bytes"});
   const Flags flags("audit", args, allowed);
   const ModelSetup setup = parse_model_setup(flags);
   const std::string report_path = flags.get("report", ""), dot_path = flags.get("dot", "");
+  // A copy budget: conversions that never change an output's format pass the layout check
+  // (an NCHW conv weight under NHWC activations, a contiguous() undone by the next conv), so
+  // a run can be held to a number of converted bytes as well. -1: no budget.
+  const int64_t max_conversion_bytes =
+      flags.integer("max-conversion-bytes", -1, 0, std::numeric_limits<int64_t>::max());
 
   std::shared_ptr<nn::Module> model = build_model(setup);
   const Tensor input = make_input(setup);
@@ -216,8 +222,18 @@ int audit_command(std::span<const std::string_view> args) {
             << report.violations.size() << " distinct), " << conversions << " layout conversions, "
             << human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
             << " ms (with hooks)\n";
-  std::cout << (report.violations.empty() ? "result: clean, " + format_label(setup) + " kept end to end\n"
-                                          : "result: layout lost; see the violations above\n");
+  const bool over_budget = max_conversion_bytes >= 0 && report.conversion_bytes() > max_conversion_bytes;
+  if (!report.violations.empty())
+    std::cout << "result: layout lost; see the violations above\n";
+  else if (!over_budget)
+    std::cout << "result: clean, " + format_label(setup) + " kept end to end\n";
+  if (over_budget) {
+    std::cout << "result: over the conversion budget, " << report.conversion_bytes() << " bytes converted against "
+              << "--max-conversion-bytes " << max_conversion_bytes << "; the conversions, most bytes first:\n";
+    for (const guard::ConversionRecord& c : report.conversions)
+      std::cout << "  " << c.op << (c.module_path.empty() ? "" : " in " + c.module_path) << ": " << c.from << " -> "
+                << c.to << ", " << c.count << "x, " << human_bytes(c.bytes) << "\n";
+  }
 
   if (!report_path.empty()) {
     nlohmann::json j;
@@ -233,13 +249,15 @@ int audit_command(std::span<const std::string_view> args) {
     j["totals"] = {{"ops", recorder.rows().size()}, {"violations", report.violation_count()},
                    {"distinct_violations", report.violations.size()}, {"conversions", conversions},
                    {"conversion_bytes", report.conversion_bytes()}, {"milliseconds", ms}};
+    if (max_conversion_bytes >= 0)
+      j["conversion_budget"] = {{"max_bytes", max_conversion_bytes}, {"over", over_budget}};
     j["guard"] = nlohmann::json::parse(guard::report_json(report));
     std::ofstream f(report_path);
     f << j.dump(2) << "\n";
     if (!f) throw ValueError("[layoutguard audit] --report " + report_path + ": cannot write");
   }
   if (!dot_path.empty()) write_dot(dot_path, recorder.rows(), setup.model + " (" + format_label(setup) + ")");
-  return report.violations.empty() ? 0 : 1;
+  return report.violations.empty() && !over_budget ? 0 : 1;
 }
 
 int run_command(std::span<const std::string_view> args) {

@@ -23,7 +23,7 @@ ModelSetup parse_model_setup(const Flags& f) {
   const std::string dt = f.choice("dtype", "float32", {"float32", "float16", "bfloat16"});
   s.dtype = dt == "float16" ? kFloat16 : dt == "bfloat16" ? kBFloat16 : kFloat32;
   s.device = f.choice("device", "cpu", {"cpu", "cuda"}) == "cuda" ? Device::cuda(0) : kCPU;
-  s.batch = f.positive("batch", 1, 4096);
+  s.batch = f.integer("batch", 1, 1, 4096);
   s.size = info.size;
   if (f.has("size")) {
     const std::vector<int64_t> v = f.sizes("size", info.spatial_dims == 3 ? 3 : 2);

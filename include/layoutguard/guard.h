@@ -22,6 +22,7 @@
 
 #include <layoutguard/layout.h>
 #include <layoutguard/layout_policy.h>
+#include <layoutguard/report.h>
 #include <layoutguard/tensor.h>
 
 namespace lg::guard {
@@ -126,6 +127,35 @@ class Scope {
 
  private:
   int depth_;
+};
+
+// ---- Counting conversions in a block ----
+
+namespace internal {
+void tally_conversion(const ConversionRecord& one);  // the guard's feed (src/guard/tally.cpp)
+}  // namespace internal
+
+// RAII: counts the layout conversions (copies that change the dim order, NHWC <-> NCHW and the
+// like, as in the report's ledger) that the calling thread's ops make while it lives, in any
+// mode but off -- throw included, where the process ledger records nothing. With the guard
+// off no op reaches the guard: pair it with a Scope. Nests: every live tally of the thread
+// counts. This is how a test holds a block to a copy budget (LG_CHECK_CONVERSIONS_AT_MOST).
+class ConversionTally {
+ public:
+  ConversionTally();
+  ~ConversionTally();
+  ConversionTally(const ConversionTally&) = delete;
+  ConversionTally& operator=(const ConversionTally&) = delete;
+
+  int64_t bytes() const;
+  int64_t count() const;
+  // Grouped as the ledger is, by (depth-0 op, module, from, to); most bytes first.
+  std::vector<ConversionRecord> records() const;
+
+ private:
+  friend void internal::tally_conversion(const ConversionRecord& one);
+  void add(const ConversionRecord& one);
+  std::vector<ConversionRecord> records_;
 };
 
 }  // namespace lg::guard

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "guard/records.h"
 #include "guard/shadow.h"
+#include "guard/tally.h"
 
 namespace lg::guard::detail {
 namespace {
@@ -75,16 +76,32 @@ std::string formats_key(std::span<const Tensor> tensors) {
   return key;
 }
 
+// The dim order (outermost first) of t's dims of size > 1. Size-1 dims are left out: their
+// strides are free, so an (N,1,H,W) tensor holds its bytes in the same order with NCHW and with
+// NHWC strides, and a copy between the two moves nothing between layouts.
+std::string order_of_sized_dims(const Tensor& t) {
+  std::string order;
+  for (char d : t.dim_order())
+    if (t.size(d - 'a') > 1) order += d;
+  return order;
+}
+
 // copy_ moving data between dim orders (NCHW <-> NHWC and the like) is a layout conversion,
 // charged to the depth-0 op that caused it. Broadcasting copies and one-element copies are not.
-void maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index) {
+// It goes to the process ledger (`ledger`: warn and record mode) and to the thread's live
+// ConversionTally objects (any mode).
+void maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bool ledger) {
   if (op_index != static_cast<uint32_t>(dispatch::OpId::copy_) || call.inputs.size() != 2) return;
+  if (!ledger && !tallying()) return;
   const Tensor& dst = call.inputs[0];
   const Tensor& src = call.inputs[1];
   if (!dst.defined() || !src.defined() || dst.numel() < 2 || dst.sizes() != src.sizes()) return;
-  if (dst.dim_order() == src.dim_order()) return;
-  record_conversion(call.root_op, call.module_path, layout::format_name(src.sizes(), src.strides()),
-                    layout::format_name(dst.sizes(), dst.strides()), static_cast<int64_t>(dst.nbytes()));
+  if (order_of_sized_dims(dst) == order_of_sized_dims(src)) return;
+  ConversionRecord one{std::string(call.root_op), std::string(call.module_path),
+                       layout::format_name(src.sizes(), src.strides()), layout::format_name(dst.sizes(), dst.strides()),
+                       1, static_cast<int64_t>(dst.nbytes())};
+  if (tallying()) internal::tally_conversion(one);
+  if (ledger) record_conversion(one.op, one.module_path, std::move(one.from), std::move(one.to), one.bytes);
 }
 
 // The warn-mode logger: the library's logger, or a file logger for log_path.
@@ -133,8 +150,8 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   if (collect) {
     ensure_exit_handler();
     record_call(op_index, call.op);
-    maybe_record_conversion(call, op_index);
   }
+  maybe_record_conversion(call, op_index, collect);
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
   const std::optional<Finding> finding =

@@ -51,6 +51,15 @@ TEST(Assertions, PreservesLayout) {
                           "needs a 4-D or 5-D input");
 }
 
+TEST(Assertions, ConversionsAtMost) {
+  const Tensor cl = lg::ones({2, 3, 4, 5}).contiguous(CL);  // 480 bytes
+  LG_EXPECT_CONVERSIONS_AT_MOST(0, keep_layout());
+  LG_EXPECT_CONVERSIONS_AT_MOST(480, (void)cl.contiguous());
+  EXPECT_NONFATAL_FAILURE(LG_EXPECT_CONVERSIONS_AT_MOST(100, (void)cl.contiguous()),
+                          "expected at most 100 bytes of layout conversions, got 480 in 1 copies:\n"
+                          "  contiguous: channels_last -> contiguous, 1x, 480 bytes");
+}
+
 TEST(Assertions, TheGuardModeIsRestoredAfterEachAssertion) {
   LG_EXPECT_LAYOUT_VIOLATION(expand_batch(), "expand");
   EXPECT_NO_THROW(expand_batch());  // outside the assertion the guard is off again

@@ -88,6 +88,20 @@ TEST_CASE("the violation checks report a missing violation and an unexpected one
   CHECK(contains(explain_violation_raised([&] { drops_layout(cl); }), "[layoutguard] test.drop_layout lost channels_last"));
 }
 
+TEST_CASE("the conversion budget check counts the statement's copies between layouts") {
+  CleanGuard clean;
+  const Tensor cl = lg::ones({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);  // 480 bytes
+  LG_CHECK_CONVERSIONS_AT_MOST(0, relu_like(cl));
+  LG_CHECK_CONVERSIONS_AT_MOST(480, (void)cl.contiguous());
+  const std::string why = explain_conversions_at_most(479, [&] { (void)cl.contiguous(); });
+  CHECK(why ==
+        "expected at most 479 bytes of layout conversions, got 480 in 1 copies:\n"
+        "  contiguous: channels_last -> contiguous, 1x, 480 bytes");
+  // The layout fallback of a contiguous-only op converts and is flagged: a violation is a failure.
+  CHECK(contains(explain_conversions_at_most(1 << 20, [&] { (void)contiguous_only()({cl}); }),
+                 "expected no LayoutViolation while counting conversions, got: [layoutguard] test.contiguous_only lost"));
+}
+
 TEST_CASE("an in-place op that keeps its tensor's layout raises nothing") {
   CleanGuard clean;
   static const lg::CustomOp scale_ = lg::register_op("test.scale_", lg::LayoutPolicy::Preserve, [](const Tensors& in) {

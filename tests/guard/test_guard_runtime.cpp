@@ -248,6 +248,48 @@ TEST_CASE("the layout fallback converts channels-last inputs, is flagged, and is
   CHECK(r2.violations.empty());
 }
 
+TEST_CASE("ConversionTally counts a block's conversions in throw mode too, nested, and not N1HW copies") {
+  CleanGuard clean;
+  const Tensor x = cl4();  // 2x8x4x4 float32: 1024 bytes
+  lg::guard::Scope scope(Mode::Throw);
+  lg::guard::ConversionTally outer;
+  (void)x.contiguous();  // NHWC -> NCHW: Explicit, never flagged, but 1024 bytes copied
+  {
+    lg::guard::ConversionTally inner;
+    (void)x.contiguous().contiguous(CL);  // and back
+    CHECK(inner.count() == 2);
+    CHECK(inner.bytes() == 2048);
+    const std::vector<lg::guard::ConversionRecord> rows = inner.records();
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].from != rows[1].from);
+    CHECK(rows[0].bytes == 1024);
+  }
+  CHECK(outer.count() == 3);
+  CHECK(outer.bytes() == 3072);
+  const std::vector<lg::guard::ConversionRecord> grouped = outer.records();
+  REQUIRE(grouped.size() == 2);  // (contiguous, channels_last -> contiguous) twice, grouped
+  CHECK(grouped[0].op == "contiguous");
+  CHECK(grouped[0].count == 2);
+  CHECK(grouped[0].bytes == 2048);
+  // Same-order copies are no conversions: a plain clone, and NCHW <-> NHWC with C = 1, where
+  // both hold the bytes in one order.
+  lg::guard::ConversionTally quiet;
+  (void)x.clone();
+  const Tensor one_channel = lg::ones({2, 1, 4, 4});
+  (void)one_channel.to(CL);
+  CHECK(one_channel.to(CL).strides() != one_channel.strides());  // a real copy, new strides
+  CHECK(quiet.count() == 0);
+  // Throw mode leaves the process ledger alone.
+  CHECK(lg::guard::report().conversions.empty());
+}
+
+TEST_CASE("ConversionTally sees nothing while the guard is off") {
+  CleanGuard clean;
+  lg::guard::ConversionTally tally;
+  (void)cl4().contiguous();
+  CHECK(tally.count() == 0);
+}
+
 TEST_CASE("multi-output ops: each output is checked") {
   CleanGuard clean;
   const lg::LayoutViolation v = expect_violation([] { split_two()({cl4()}); });

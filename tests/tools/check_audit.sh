@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One model's audit as a test: `layoutguard audit --model M` must exit with the expected status
-# (0: clean, 1: violations), print the per-op table and totals, and write a JSON report and a
+# (0: clean, 1: violations or over --max-conversion-bytes), print the per-op table and totals, and write a JSON report and a
 # Graphviz file that agree with it.
 #   check_audit.sh TOOL MODEL EXPECTED_STATUS SIZE [extra audit flags...]
 set -euo pipefail
@@ -17,6 +17,7 @@ cat "$tmp/out.txt"
 out="$(cat "$tmp/out.txt")"
 grep -q "^layoutguard audit: $model" <<<"$out"
 grep -q "^totals: [0-9]* ops" <<<"$out"
+if grep -q '"over": true' "$tmp/report.json"; then grep -q "^result: over the conversion budget" <<<"$out"; fi
 python3 - "$tmp/report.json" "$want" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -27,7 +28,10 @@ flagged = sum(1 for op in r["ops"] if op["violation"])
 if want == 0:
     assert t["violations"] == 0 and flagged == 0 and r["guard"]["violations"] == [], t
 else:
-    assert t["violations"] > 0 and flagged > 0, t
+    assert t["violations"] > 0 or r["conversion_budget"]["over"], t
+budget = r.get("conversion_budget")
+if budget:  # --max-conversion-bytes: over exactly when more bytes were converted
+    assert budget["over"] == (t["conversion_bytes"] > budget["max_bytes"]), (budget, t)
 print("report ok:", t)
 PY
 grep -q "^digraph layout_flow" "$tmp/flow.dot"

@@ -44,6 +44,8 @@ expect_failure "--batch needs a value" audit --batch
 expect_failure "--size must be H, HxW or TxHxW" audit --model r3d_18 --size 2x4x32x32
 expect_failure "unknown flag --batch" run --model resnet18 --batch 2 --input "$tmp/x.safetensors" --output "$tmp/o.safetensors"
 expect_failure "given twice" audit --batch 1 --batch 2
+expect_failure "--max-conversion-bytes must be an integer in [0, " audit --max-conversion-bytes -1
+expect_failure "--max-conversion-bytes must be an integer in [0, " audit --max-conversion-bytes 1x
 expect_failure "--input FILE and --output FILE are required" run --model resnet18
 expect_failure "cannot open" run --model resnet18 --input "$tmp/missing.safetensors" --output "$tmp/o.safetensors"
 expect_failure "needs a floating-point (N, 3, H, W) input" run --model resnet18 --input "$tmp/y_contiguous.safetensors" --output "$tmp/o.safetensors"

@@ -8,6 +8,8 @@
 //   LG_CHECK_LAYOUT_VIOLATION(stmt, op)  stmt raises a LayoutViolation naming op
 //   LG_CHECK_PRESERVES_LAYOUT(fn, x)     fn keeps the format of contiguous and channels-last x
 //                                        and gives equal values for both
+//   LG_CHECK_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
+//                                        `bytes` between layouts (NHWC <-> NCHW and the like)
 // Failures print the layout found (describe_layout), and tensors print through StringMaker.
 #pragma once
 
@@ -45,3 +47,6 @@ struct StringMaker<lg::Tensor> {
 
 #define LG_CHECK_LAYOUT_VIOLATION(statement, op) \
   LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_violation_expected([&] { statement; }, (op)))
+
+#define LG_CHECK_CONVERSIONS_AT_MOST(max_bytes, ...) \
+  LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_conversions_at_most((max_bytes), [&] { __VA_ARGS__; }))

@@ -8,6 +8,8 @@
 //   LG_EXPECT_LAYOUT_VIOLATION(stmt, op)   stmt raises a LayoutViolation naming op
 //   LG_EXPECT_PRESERVES_LAYOUT(fn, x)      fn keeps the format of contiguous and channels-last x
 //                                          and gives equal values for both
+//   LG_EXPECT_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
+//                                          `bytes` between layouts (NHWC <-> NCHW and the like)
 // The assertions take a streamed message like gtest's own (LG_EXPECT_...(stmt) << "context").
 // On failure the explanation names the layout found (describe_layout), and PrintTo prints
 // tensors by their layout.
@@ -71,3 +73,5 @@ inline auto HasStrides(std::vector<int64_t> strides) { return HasStridesMatcher(
   LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_violation_expected([&] { statement; }, (op)))
 #define LG_EXPECT_PRESERVES_LAYOUT(fn, input) \
   LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_preserves_layout((fn), (input)))
+#define LG_EXPECT_CONVERSIONS_AT_MOST(max_bytes, ...) \
+  LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_conversions_at_most((max_bytes), [&] { __VA_ARGS__; }))

@@ -112,4 +112,25 @@ std::string explain_violation_expected(Fn&& stmt, const std::string& op) {
   return "expected a LayoutViolation from " + op + ", got: " + text;
 }
 
+// "" when stmt, under guard mode throw, made at most max_bytes of layout conversions (copies
+// between dim orders, ConversionTally) and raised no LayoutViolation; else the total and each
+// conversion, most bytes first.
+template <typename Fn>
+std::string explain_conversions_at_most(int64_t max_bytes, Fn&& stmt) {
+  lg::guard::Scope scope(lg::guard::Mode::Throw);
+  lg::guard::ConversionTally tally;
+  try {
+    stmt();
+  } catch (const lg::LayoutViolation& e) {
+    return std::string("expected no LayoutViolation while counting conversions, got: ") + e.what();
+  }
+  if (tally.bytes() <= max_bytes) return "";
+  std::string why = "expected at most " + std::to_string(max_bytes) + " bytes of layout conversions, got " +
+                    std::to_string(tally.bytes()) + " in " + std::to_string(tally.count()) + " copies:";
+  for (const lg::guard::ConversionRecord& r : tally.records())
+    why += "\n  " + r.op + (r.module_path.empty() ? "" : " in " + r.module_path) + ": " + r.from + " -> " + r.to +
+           ", " + std::to_string(r.count) + "x, " + std::to_string(r.bytes) + " bytes";
+  return why;
+}
+
 }  // namespace lg::testing

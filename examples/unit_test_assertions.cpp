@@ -21,6 +21,7 @@ TEST_CASE("every block of the model keeps channels_last") {
   lg::nn::utils::convert_conv2d_weight_memory_format(*model, lg::MemoryFormat::ChannelsLast);
   const lg::Tensor x = lg::randn({1, 3, 64, 64}).to(lg::MemoryFormat::ChannelsLast);
   LG_CHECK_NO_LAYOUT_VIOLATIONS((*model)(x));
+  LG_CHECK_CONVERSIONS_AT_MOST(0, (*model)(x));  // and no copy between layouts inside it
   const lg::Tensor features = (*model->layer1)((*model->maxpool)((*model->relu)((*model->bn1)((*model->conv1)(x)))));
   LG_CHECK_MEMORY_FORMAT(features, lg::MemoryFormat::ChannelsLast);
 }
@@ -37,4 +38,10 @@ TEST_CASE("an NCHW-only custom op is caught") {
       [](const std::vector<lg::Tensor>& in) { return std::vector<lg::Tensor>{lg::relu(in[0])}; });
   const lg::Tensor x = lg::randn({1, 4, 8, 8}).to(lg::MemoryFormat::ChannelsLast);
   LG_CHECK_LAYOUT_VIOLATION(op({x}), "example.nchw_only");
+}
+
+TEST_CASE("x[0].unsqueeze(0) hides channels_last; narrow keeps it") {
+  const lg::Tensor batch = lg::randn({4, 3, 8, 8}).to(lg::MemoryFormat::ChannelsLast);
+  LG_CHECK_LAYOUT_VIOLATION((void)batch.select(0, 2).unsqueeze(0), "unsqueeze");
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)batch.narrow(0, 2, 1));
 }

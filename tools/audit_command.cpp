@@ -13,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -164,14 +165,36 @@ void write_dot(const std::string& path, const std::vector<Row>& rows, const std:
   if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": write failed");
 }
 
+// The run's violations as a suppressions file (op:module lines): the baseline of a ratchet.
+// With it in LAYOUTGUARD_OPTIONS=suppressions=FILE, the losses known today stay quiet and only
+// a new one fails the next audit or test run.
+void write_suppressions(const std::string& path, const guard::Report& report, std::span<const std::string_view> args) {
+  std::set<std::string> lines;
+  for (const guard::ViolationRecord& v : report.violations) {
+    const std::string& module = v.first.module_path;
+    if (module.find_first_of("*?") != std::string::npos)
+      throw ValueError("[layoutguard audit] --write-suppressions: module path '" + module +
+                       "' holds a glob character ('*' or '?'), which a suppressions line cannot match exactly");
+    lines.insert(module.empty() ? v.first.op + "  # at top level: this op in every module" : v.first.op + ":" + module);
+  }
+  std::ofstream f(path);
+  f << "# Known layout losses, written by: layoutguard audit";
+  for (std::string_view a : args) f << " " << a;
+  f << "\n# Use as LAYOUTGUARD_OPTIONS=suppressions=" << path << " so that only new losses are reported.\n";
+  for (const std::string& line : lines) f << line << "\n";
+  if (!f) throw ValueError("[layoutguard audit] --write-suppressions " + path + ": cannot write");
+  std::cout << "wrote " << lines.size() << " suppression" << (lines.size() == 1 ? "" : "s") << " to " << path << "\n";
+}
+
 }  // namespace
 
 int audit_command(std::span<const std::string_view> args) {
   std::vector<std::string_view> allowed = kModelFlags;
-  allowed.insert(allowed.end(), {"report", "dot", "max-conversion-bytes"});
+  allowed.insert(allowed.end(), {"report", "dot", "max-conversion-bytes", "write-suppressions"});
   const Flags flags("audit", args, allowed);
   const ModelSetup setup = parse_model_setup(flags);
   const std::string report_path = flags.get("report", ""), dot_path = flags.get("dot", "");
+  const std::string suppressions_out = flags.get("write-suppressions", "");
   // A copy budget: conversions that never change an output's format pass the layout check
   // (an NCHW conv weight under NHWC activations, a contiguous() undone by the next conv), so
   // a run can be held to a number of converted bytes as well. -1: no budget.
@@ -257,6 +280,7 @@ int audit_command(std::span<const std::string_view> args) {
     if (!f) throw ValueError("[layoutguard audit] --report " + report_path + ": cannot write");
   }
   if (!dot_path.empty()) write_dot(dot_path, recorder.rows(), setup.model + " (" + format_label(setup) + ")");
+  if (!suppressions_out.empty()) write_suppressions(suppressions_out, report, args);
   return report.violations.empty() && !over_budget ? 0 : 1;
 }
 

@@ -2,7 +2,7 @@
 //
 //   layoutguard audit [--model M] [--format F] [--convert C] [--dtype D] [--device cpu|cuda]
 //                     [--batch N] [--size H[xW]] [--weights W] [--report R] [--dot G]
-//                     [--max-conversion-bytes N]
+//                     [--max-conversion-bytes N] [--write-suppressions FILE]
 //                                       one forward pass under the guard: per-op table,
 //                                       violations, totals (docs/cli.md)
 //   layoutguard run --model M --input X --output Y [--weights W] [...]
@@ -36,7 +36,7 @@ constexpr const char* kUsage =
     "                         [--format channels_last|contiguous] [--convert weights|module|none]\n"
     "                         [--dtype float32|float16|bfloat16] [--device cpu|cuda] [--batch N]\n"
     "                         [--size H[xW]] [--weights FILE.safetensors] [--report OUT.json] [--dot OUT.dot]\n"
-    "                         [--max-conversion-bytes N]\n"
+    "                         [--max-conversion-bytes N] [--write-suppressions FILE]\n"
     "       layoutguard run [--model M] --input X.safetensors --output Y.safetensors [--weights W]\n"
     "                       [--format F] [--convert C] [--dtype D] [--device D]\n"
     "       layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"

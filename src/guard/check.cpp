@@ -1,6 +1,8 @@
 // The layout contract: does this call's output keep the channels-last format its inputs had?
 #include <layoutguard/guard.h>
 
+#include <optional>
+
 namespace lg {
 
 std::string_view layout_policy_name(LayoutPolicy policy) {
@@ -56,6 +58,22 @@ bool hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
   return classify(out) == LayoutClass::Other && out.is_contiguous(channels_last_for(out.dim()));
 }
 
+// For a mixed-format call that lost the format: the earlier input (before `cl_input`) whose
+// layout the output took, if any. PyTorch's pointwise layout rule (spec §3.1) follows the
+// operands in argument order, so `cf + cl` is contiguous: the first operand wins, not the
+// channels-last one (pitfall P6). Saying which operand decided is what makes such a report
+// actionable.
+std::optional<size_t> decided_by_earlier(const Tensor& out, std::span<const Tensor> inputs, size_t cl_input) {
+  for (size_t j = 0; j < cl_input; ++j) {
+    const Tensor& in = inputs[j];
+    if (!in.defined() || in.dim() != out.dim() || classify(in) == LayoutClass::ChannelsLast) continue;
+    if (in.sizes() == out.sizes() ? in.strides() == out.strides()
+                                  : in.suggest_memory_format() == out.suggest_memory_format())
+      return j;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 LayoutClass classify(const Tensor& t) {
@@ -85,6 +103,14 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                            (policy == LayoutPolicy::ConvLike ? (i == 0 ? "the input" : "the weight")
                                                              : "an input of the same rank") +
                            " is " + std::string(memory_format_name(lost));
+        if (policy != LayoutPolicy::ConvLike) {
+          if (const std::optional<size_t> j = decided_by_earlier(out, inputs, i))
+            rule += "; the output took the layout of input " + std::to_string(*j) + " (" +
+                    layout::format_name(inputs[*j].sizes(), inputs[*j].strides()) +
+                    "): with mixed formats the first operand decides, not the channels_last one, "
+                    "so convert input " + std::to_string(*j) + " to " + std::string(memory_format_name(lost)) +
+                    " (or, if the op commutes, put input " + std::to_string(i) + " first)";
+        }
         return Finding{std::string(op), policy, lost, o, i, std::move(rule)};
       }
     }

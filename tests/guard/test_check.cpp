@@ -56,6 +56,22 @@ TEST_CASE("Preserve flags a channels_last input whose same-rank output is not ch
   f = check(LayoutPolicy::Preserve, {cf, cl}, {cf});
   REQUIRE(f.has_value());
   CHECK(f->input_index == 1);
+  // ... and the rule says which operand decided the output's layout (the first one).
+  CHECK(f->rule ==
+        "policy Preserve requires a channels_last output when an input of the same rank is channels_last; the "
+        "output took the layout of input 0 (contiguous): with mixed formats the first operand decides, not the "
+        "channels_last one, so convert input 0 to channels_last (or, if the op commutes, put input 1 first)");
+  // No such note when no earlier input has the output's layout, nor for ConvLike, whose
+  // output follows the input or the weight by its own rule.
+  f = check(LayoutPolicy::Preserve, {cl, cf}, {cf});
+  REQUIRE(f.has_value());
+  CHECK(f->rule.find("took the layout") == std::string::npos);
+  f = check(LayoutPolicy::Preserve, {lg::empty({2, 3, 5, 4}).transpose(2, 3), cl}, {cf});  // other strides
+  REQUIRE(f.has_value());
+  CHECK(f->rule.find("took the layout") == std::string::npos);
+  f = check(LayoutPolicy::ConvLike, {cf, cl}, {cf});
+  REQUIRE(f.has_value());
+  CHECK(f->rule.find("took the layout") == std::string::npos);
   // Inputs of another rank (a bias) do not.
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cf, lg::empty({3, 1, 1})}, {cf}));
 }

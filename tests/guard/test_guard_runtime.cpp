@@ -248,6 +248,16 @@ TEST_CASE("the layout fallback converts channels-last inputs, is flagged, and is
   CHECK(r2.violations.empty());
 }
 
+TEST_CASE("add(cf, cl): the violation names the first operand as the one that decided the layout") {
+  CleanGuard clean;
+  const Tensor cl = cl4(), cf = cl4().contiguous();
+  const lg::LayoutViolation v = expect_violation([&] { (void)lg::add(cf, cl); });
+  CHECK(v.info().op == "add");
+  CHECK(v.info().input_index == 1);
+  CHECK(std::string(v.what()).find("the output took the layout of input 0 (contiguous)") != std::string::npos);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::add(cl, cf));  // channels_last first: kept
+}
+
 TEST_CASE("ConversionTally counts a block's conversions in throw mode too, nested, and not N1HW copies") {
   CleanGuard clean;
   const Tensor x = cl4();  // 2x8x4x4 float32: 1024 bytes

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The ratchet: `audit --write-suppressions` turns today's violations into a suppressions file;
+# with it, the same audit is clean (exit 0), and a violation it does not list still fails.
+#   check_baseline.sh TOOL
+set -euo pipefail
+tool="$1"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+set +e
+"$tool" audit --model unet_legacy --size 64 --write-suppressions "$tmp/known.txt" >"$tmp/first.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "first audit exited $rc, expected 1 (the legacy U-Net's violations)"; cat "$tmp/first.txt"; exit 1; }
+grep -q "^wrote [1-9][0-9]* suppressions\? to $tmp/known.txt" "$tmp/first.txt"
+cat "$tmp/known.txt"
+grep -q "^legacy_upsample2x:up3.up$" "$tmp/known.txt"
+grep -q "^# Use as LAYOUTGUARD_OPTIONS=suppressions=" "$tmp/known.txt"
+# Every violation of the first run is a line of the file.
+[ "$(grep -c '^[^#]' "$tmp/known.txt")" -ge 1 ]
+
+LAYOUTGUARD_OPTIONS="suppressions=$tmp/known.txt" "$tool" audit --model unet_legacy --size 64 >"$tmp/second.txt" 2>&1 \
+  || { echo "the audit with its own baseline is not clean"; cat "$tmp/second.txt"; exit 1; }
+grep -q "^result: clean" "$tmp/second.txt"
+
+# A baseline that lists another module does not hide this one's loss.
+sed 's/:up3\.up$/:up2.up/' "$tmp/known.txt" >"$tmp/other.txt"
+set +e
+LAYOUTGUARD_OPTIONS="suppressions=$tmp/other.txt" "$tool" audit --model unet_legacy --size 64 >"$tmp/third.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "a baseline for another module hid the loss (exit $rc)"; exit 1; }
+
+# A file that cannot be written is a clean error (exit 2), not a crash.
+source "$(dirname "$0")/expect_failure.sh"
+expect_failure "--write-suppressions $tmp/missing/known.txt: cannot write" \
+  audit --model resnet18 --size 32 --write-suppressions "$tmp/missing/known.txt"
+echo "baseline ok"

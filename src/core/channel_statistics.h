@@ -61,10 +61,25 @@ class ChannelStatistics {
   struct Affine {
     std::vector<double> mean, scale, shift;
   };
+  // One entry per plane, row-major (n, c).
   Affine affine(const std::vector<double>& weight, const std::vector<double>& bias, double eps) const {
-    Affine a{std::vector<double>(static_cast<size_t>(n_ * c_)), std::vector<double>(static_cast<size_t>(n_ * c_)),
-             std::vector<double>(static_cast<size_t>(n_ * c_))};
-    for (int64_t n = 0; n < n_; ++n)
+    return affine_rows(weight, bias, eps, n_);
+  }
+  // Whether every sample normalises channel c with the same statistic (batch norm, in training
+  // or with running stats): the map is then the same for every n.
+  bool per_channel() const { return across_ || by_channel_; }
+  // The map of sample 0 alone, one entry per channel: for per_channel() statistics it serves
+  // every sample, and costs C square roots instead of N x C.
+  Affine channel_affine(const std::vector<double>& weight, const std::vector<double>& bias, double eps) const {
+    return affine_rows(weight, bias, eps, 1);
+  }
+
+ private:
+  Affine affine_rows(const std::vector<double>& weight, const std::vector<double>& bias, double eps,
+                     int64_t rows) const {
+    Affine a{std::vector<double>(static_cast<size_t>(rows * c_)), std::vector<double>(static_cast<size_t>(rows * c_)),
+             std::vector<double>(static_cast<size_t>(rows * c_))};
+    for (int64_t n = 0; n < rows; ++n)
       for (int64_t c = 0; c < c_; ++c) {
         const auto k = static_cast<size_t>(by_channel_ ? c : stat_of(n, c));
         const auto i = static_cast<size_t>(n * c_ + c);
@@ -75,7 +90,6 @@ class ChannelStatistics {
     return a;
   }
 
- private:
   void accumulate(const std::vector<double>& per_plane, std::vector<double>& per_stat) const {
     for (int64_t n = 0; n < n_; ++n)
       for (int64_t c = 0; c < c_; ++c)

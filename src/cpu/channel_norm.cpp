@@ -82,14 +82,17 @@ void plane_moments(const View5& v, const S* x, const std::vector<double>& shift,
 
 // y = (x - m[n, c]) * a[n, c] + b[n, c], walking y (dense) in its memory order. Subtracting
 // the mean first keeps float32 exact where x equals it (x * a + (b - m * a) would cancel).
+// m, a and b hold sample n's values from n * n_step: n_step is C for per-sample statistics,
+// 0 when every sample shares them (batch norm), so they are computed and tiled once.
 template <typename S>
 void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, const std::vector<double>& m,
-                  const std::vector<double>& a, const std::vector<double>& b) {
+                  const std::vector<double>& a, const std::vector<double>& b, int64_t n_step) {
   using C_t = cpu::ComputeType<S>;
   const View5 vx(input), vy(out);
   const S* x = input.data_ptr<S>();
   S* y = out.data_ptr<S>();
   const int64_t N = vx.size[0], C = vx.size[1];
+  LG_ASSERT(n_step == 0 || n_step == C, "apply_affine: n_step must be 0 or C");
   std::vector<C_t> mf(m.begin(), m.end()), af(a.begin(), a.end()), bf(b.begin(), b.end());
   if (channels_last && vx.stride == vy.stride && vx.dense_channels_last()) {
     // Pixels one after another, C values each: the output is one run per image, and the
@@ -102,14 +105,14 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
       std::vector<C_t> mt(static_cast<size_t>(L)), at(static_cast<size_t>(L)), bt(static_cast<size_t>(L));
       int64_t tiled_for = -1;
       for (int64_t r = r0; r < r1;) {
-        const int64_t n = r / P, rows = std::min({k, r1 - r, (n + 1) * P - r});
-        if (n != tiled_for) {  // k copies of image n's C values (a loop over j % C divided per element)
+        const int64_t n = r / P, rows = std::min({k, r1 - r, (n + 1) * P - r}), from = n * n_step;
+        if (from != tiled_for) {  // k copies of image n's C values (a loop over j % C divided per element)
           for (int64_t q = 0; q < k; ++q) {
-            std::copy(mf.begin() + n * C, mf.begin() + (n + 1) * C, mt.begin() + q * C);
-            std::copy(af.begin() + n * C, af.begin() + (n + 1) * C, at.begin() + q * C);
-            std::copy(bf.begin() + n * C, bf.begin() + (n + 1) * C, bt.begin() + q * C);
+            std::copy(mf.begin() + from, mf.begin() + from + C, mt.begin() + q * C);
+            std::copy(af.begin() + from, af.begin() + from + C, at.begin() + q * C);
+            std::copy(bf.begin() + from, bf.begin() + from + C, bt.begin() + q * C);
           }
-          tiled_for = n;
+          tiled_for = from;
         }
         const S* xi = x + r * C;
         S* yo = y + r * C;
@@ -127,9 +130,9 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
         const int64_t n = r / P, p = r % P, d = p / HW, h = p / vx.size[4] % vx.size[3], w = p % vx.size[4];
         const S* xi = x + n * vx.stride[0] + d * vx.stride[2] + h * vx.stride[3] + w * vx.stride[4];
         S* yo = y + n * vy.stride[0] + d * vy.stride[2] + h * vy.stride[3] + w * vy.stride[4];
-        const C_t* mr = mf.data() + n * C;
-        const C_t* ar = af.data() + n * C;
-        const C_t* br = bf.data() + n * C;
+        const C_t* mr = mf.data() + n * n_step;
+        const C_t* ar = af.data() + n * n_step;
+        const C_t* br = bf.data() + n * n_step;
         if (vx.stride[1] == 1 && vy.stride[1] == 1) {
           for (int64_t c = 0; c < C; ++c) yo[c] = static_cast<S>((static_cast<C_t>(xi[c]) - mr[c]) * ar[c] + br[c]);
         } else {
@@ -142,8 +145,8 @@ void apply_affine(const Tensor& out, const Tensor& input, bool channels_last, co
   }
   cpu::parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(vx.plane(), 1)), [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
-      const int64_t n = q / C, c = q % C;
-      const C_t mv = mf[q], av = af[q], bv = bf[q];
+      const int64_t n = q / C, c = q % C, i = n * n_step + c;
+      const C_t mv = mf[i], av = af[i], bv = bf[i];
       for (int64_t d = 0; d < vx.size[2]; ++d)
         for (int64_t h = 0; h < vx.size[3]; ++h) {
           const S* xi = x + n * vx.stride[0] + c * vx.stride[1] + d * vx.stride[2] + h * vx.stride[3];
@@ -183,8 +186,9 @@ void channel_norm_typed(const Tensor& out, const Tensor& input, const ChannelNor
   }
   const std::vector<double> w = p.weight.defined() ? cpu::read_values(p.weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = p.bias.defined() ? cpu::read_values(p.bias) : std::vector<double>(C, 0.0);
-  const norm::ChannelStatistics::Affine af = stats.affine(w, b, p.eps);
-  apply_affine<S>(out, input, p.channels_last, af.mean, af.scale, af.shift);
+  const bool shared = stats.per_channel();
+  const norm::ChannelStatistics::Affine af = shared ? stats.channel_affine(w, b, p.eps) : stats.affine(w, b, p.eps);
+  apply_affine<S>(out, input, p.channels_last, af.mean, af.scale, af.shift, shared ? 0 : C);
 }
 
 void channel_norm_cpu(const Tensor& out, const Tensor& input, const ChannelNormParams& p) {

@@ -2,15 +2,16 @@
 // (performance_anchors.md section 4) at batch 1 and 16 -- ours in NHWC and NCHW, and oneDNN's
 // direct API (NHWC activations, pre-packed weights) when it is installed -- and the same for 16
 // MobileNetV2 layers (1x1 with few channels, depthwise 3x3), then max and average pooling in both layouts against oneDNN's, and pointwise and NCHW<->NHWC conversion
-// bandwidth against memcpy of the same bytes. A benchmark, not a test: it prints medians
-// (min, max) and ratios, never pass/fail.
+// bandwidth against memcpy of the same bytes, and evaluation batch norm on small maps against
+// relu6. A benchmark, not a test: it prints medians (min, max) and ratios, never pass/fail.
 //
 //   build/bench/cpu_ops [--quick | --smoke] [--json PATH] [--avx2]
-//                       [--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only]
+//                       [--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only |
+//                        --small-maps-only]
 //   (threads: OMP_NUM_THREADS, default all cores)
 // --quick: batch 1 only; --smoke: the first row of each table and the smallest bandwidth case;
-// --conv-only (ResNet-50), --mobilenet-only, --pool-only, --layers-only, --bandwidth-only: that
-// table only.
+// --conv-only (ResNet-50), --mobilenet-only, --pool-only, --layers-only, --bandwidth-only,
+// --small-maps-only: that table only.
 // --avx2: our kernels with an AVX-512 form run their AVX2 form instead (to time both on one CPU).
 #include <algorithm>
 #include <chrono>
@@ -358,6 +359,39 @@ void bandwidth_table(lg::bench::Results& results, bool quick, bool smoke, int ru
   row("batch_norm (eval) NCHW, C=16 at 112x112", 2.0, timed[12]);
 }
 
+// Batch norm in evaluation on MobileNetV2's small late maps, where per-call set-up rather than
+// bandwidth decides: its time against relu6 on the same tensor (the same bytes in and out, no
+// parameters), interleaved in one run. MobileNetV2 at batch 1 makes 52 such calls.
+void small_map_table(lg::bench::Results& results, bool smoke, int runs) {
+  const std::vector<std::vector<int64_t>> shapes =
+      smoke ? std::vector<std::vector<int64_t>>{{1, 960, 7, 7}}
+            : std::vector<std::vector<int64_t>>{{1, 960, 7, 7}, {1, 576, 14, 14}, {16, 960, 7, 7}};
+  std::printf("\nbatch_norm (eval) against relu6 on small NHWC maps, ms: median (min-max)\n");
+  std::printf("%-18s %24s %24s %10s\n", "shape", "batch_norm", "relu6", "bn/relu6");
+  for (const std::vector<int64_t>& shape : shapes) {
+    const int64_t c = shape[1];
+    const lg::Tensor x = lg::randn(shape).contiguous(lg::MemoryFormat::ChannelsLast);
+    const lg::Tensor w = lg::randn({c}), b = lg::randn({c}), mean = lg::randn({c}), var = lg::rand({c});
+    const int reps = shape[0] > 1 ? 20 : 200;  // per sample: small calls are timed in batches
+    const std::vector<Timing> t = lg::bench::time_interleaved(
+        {[&] {
+           for (int i = 0; i < reps; ++i) (void)lg::batch_norm(x, w, b, mean, var, false);
+         },
+         [&] {
+           for (int i = 0; i < reps; ++i) (void)lg::relu6(x);
+         }},
+        runs, 300);
+    std::printf("%-18s %12.4f (%.4f-%.4f) %12.4f (%.4f-%.4f) %9.2fx\n", lg::to_string(shape).c_str(),
+                t[0].median_ms / reps, t[0].min_ms / reps, t[0].max_ms / reps, t[1].median_ms / reps,
+                t[1].min_ms / reps, t[1].max_ms / reps, t[0].median_ms / t[1].median_ms);
+    results.add({{"section", "cpu_small_maps"},
+                 {"shape", lg::to_string(shape)},
+                 {"batch_norm_ms", t[0].median_ms / reps},
+                 {"relu6_ms", t[1].median_ms / reps},
+                 {"ratio", t[0].median_ms / t[1].median_ms}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -371,10 +405,11 @@ int main(int argc, char** argv) {
   results.set("onednn", nullptr);
 #endif
   std::printf("layoutguard %s CPU operator benchmark (%s)\n", LG_VERSION, args.smoke ? "smoke" : args.quick ? "quick" : "full");
-  std::string_view only;  // one table: --conv-only, --mobilenet-only, --pool-only, --layers-only or --bandwidth-only
+  std::string_view only;  // one table: --conv-only, --mobilenet-only, --pool-only, --layers-only, --bandwidth-only
+                          // or --small-maps-only
   for (std::string_view a : args.rest) {
     if (only.empty() && (a == "--conv-only" || a == "--mobilenet-only" || a == "--pool-only" || a == "--layers-only" ||
-                         a == "--bandwidth-only")) {
+                         a == "--bandwidth-only" || a == "--small-maps-only")) {
       only = a;
     } else if (a == "--avx2") {
       lg::cpu::set_avx512_enabled(false);
@@ -382,7 +417,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: cpu_ops [--quick|--smoke] [--json PATH] [--avx2] "
-                   "[--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only]\n");
+                   "[--conv-only | --mobilenet-only | --pool-only | --layers-only | --bandwidth-only |\n"
+                   "        --small-maps-only]\n");
       return 2;
     }
   }
@@ -394,5 +430,6 @@ int main(int argc, char** argv) {
   if (wanted("--pool-only")) pool_table(results, args.quick, args.smoke, runs);
   if (wanted("--layers-only")) layers_table(results, args.quick, args.smoke, runs);
   if (wanted("--bandwidth-only")) bandwidth_table(results, args.quick, args.smoke, runs);
+  if (wanted("--small-maps-only")) small_map_table(results, args.smoke, runs);
   return results.finish();
 }

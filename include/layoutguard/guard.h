@@ -51,6 +51,7 @@ struct Options {
   bool summary = true;                     // table of recorded events at exit
   std::string report_path;                 // JSON report written at exit (empty: none)
   std::string log_path;                    // warn-mode log file (empty: the spdlog default sink)
+  std::string events_path;                 // one JSON line per checked call (empty: none)
   bool shadow = false;                     // re-run checked ops on contiguous copies, compare
   int64_t max_reports = 100;               // distinct warnings logged before going quiet
   bool help = false;                       // print every option at first use

@@ -39,6 +39,7 @@ constexpr Key kKeys[] = {
     {"summary", Kind::Bool, "print a table of recorded events at exit"},
     {"report", Kind::Path, "write a JSON report to this file at exit"},
     {"log_path", Kind::Path, "write warn-mode reports to this file"},
+    {"events", Kind::Path, "write one JSON line per checked op call to this file"},
     {"shadow", Kind::Bool, "re-run checked ops on contiguous copies and compare values"},
     {"max_reports", Kind::Count, "distinct warnings logged before going quiet"},
     {"help", Kind::Bool, "print every option, its value and source at first use"},
@@ -178,7 +179,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
     case Kind::Path:
       if (value.empty()) bad_value(key, value, "empty");
       check_writable(key, value);
-      (key.name == "report" ? o.report_path : o.log_path) = std::string(value);
+      (key.name == "report" ? o.report_path : key.name == "log_path" ? o.log_path : o.events_path) = std::string(value);
       return;
     case Kind::Suppressions:
       if (value.empty()) bad_value(key, value, "empty");
@@ -209,6 +210,7 @@ std::string value_text(const Options& o, const Key& key) {
   if (n == "summary") return o.summary ? "1" : "0";
   if (n == "report") return o.report_path;
   if (n == "log_path") return o.log_path;
+  if (n == "events") return o.events_path;
   if (n == "shadow") return o.shadow ? "1" : "0";
   if (n == "max_reports") return std::to_string(o.max_reports);
   return o.help ? "1" : "0";

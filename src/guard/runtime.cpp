@@ -9,6 +9,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "core/log.h"
+#include "guard/events.h"
 #include "guard/records.h"
 #include "guard/shadow.h"
 #include "guard/tally.h"
@@ -89,19 +90,21 @@ std::string order_of_sized_dims(const Tensor& t) {
 // copy_ moving data between dim orders (NCHW <-> NHWC and the like) is a layout conversion,
 // charged to the depth-0 op that caused it. Broadcasting copies and one-element copies are not.
 // It goes to the process ledger (`ledger`: warn and record mode) and to the thread's live
-// ConversionTally objects (any mode).
-void maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bool ledger) {
-  if (op_index != static_cast<uint32_t>(dispatch::OpId::copy_) || call.inputs.size() != 2) return;
-  if (!ledger && !tallying()) return;
+// ConversionTally objects (any mode). Returns its bytes (0: no conversion, or nobody asked:
+// neither the ledger, a tally nor the event stream).
+int64_t maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bool ledger, bool events) {
+  if (op_index != static_cast<uint32_t>(dispatch::OpId::copy_) || call.inputs.size() != 2) return 0;
+  if (!ledger && !events && !tallying()) return 0;
   const Tensor& dst = call.inputs[0];
   const Tensor& src = call.inputs[1];
-  if (!dst.defined() || !src.defined() || dst.numel() < 2 || dst.sizes() != src.sizes()) return;
-  if (order_of_sized_dims(dst) == order_of_sized_dims(src)) return;
+  if (!dst.defined() || !src.defined() || dst.numel() < 2 || dst.sizes() != src.sizes()) return 0;
+  if (order_of_sized_dims(dst) == order_of_sized_dims(src)) return 0;
   ConversionRecord one{std::string(call.root_op), std::string(call.module_path),
                        layout::format_name(src.sizes(), src.strides()), layout::format_name(dst.sizes(), dst.strides()),
                        1, static_cast<int64_t>(dst.nbytes())};
   if (tallying()) internal::tally_conversion(one);
   if (ledger) record_conversion(one.op, one.module_path, std::move(one.from), std::move(one.to), one.bytes);
+  return one.bytes;
 }
 
 // The warn-mode logger: the library's logger, or a file logger for log_path.
@@ -151,11 +154,12 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
     ensure_exit_handler();
     record_call(op_index, call.op);
   }
-  maybe_record_conversion(call, op_index, collect);
+  const int64_t converted = maybe_record_conversion(call, op_index, collect, !o.events_path.empty());
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path);
+  if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted);
   if (!finding) return;
   if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));
 

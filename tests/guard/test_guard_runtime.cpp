@@ -3,8 +3,10 @@
 // shadow; the report; threads; custom-op errors; the fast path coming back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +143,53 @@ TEST_CASE("allow= and suppressions silence an op, suppressions per module glob")
   }
   lg::guard::ModuleScope m("encoder");
   CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+}
+
+TEST_CASE("events=FILE writes one JSON line per checked call, conversions and violations included") {
+  CleanGuard clean;
+  TempPath events("lg-events");
+  const Tensor x = cl4();  // made before the stream starts: its ops are not in it
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:events=" + events.str()));
+  {
+    lg::guard::ModuleScope m("block1");
+    (void)lg::relu(x);
+    (void)x.contiguous();  // a conversion: contiguous at depth 0, copy_ inside it
+    drop_layout()({x});    // a violation
+  }
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(read_text(events.str()));
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() >= 4);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    CHECK(lines[i]["seq"].get<uint64_t>() == lines[0]["seq"].get<uint64_t>() + i);  // in order, none lost
+    CHECK(lines[i]["module"] == "block1");
+    CHECK(lines[i]["thread"] == lines[0]["thread"]);
+  }
+  // Ops inside an op finish first, so their lines come before it.
+  const auto relu = std::find_if(lines.begin(), lines.end(), [](const nlohmann::json& l) { return l["op"] == "relu"; });
+  REQUIRE(relu != lines.end());
+  CHECK((*relu)["policy"] == "Preserve");
+  CHECK((*relu)["depth"] == 0);
+  CHECK((*relu)["inputs"][0]["strides"] == std::vector<int64_t>{128, 1, 32, 8});
+  CHECK((*relu)["outputs"][0]["format"] == "channels_last");
+  CHECK((*relu)["violation"] == false);
+  int64_t converted = 0;
+  for (const nlohmann::json& l : lines)
+    if (l["op"] == "copy_" && l["root_op"] == "contiguous") {
+      CHECK(l["depth"] == 1);
+      converted += l["conversion_bytes"].get<int64_t>();
+    }
+  CHECK(converted == static_cast<int64_t>(x.nbytes()));
+  const nlohmann::json& last = lines.back();
+  CHECK(last["op"] == "test.drop_layout");
+  CHECK(last["violation"] == true);
+  CHECK(contains(last["rule"].get<std::string>(), "policy Preserve requires a channels_last output"));
+  // Throw mode writes the violating call's line before raising.
+  lg::guard::set_options(options_with(Mode::Throw, "backtrace=0:events=" + events.str()));
+  CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+  const std::string text = read_text(events.str());
+  const std::string final_line = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  CHECK(nlohmann::json::parse(final_line)["violation"] == true);
 }
 
 TEST_CASE("warn logs each distinct violation once, counts repeats, and stops at max_reports") {

@@ -52,7 +52,7 @@ TEST_CASE("LAYOUTGUARD accepts the four modes and 1/0, and nothing else") {
 TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   const lg::guard::Options o = parse_options(
       "record", "allow=pad,upsample_bicubic2d:ambiguous=check:min_bytes=4096:backtrace=0:summary=0:"
-                "report=/tmp/r.json:log_path=/tmp/l.txt:shadow=1:max_reports=7:help=1:");
+                "report=/tmp/r.json:log_path=/tmp/l.txt:events=/tmp/e.jsonl:shadow=1:max_reports=7:help=1:");
   CHECK(o.allow == std::vector<std::string>{"pad", "upsample_bicubic2d"});
   CHECK(o.ambiguous == lg::guard::Ambiguous::Check);
   // "::" belongs to a value (namespaced custom ops); single colons and runs of three separate.
@@ -66,6 +66,7 @@ TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   CHECK_FALSE(o.summary);
   CHECK(o.report_path == "/tmp/r.json");
   CHECK(o.log_path == "/tmp/l.txt");
+  CHECK(o.events_path == "/tmp/e.jsonl");
   CHECK(o.shadow);
   CHECK(o.max_reports == 7);
   CHECK(o.help);
@@ -93,6 +94,8 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "log_path=/proc/x/y.log"), "key 'log_path' got '/proc/x/y.log' (its directory does not exist)"));
   CHECK(contains(config_error("", "report=/nonexistent-dir/r.json"), "allowed values: a writable file path"));
   CHECK(contains(config_error("", "report=/tmp"), "(a directory)"));
+  CHECK(contains(config_error("", "events=/tmp"), "key 'events' got '/tmp' (a directory)"));
+  CHECK(contains(config_error("", "events=/proc/x/e.jsonl"), "(its directory does not exist)"));
   if (access("/proc/version", W_OK) != 0)  // root may write anywhere, but not into /proc
     CHECK(contains(config_error("", "log_path=/proc/version"), "not writable"));
   // A path through a regular file (ENOTDIR), and one under a directory we may not enter (EACCES).

@@ -1,0 +1,68 @@
+// events=FILE: the JSON Lines writer (see events.h).
+#include "guard/events.h"
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include <layoutguard/error.h>
+
+namespace lg::guard::detail {
+namespace {
+
+nlohmann::json operand(const Tensor& t) {
+  if (!t.defined()) return {{"defined", false}};
+  return {{"dtype", dtype_name(t.dtype())},
+          {"sizes", t.sizes().vec()},
+          {"strides", t.strides().vec()},
+          {"format", layout::format_name(t.sizes(), t.strides())}};
+}
+
+// A small number per thread, in order of each thread's first event: readable, and stable
+// across two runs of a single-threaded program (std::thread::id is neither).
+uint64_t thread_number() {
+  static std::atomic<uint64_t> next{0};
+  thread_local const uint64_t mine = next.fetch_add(1, std::memory_order_relaxed);
+  return mine;
+}
+
+}  // namespace
+
+void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes) {
+  nlohmann::json line{{"thread", thread_number()},
+                      {"op", call.op},
+                      {"policy", layout_policy_name(call.policy)},
+                      {"module", call.module_path},
+                      {"depth", call.depth},
+                      {"root_op", call.root_op},
+                      {"device", call.device.str()},
+                      {"kernel", call.kernel},
+                      {"conversion_bytes", conversion_bytes},
+                      {"violation", finding != nullptr}};
+  line["inputs"] = nlohmann::json::array();
+  for (const Tensor& t : call.inputs) line["inputs"].push_back(operand(t));
+  line["outputs"] = nlohmann::json::array();
+  for (const Tensor& t : call.outputs) line["outputs"].push_back(operand(t));
+  if (finding) line["rule"] = finding->rule;
+
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<std::ofstream>> files;
+  static uint64_t sequence = 0;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<std::ofstream>& file = files[path];
+  if (!file) file = std::make_unique<std::ofstream>(path, std::ios::trunc);
+  line["seq"] = sequence++;
+  *file << line.dump() << '\n';
+  file->flush();  // the stream is read while the program runs, or after it crashed
+  if (!*file) {
+    files.erase(path);
+    throw Error("[layoutguard] LAYOUTGUARD_OPTIONS events=" + path + ": writing the event stream failed");
+  }
+}
+
+}  // namespace lg::guard::detail

@@ -1,0 +1,20 @@
+// events=FILE: one JSON line per checked op call (JSON Lines), for dashboards and for diffing
+// the layouts of two runs op by op. Internal to src/guard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <layoutguard/guard.h>
+#include <layoutguard/hooks.h>
+
+namespace lg::guard::detail {
+
+// Appends the call's line to `path` (created, or truncated at its first use in this process):
+// a sequence number, the thread, op, policy, module, depth, root op, device, kernel, every
+// operand's dtype, sizes, strides and format, the bytes of the layout conversion the call
+// made (copy_ only, else 0) and the finding's rule when it broke the contract. Lines from
+// several threads never interleave. lg::Error naming the path if it cannot be written.
+void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes);
+
+}  // namespace lg::guard::detail

@@ -84,7 +84,7 @@ class Recorder {
     r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
     r.conversion_bytes = pending_bytes_;
     pending_bytes_ = 0;
-    r.violation = guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path)
+    r.violation = guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path, call.depth)
                       .has_value();
     if (track_edges_) {
       for (const Tensor& t : call.inputs) {

@@ -47,6 +47,7 @@ struct Options {
   std::vector<Suppression> suppressions;
   Ambiguous ambiguous = Ambiguous::Skip;
   int64_t min_bytes = 0;                   // outputs smaller than this are not flagged
+  bool hidden_views = true;                // flag x[0].unsqueeze(0)-style views (check.cpp)
   bool backtrace = true;                   // capture a stack trace with each violation
   bool summary = true;                     // table of recorded events at exit
   std::string report_path;                 // JSON report written at exit (empty: none)
@@ -100,10 +101,13 @@ struct Finding {
 // Applies `policy` to one call. For ConvLike, inputs[0] is the input and inputs[1] the weight.
 // Ambiguous tensors follow options.ambiguous: Skip leaves them out on both sides; Check counts
 // them as channels_last exactly when they suggest it. Outputs below options.min_bytes and ops
-// exempt by allow/suppressions (for module_path) are never flagged.
+// exempt by allow/suppressions (for module_path) are never flagged. A View call that changes
+// rank and hands back channels-last data under a contiguous suggestion (x[0].unsqueeze(0)) is
+// a finding when options.hidden_views is on and the call is the user's own (depth 0): the
+// library's internal views (an unbatched input made 4-D, conv2d run as conv3d) are not.
 std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                    const Options& options, std::string_view module_path = {});
+                                    const Options& options, std::string_view module_path = {}, int depth = 0);
 
 // ---- The process-wide configuration ----
 

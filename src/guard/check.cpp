@@ -63,12 +63,14 @@ bool hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
 // operands in argument order, so `cf + cl` is contiguous: the first operand wins, not the
 // channels-last one (pitfall P6). Saying which operand decided is what makes such a report
 // actionable.
+// Only an operand of the output's very sizes and strides counts, and only one that is plainly
+// another format: a broadcast (1,C,1,1) or an ambiguous operand decides nothing that
+// converting it would change, and cat, whose inputs differ from its output along the joined
+// dim, follows a rule of its own.
 std::optional<size_t> decided_by_earlier(const Tensor& out, std::span<const Tensor> inputs, size_t cl_input) {
   for (size_t j = 0; j < cl_input; ++j) {
     const Tensor& in = inputs[j];
-    if (!in.defined() || in.dim() != out.dim() || classify(in) == LayoutClass::ChannelsLast) continue;
-    if (in.sizes() == out.sizes() ? in.strides() == out.strides()
-                                  : in.suggest_memory_format() == out.suggest_memory_format())
+    if (in.defined() && classify(in) == LayoutClass::Other && in.sizes() == out.sizes() && in.strides() == out.strides())
       return j;
   }
   return std::nullopt;
@@ -85,7 +87,7 @@ LayoutClass classify(const Tensor& t) {
 
 std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                    const Options& options, std::string_view module_path) {
+                                    const Options& options, std::string_view module_path, int depth) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return std::nullopt;
   if (options.is_exempt(op, module_path)) return std::nullopt;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(inputs.size(), 2)
@@ -114,7 +116,7 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
         return Finding{std::string(op), policy, lost, o, i, std::move(rule)};
       }
     }
-    if (policy == LayoutPolicy::View && hides_channels_last(out, inputs)) {
+    if (policy == LayoutPolicy::View && options.hidden_views && depth == 0 && hides_channels_last(out, inputs)) {
       const MemoryFormat hidden = channels_last_for(out.dim());
       const std::string name(memory_format_name(hidden));
       std::string rule = "policy View: the output holds " + name + " data (is_contiguous(" + name +

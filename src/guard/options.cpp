@@ -35,6 +35,7 @@ constexpr Key kKeys[] = {
     {"suppressions", Kind::Suppressions, "file of op[:module-glob] lines (# comments) never flagged"},
     {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
     {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
+    {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
     {"backtrace", Kind::Bool, "capture a stack trace with each violation"},
     {"summary", Kind::Bool, "print a table of recorded events at exit"},
     {"report", Kind::Path, "write a JSON report to this file at exit"},
@@ -153,6 +154,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       if (key.name == "backtrace") o.backtrace = b;
       else if (key.name == "summary") o.summary = b;
       else if (key.name == "shadow") o.shadow = b;
+      else if (key.name == "hidden_views") o.hidden_views = b;
       else o.help = b;
       return;
     }
@@ -207,6 +209,7 @@ std::string value_text(const Options& o, const Key& key) {
   if (n == "ambiguous") return o.ambiguous == Ambiguous::Skip ? "skip" : "check";
   if (n == "min_bytes") return std::to_string(o.min_bytes);
   if (n == "backtrace") return o.backtrace ? "1" : "0";
+  if (n == "hidden_views") return o.hidden_views ? "1" : "0";
   if (n == "summary") return o.summary ? "1" : "0";
   if (n == "report") return o.report_path;
   if (n == "log_path") return o.log_path;

@@ -158,7 +158,7 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
   const std::optional<Finding> finding =
-      check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path);
+      check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
   if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted);
   if (!finding) return;
   if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));

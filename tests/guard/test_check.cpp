@@ -72,6 +72,10 @@ TEST_CASE("Preserve flags a channels_last input whose same-rank output is not ch
   f = check(LayoutPolicy::ConvLike, {cf, cl}, {cf});
   REQUIRE(f.has_value());
   CHECK(f->rule.find("took the layout") == std::string::npos);
+  // Nor for an earlier operand broadcast to the output (converting it changes nothing).
+  f = check(LayoutPolicy::Preserve, {lg::empty({1, 3, 4, 5}), cl}, {cf});
+  REQUIRE(f.has_value());
+  CHECK(f->rule.find("took the layout") == std::string::npos);
   // Inputs of another rank (a bias) do not.
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cf, lg::empty({3, 1, 1})}, {cf}));
 }
@@ -136,6 +140,11 @@ TEST_CASE("RankChanging and Explicit are never flagged; View is, for same-rank v
   CHECK_FALSE(check(LayoutPolicy::View, {image}, {strided({1, 3, 4, 5}, {60, 1, 15, 3})}));  // suggests it
   CHECK_FALSE(check(LayoutPolicy::View, {image}, {lg::empty({1, 3, 4, 5})}));               // NCHW data
   CHECK_FALSE(check(LayoutPolicy::View, {image}, {hidden}, with("min_bytes=481")));         // 480 bytes
+  // Only the user's own views (depth 0), and hidden_views=0 turns the rule off.
+  CHECK_FALSE(lg::guard::check_layout("op", LayoutPolicy::View, std::vector<Tensor>{image}, std::vector<Tensor>{hidden},
+                                      defaults(), {}, 1));
+  CHECK_FALSE(check(LayoutPolicy::View, {image}, {hidden}, with("hidden_views=0")));
+  CHECK(check(LayoutPolicy::View, {image}, {hidden}, with("hidden_views=1")).has_value());
 }
 
 TEST_CASE("allow, suppressions and min_bytes exempt calls") {

@@ -305,6 +305,10 @@ TEST_CASE("add(cf, cl): the violation names the first operand as the one that de
   CHECK(v.info().input_index == 1);
   CHECK(std::string(v.what()).find("the output took the layout of input 0 (contiguous)") != std::string::npos);
   LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::add(cl, cf));  // channels_last first: kept
+  // cat follows a rule of its own (any contiguous input makes it contiguous): no such note.
+  const lg::LayoutViolation c = expect_violation([&] { (void)lg::cat({cl, cf}, 1); });
+  CHECK(c.info().op == "cat");
+  CHECK(std::string(c.what()).find("took the layout") == std::string::npos);
 }
 
 TEST_CASE("ConversionTally counts a block's conversions in throw mode too, nested, and not N1HW copies") {
@@ -416,6 +420,17 @@ TEST_CASE("View policy: x[0].unsqueeze(0) hides channels_last behind a contiguou
   // squeeze of a channels_last_3d tensor's size-1 depth keeps the format; view does not
   // change rank here.
   LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::empty({2, 3, 1, 4, 5}, {}, CL3).squeeze(2));
+  // An HWC image permuted to CHW holds the same NHWC bytes, and is flagged the same way
+  // (image.unsqueeze(0).permute({0, 3, 1, 2}) gives it channels_last strides); hidden_views=0
+  // turns the rule off. The library's own views of it (conv2d on the unbatched image makes it
+  // 4-D, then 5-D) are not the user's: not flagged.
+  const Tensor hwc = lg::zeros({4, 5, 3}).permute({2, 0, 1});
+  CHECK(expect_violation([&] { (void)hwc.unsqueeze(0); }).info().op == "unsqueeze");
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::zeros({4, 5, 3}).unsqueeze(0).permute({0, 3, 1, 2}));
+  CHECK(lg::zeros({4, 5, 3}).unsqueeze(0).permute({0, 3, 1, 2}).suggest_memory_format() == CL);
+  LG_CHECK_NO_LAYOUT_VIOLATIONS((void)lg::conv2d(hwc, lg::zeros({2, 3, 1, 1})));
+  lg::guard::set_options(options_with(Mode::Throw, "hidden_views=0"));
+  CHECK_NOTHROW((void)hwc.unsqueeze(0));
 }
 
 TEST_CASE("ambiguous inputs: skipped by default, judged by their suggestion with ambiguous=check") {

@@ -144,7 +144,9 @@ void tally_conversion(const ConversionRecord& one);  // the guard's feed (src/gu
 // like, as in the report's ledger) that the calling thread's ops make while it lives, in any
 // mode but off -- throw included, where the process ledger records nothing. With the guard
 // off no op reaches the guard: pair it with a Scope. Nests: every live tally of the thread
-// counts. This is how a test holds a block to a copy budget (LG_CHECK_CONVERSIONS_AT_MOST).
+// counts. It belongs to the thread that made it: destroying it on another thread is an
+// lg::Error (from the destructor: the program terminates), never a dangling registration.
+// This is how a test holds a block to a copy budget (LG_CHECK_CONVERSIONS_AT_MOST).
 class ConversionTally {
  public:
   ConversionTally();
@@ -161,6 +163,10 @@ class ConversionTally {
   friend void internal::tally_conversion(const ConversionRecord& one);
   void add(const ConversionRecord& one);
   std::vector<ConversionRecord> records_;
+  // The thread's live tallies form a list through `outer_`, newest first; its head is a plain
+  // thread_local pointer, which no destruction order can free before a tally that uses it.
+  ConversionTally* outer_ = nullptr;
+  ConversionTally** head_;  // this thread's list head
 };
 
 }  // namespace lg::guard

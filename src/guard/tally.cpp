@@ -3,18 +3,30 @@
 
 #include <algorithm>
 
+#include <layoutguard/error.h>
+
 namespace lg::guard {
 namespace {
 
-thread_local std::vector<ConversionTally*> live_tallies;
+// Newest live tally of this thread (a trivially destructible thread_local: a static or
+// thread_local tally may outlive every non-trivial thread_local of this file).
+thread_local ConversionTally* live_head = nullptr;
 
 }  // namespace
 
-ConversionTally::ConversionTally() { live_tallies.push_back(this); }
+ConversionTally::ConversionTally() : outer_(live_head), head_(&live_head) { live_head = this; }
 
 ConversionTally::~ConversionTally() {
-  // Tallies die in reverse order of creation unless moved into other owners; erase by identity.
-  live_tallies.erase(std::remove(live_tallies.begin(), live_tallies.end(), this), live_tallies.end());
+  LG_CHECK(head_ == &live_head, "[ConversionTally] destroyed on another thread than the one that made it; "
+                                "a tally counts one thread's conversions and must die there");
+  // Newest first, as scopes end; a tally kept on the heap may end out of order, so unlink it
+  // wherever it is.
+  for (ConversionTally** link = &live_head; *link != nullptr; link = &(*link)->outer_) {
+    if (*link == this) {
+      *link = outer_;
+      return;
+    }
+  }
 }
 
 int64_t ConversionTally::bytes() const {
@@ -47,10 +59,10 @@ void ConversionTally::add(const ConversionRecord& one) {
   records_.push_back(one);
 }
 
-bool detail::tallying() { return !live_tallies.empty(); }
+bool detail::tallying() { return live_head != nullptr; }
 
 void internal::tally_conversion(const ConversionRecord& one) {
-  for (ConversionTally* t : live_tallies) t->add(one);
+  for (ConversionTally* t = live_head; t != nullptr; t = t->outer_) t->add(one);
 }
 
 }  // namespace lg::guard

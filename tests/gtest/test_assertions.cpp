@@ -36,6 +36,9 @@ TEST(Assertions, NoViolationsPassesOnKeptLayoutAndFailsWithTheViolationText) {
 
 TEST(Assertions, ExpectViolationNamesTheOp) {
   LG_EXPECT_LAYOUT_VIOLATION(expand_batch(), "expand");
+  // A statement with commas, in parentheses (the documented form).
+  const Tensor cl = lg::zeros({1, 3, 4, 5}).contiguous(CL), cf = lg::zeros({1, 3, 4, 5});
+  LG_EXPECT_LAYOUT_VIOLATION(((void)lg::cat({cl, cf}, 1)), "cat");
   EXPECT_NONFATAL_FAILURE(LG_EXPECT_LAYOUT_VIOLATION(keep_layout(), "relu"),
                           "expected a LayoutViolation from relu, but the statement raised none");
   EXPECT_NONFATAL_FAILURE(LG_EXPECT_LAYOUT_VIOLATION(expand_batch(), "conv2d"),

@@ -97,6 +97,7 @@ TEST_CASE("the conversion budget check counts the statement's copies between lay
   CHECK(why ==
         "expected at most 479 bytes of layout conversions, got 480 in 1 copies:\n"
         "  contiguous: channels_last -> contiguous, 1x, 480 bytes");
+  CHECK(explain_conversions_at_most(-1, [] {}) == "[conversions at most] max_bytes -1; required: a byte count >= 0");
   // The layout fallback of a contiguous-only op converts and is flagged: a violation is a failure.
   CHECK(contains(explain_conversions_at_most(1 << 20, [&] { (void)contiguous_only()({cl}); }),
                  "expected no LayoutViolation while counting conversions, got: [layoutguard] test.contiguous_only lost"));

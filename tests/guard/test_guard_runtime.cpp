@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -344,6 +345,26 @@ TEST_CASE("ConversionTally counts a block's conversions in throw mode too, neste
   CHECK(quiet.count() == 0);
   // Throw mode leaves the process ledger alone.
   CHECK(lg::guard::report().conversions.empty());
+}
+
+TEST_CASE("ConversionTally: tallies kept on the heap may end in any order") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::Scope scope(Mode::Record);
+  auto first = std::make_unique<lg::guard::ConversionTally>();
+  auto second = std::make_unique<lg::guard::ConversionTally>();
+  auto third = std::make_unique<lg::guard::ConversionTally>();
+  second.reset();  // the middle one first
+  (void)x.contiguous();
+  CHECK(first->count() == 1);
+  CHECK(third->count() == 1);
+  first.reset();
+  (void)x.contiguous();
+  CHECK(third->count() == 2);
+  third.reset();
+  lg::guard::ConversionTally last;
+  (void)x.contiguous();
+  CHECK(last.count() == 1);
 }
 
 TEST_CASE("ConversionTally sees nothing while the guard is off") {

@@ -3,12 +3,14 @@
 # (0: clean, 1: violations or over --max-conversion-bytes), print the per-op table and totals, and write a JSON report and a
 # Graphviz file that agree with it.
 #   check_audit.sh TOOL MODEL EXPECTED_STATUS SIZE [extra audit flags...]
+# Environment: LG_AUDIT_OPTIONS, more LAYOUTGUARD_OPTIONS for the run; LG_EXPECT_BUDGET_OVER=0|1,
+# what the report's conversion_budget.over must say (with --max-conversion-bytes).
 set -euo pipefail
 tool="$1"; model="$2"; want="$3"; size="$4"; shift 4
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 set +e
 # report= naming the same file must not let the guard's exit report overwrite the audit's.
-LAYOUTGUARD_OPTIONS="report=$tmp/report.json" \
+LAYOUTGUARD_OPTIONS="report=$tmp/report.json${LG_AUDIT_OPTIONS:+:$LG_AUDIT_OPTIONS}" \
   "$tool" audit --model "$model" --size "$size" --report "$tmp/report.json" --dot "$tmp/flow.dot" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
 set -e
@@ -18,10 +20,11 @@ out="$(cat "$tmp/out.txt")"
 grep -q "^layoutguard audit: $model" <<<"$out"
 grep -q "^totals: [0-9]* ops" <<<"$out"
 if grep -q '"over": true' "$tmp/report.json"; then grep -q "^result: over the conversion budget" <<<"$out"; fi
-python3 - "$tmp/report.json" "$want" <<'PY'
+python3 - "$tmp/report.json" "$want" "${LG_EXPECT_BUDGET_OVER:-}" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 want = int(sys.argv[2])
+expect_over = sys.argv[3]
 t = r["totals"]
 assert t["ops"] == len(r["ops"]) > 10, t
 flagged = sum(1 for op in r["ops"] if op["violation"])
@@ -32,6 +35,8 @@ else:
 budget = r.get("conversion_budget")
 if budget:  # --max-conversion-bytes: over exactly when more bytes were converted
     assert budget["over"] == (t["conversion_bytes"] > budget["max_bytes"]), (budget, t)
+if expect_over:
+    assert budget and budget["over"] == (expect_over == "1"), (budget, expect_over)
 print("report ok:", t)
 PY
 grep -q "^digraph layout_flow" "$tmp/flow.dot"

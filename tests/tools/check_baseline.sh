@@ -29,8 +29,13 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "a baseline for another module hid the loss (exit $rc)"; exit 1; }
 
-# A file that cannot be written is a clean error (exit 2), not a crash.
+# A file that cannot be written is a clean error (exit 2), not a crash; so is writing a
+# baseline while suppressions= or allow= hide violations from the run.
 source "$(dirname "$0")/expect_failure.sh"
+LAYOUTGUARD_OPTIONS="suppressions=$tmp/known.txt" expect_failure "--write-suppressions needs a run that sees every violation" \
+  audit --model unet_legacy --size 64 --write-suppressions "$tmp/again.txt"
+LAYOUTGUARD_OPTIONS="allow=cat" expect_failure "LAYOUTGUARD_OPTIONS has allow=" \
+  audit --model unet_legacy --size 64 --write-suppressions "$tmp/again.txt"
 expect_failure "--write-suppressions $tmp/missing/known.txt: cannot write" \
   audit --model resnet18 --size 32 --write-suppressions "$tmp/missing/known.txt"
 echo "baseline ok"

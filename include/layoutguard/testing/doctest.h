@@ -11,6 +11,8 @@
 //   LG_CHECK_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
 //                                        `bytes` between layouts (NHWC <-> NCHW and the like)
 // Failures print the layout found (describe_layout), and tensors print through StringMaker.
+// A statement with a comma outside parentheses goes in parentheses where the macro takes more
+// than one argument: LG_CHECK_LAYOUT_VIOLATION((lg::cat({a, b}, 1)), "cat").
 #pragma once
 
 #include <string>

@@ -11,6 +11,9 @@
 //   LG_EXPECT_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
 //                                          `bytes` between layouts (NHWC <-> NCHW and the like)
 // The assertions take a streamed message like gtest's own (LG_EXPECT_...(stmt) << "context").
+// A statement or function with a comma outside parentheses (a braced list, a lambda capturing
+// two names) goes in parentheses where the macro takes more than one argument:
+//   LG_EXPECT_LAYOUT_VIOLATION((lg::cat({a, b}, 1)), "cat");
 // On failure the explanation names the layout found (describe_layout), and PrintTo prints
 // tensors by their layout.
 #pragma once
@@ -55,8 +58,8 @@ inline auto HasStrides(std::vector<int64_t> strides) { return HasStridesMatcher(
 
 }  // namespace lg::testing
 
-// One failure carrying `why` when it is not empty. The switch keeps a caller's dangling else
-// from binding to the if, as gtest's own macros do.
+// One failure carrying `why` when it is not empty; a single statement that takes a streamed
+// message. The switch is gtest's own guard against -Wdangling-else in callers' if/else.
 #define LG_GTEST_LAYOUT_(on_failure, why_expr)                        \
   switch (0)                                                          \
   case 0:                                                             \

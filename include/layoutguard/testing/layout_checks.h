@@ -117,6 +117,8 @@ std::string explain_violation_expected(Fn&& stmt, const std::string& op) {
 // conversion, most bytes first.
 template <typename Fn>
 std::string explain_conversions_at_most(int64_t max_bytes, Fn&& stmt) {
+  if (max_bytes < 0)
+    return "[conversions at most] max_bytes " + std::to_string(max_bytes) + "; required: a byte count >= 0";
   lg::guard::Scope scope(lg::guard::Mode::Throw);
   lg::guard::ConversionTally tally;
   try {

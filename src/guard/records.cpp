@@ -115,6 +115,12 @@ int64_t record_violation(const std::string& key, uint32_t op_index,
   return fresh ? static_cast<int64_t>(s.violations.size()) : 0;
 }
 
+int64_t conversion_bytes(const std::vector<ConversionRecord>& records) {
+  int64_t n = 0;
+  for (const ConversionRecord& c : records) n += c.bytes;
+  return n;
+}
+
 }  // namespace detail
 
 int64_t Report::violation_count() const {
@@ -123,11 +129,7 @@ int64_t Report::violation_count() const {
   return n;
 }
 
-int64_t Report::conversion_bytes() const {
-  int64_t n = 0;
-  for (const ConversionRecord& c : conversions) n += c.bytes;
-  return n;
-}
+int64_t Report::conversion_bytes() const { return detail::conversion_bytes(conversions); }
 
 Report report() {
   detail::Store& s = detail::store();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <layoutguard/report.h>
 
@@ -23,6 +24,9 @@ void record_conversion(std::string_view op, std::string_view module_path, std::s
 // one is new, 0 when it repeats an earlier one.
 int64_t record_violation(const std::string& key, uint32_t op_index,
                          const std::function<ViolationInfo()>& describe);
+
+// The bytes of a list of conversions (the report's ledger, a ConversionTally's).
+int64_t conversion_bytes(const std::vector<ConversionRecord>& records);
 
 // Makes sure the exit handler (summary=1 table, report=FILE) is registered.
 void ensure_exit_handler();

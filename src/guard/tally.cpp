@@ -1,6 +1,8 @@
 // ConversionTally: the calling thread's live tallies, fed by the guard's conversion check.
 #include "guard/tally.h"
 
+#include "guard/records.h"
+
 #include <algorithm>
 
 #include <layoutguard/error.h>
@@ -29,11 +31,7 @@ ConversionTally::~ConversionTally() {
   }
 }
 
-int64_t ConversionTally::bytes() const {
-  int64_t total = 0;
-  for (const ConversionRecord& r : records_) total += r.bytes;
-  return total;
-}
+int64_t ConversionTally::bytes() const { return detail::conversion_bytes(records_); }
 
 int64_t ConversionTally::count() const {
   int64_t total = 0;

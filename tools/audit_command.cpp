@@ -66,13 +66,8 @@ class Recorder {
   explicit Recorder(bool track_edges) : track_edges_(track_edges), start_(Clock::now()) {}
 
   void operator()(const hooks::OpCall& call) {
-    if (call.op == "copy_" && call.inputs.size() == 2) {
-      const Tensor& dst = call.inputs[0];
-      const Tensor& src = call.inputs[1];
-      if (dst.defined() && src.defined() && dst.numel() >= 2 && dst.sizes() == src.sizes() &&
-          dst.dim_order() != src.dim_order())
-        pending_bytes_ += int64_t(dst.nbytes());
-    }
+    if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
+      pending_bytes_ += int64_t(call.inputs[0].nbytes());
     if (call.depth != 0) return;
     Row r;
     r.op = call.op;

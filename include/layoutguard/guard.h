@@ -136,6 +136,12 @@ class Scope {
 
 // ---- Counting conversions in a block ----
 
+// Whether copy_(dst, src) is a layout conversion, as the ledger, ConversionTally and the audit
+// count them: same sizes, at least two elements, and the dims of size > 1 in another memory
+// order (size-1 dims are left out: their strides are free, so an (N,1,H,W) tensor holds its
+// bytes in one order under NCHW and NHWC strides). Broadcasting and one-element copies are not.
+bool is_layout_conversion(const Tensor& dst, const Tensor& src);
+
 namespace internal {
 void tally_conversion(const ConversionRecord& one);  // the guard's feed (src/guard/tally.cpp)
 }  // namespace internal

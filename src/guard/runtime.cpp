@@ -77,16 +77,6 @@ std::string formats_key(std::span<const Tensor> tensors) {
   return key;
 }
 
-// The dim order (outermost first) of t's dims of size > 1. Size-1 dims are left out: their
-// strides are free, so an (N,1,H,W) tensor holds its bytes in the same order with NCHW and with
-// NHWC strides, and a copy between the two moves nothing between layouts.
-std::string order_of_sized_dims(const Tensor& t) {
-  std::string order;
-  for (char d : t.dim_order())
-    if (t.size(d - 'a') > 1) order += d;
-  return order;
-}
-
 // copy_ moving data between dim orders (NCHW <-> NHWC and the like) is a layout conversion,
 // charged to the depth-0 op that caused it. Broadcasting copies and one-element copies are not.
 // It goes to the process ledger (`ledger`: warn and record mode) and to the thread's live
@@ -97,8 +87,7 @@ int64_t maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bo
   if (!ledger && !events && !tallying()) return 0;
   const Tensor& dst = call.inputs[0];
   const Tensor& src = call.inputs[1];
-  if (!dst.defined() || !src.defined() || dst.numel() < 2 || dst.sizes() != src.sizes()) return 0;
-  if (order_of_sized_dims(dst) == order_of_sized_dims(src)) return 0;
+  if (!is_layout_conversion(dst, src)) return 0;
   ConversionRecord one{std::string(call.root_op), std::string(call.module_path),
                        layout::format_name(src.sizes(), src.strides()), layout::format_name(dst.sizes(), dst.strides()),
                        1, static_cast<int64_t>(dst.nbytes())};

@@ -1,9 +1,11 @@
-// ConversionTally: the calling thread's live tallies, fed by the guard's conversion check.
+// What a layout conversion is, and ConversionTally: the calling thread's live tallies, fed by
+// the guard's conversion check.
 #include "guard/tally.h"
 
 #include "guard/records.h"
 
 #include <algorithm>
+#include <string>
 
 #include <layoutguard/error.h>
 
@@ -55,6 +57,23 @@ void ConversionTally::add(const ConversionRecord& one) {
     }
   }
   records_.push_back(one);
+}
+
+namespace {
+
+// The dim order (outermost first) of t's dims of size > 1.
+std::string order_of_sized_dims(const Tensor& t) {
+  std::string order;
+  for (char d : t.dim_order())
+    if (t.size(d - 'a') > 1) order += d;
+  return order;
+}
+
+}  // namespace
+
+bool is_layout_conversion(const Tensor& dst, const Tensor& src) {
+  return dst.defined() && src.defined() && dst.numel() >= 2 && dst.sizes() == src.sizes() &&
+         order_of_sized_dims(dst) != order_of_sized_dims(src);
 }
 
 bool detail::tallying() { return live_head != nullptr; }

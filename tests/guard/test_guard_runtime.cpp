@@ -367,6 +367,18 @@ TEST_CASE("ConversionTally: tallies kept on the heap may end in any order") {
   CHECK(last.count() == 1);
 }
 
+TEST_CASE("is_layout_conversion: another memory order of the dims of size > 1") {
+  const Tensor cf = lg::empty({2, 3, 4, 5}), cl = lg::empty({2, 3, 4, 5}, {}, CL);
+  CHECK(lg::guard::is_layout_conversion(cf, cl));
+  CHECK(lg::guard::is_layout_conversion(cl, cf));
+  CHECK_FALSE(lg::guard::is_layout_conversion(cf, lg::empty({2, 3, 4, 5})));
+  CHECK_FALSE(lg::guard::is_layout_conversion(lg::empty({2, 1, 4, 5}), lg::empty({2, 1, 4, 5}, {}, CL)));  // C = 1
+  CHECK_FALSE(lg::guard::is_layout_conversion(cf, lg::empty({1, 3, 4, 5}, {}, CL)));  // broadcast: other sizes
+  CHECK_FALSE(lg::guard::is_layout_conversion(lg::empty({1, 1, 1, 1}), lg::empty({1, 1, 1, 1}, {}, CL)));
+  CHECK_FALSE(lg::guard::is_layout_conversion(Tensor(), cl));
+  CHECK(lg::guard::is_layout_conversion(cf, cl.narrow(0, 0, 2)));  // a slice is read in its own order
+}
+
 TEST_CASE("ConversionTally sees nothing while the guard is off") {
   CleanGuard clean;
   lg::guard::ConversionTally tally;

@@ -10,6 +10,13 @@ if [ -d /usr/local/cuda/bin ]; then
   export PATH
 fi
 
+# ccache keys must not depend on where the checkout lives: CI builds a fresh clone in another
+# folder, and with -g ccache hashes the working directory unless told not to. Paths under the
+# checkout are rewritten relative to it (base_dir), so a clone anywhere reuses this machine's
+# cache; only the debug info's compilation directory may then name the first checkout.
+export CCACHE_BASEDIR="$LG_ROOT"
+export CCACHE_NOHASHDIR=1
+
 lg_say() { printf '[layoutguard] %s\n' "$*"; }
 
 # lg_configure BUILD_DIR [meson options...]: configure once, reconfigure when options change.

@@ -191,8 +191,8 @@ int audit_command(std::span<const std::string_view> args) {
   const std::string report_path = flags.get("report", ""), dot_path = flags.get("dot", "");
   const std::string suppressions_out = flags.get("write-suppressions", "");
   // A copy budget: conversions that never change an output's format pass the layout check
-  // (an NCHW conv weight under NHWC activations, a contiguous() undone by the next conv), so
-  // a run can be held to a number of converted bytes as well. -1: no budget.
+  // (a contiguous() that the next conv undoes), so a run can be held to a number of converted
+  // bytes as well. -1: no budget.
   const int64_t max_conversion_bytes =
       flags.integer("max-conversion-bytes", -1, 0, std::numeric_limits<int64_t>::max());
 

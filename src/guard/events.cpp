@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 

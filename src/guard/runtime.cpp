@@ -91,7 +91,7 @@ int64_t maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bo
   ConversionRecord one{std::string(call.root_op), std::string(call.module_path),
                        layout::format_name(src.sizes(), src.strides()), layout::format_name(dst.sizes(), dst.strides()),
                        1, static_cast<int64_t>(dst.nbytes())};
-  if (tallying()) internal::tally_conversion(one);
+  internal::tally_conversion(one);  // each live tally of this thread; none: nothing to do
   if (ledger) record_conversion(one.op, one.module_path, std::move(one.from), std::move(one.to), one.bytes);
   return one.bytes;
 }

@@ -14,23 +14,18 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "loss_spans.h"
 #include "model_setup.h"
 
 namespace lg::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Row {
-  std::string op, module, in, out, kernel;
-  int64_t conversion_bytes = 0;
-  bool violation = false;
-  std::vector<size_t> sources;  // rows whose outputs this call read (for --dot)
-};
 
 // NHWC / NCHW (NDHWC / NCDHW) for 4-D and 5-D tensors, the full format name when it is neither,
 // the rank otherwise.
@@ -52,46 +47,46 @@ const Tensor* main_operand(std::span<const Tensor> ts) {
   return ts.empty() ? nullptr : &ts[0];
 }
 
-std::string human_bytes(int64_t b) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(1);
-  if (b >= (1 << 20)) s << double(b) / double(1 << 20) << " MiB";
-  else if (b >= 1024) s << double(b) / 1024.0 << " KiB";
-  else s << b << " B";
-  return s.str();
+// What a row's main output is, for following a lost layout (loss_spans.h).
+OutputKind output_kind(const Tensor* t) {
+  if (t == nullptr || !t->defined() || (t->dim() != 4 && t->dim() != 5)) return OutputKind::Neither;
+  switch (guard::classify(*t)) {
+    case guard::LayoutClass::ChannelsLast: return OutputKind::ChannelsLast;
+    case guard::LayoutClass::Other: return OutputKind::Nchw;
+    default: return OutputKind::Neither;
+  }
 }
 
 class Recorder {
  public:
-  explicit Recorder(bool track_edges) : track_edges_(track_edges), start_(Clock::now()) {}
+  Recorder() : start_(Clock::now()) {}
 
   void operator()(const hooks::OpCall& call) {
     if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
       pending_bytes_ += int64_t(call.inputs[0].nbytes());
     if (call.depth != 0) return;
-    Row r;
+    AuditRow r;
     r.op = call.op;
     r.module = call.module_path;
     const Tensor* in = main_operand(call.inputs);
     const Tensor* out = main_operand(call.outputs);
     r.in = in ? short_format(*in) : "-";
     r.out = out ? short_format(*out) : "-";
+    r.out_kind = output_kind(out);
+    r.out_bytes = out && out->defined() ? int64_t(out->nbytes()) : 0;
     r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
     r.conversion_bytes = pending_bytes_;
     pending_bytes_ = 0;
-    r.violation = guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path, call.depth)
-                      .has_value();
-    if (track_edges_) {
-      for (const Tensor& t : call.inputs) {
-        auto it = t.defined() ? producer_.find(t.impl_ptr().get()) : producer_.end();
-        if (it != producer_.end()) r.sources.push_back(it->second);
-      }
-      for (const Tensor& t : call.outputs)
-        if (t.defined()) {
-          producer_[t.impl_ptr().get()] = rows_.size();
-          alive_.push_back(t);  // keeps the address from being reused by a later tensor
-        }
+    if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path, call.depth)) {
+      // The guard gives such a loss to the same scope (ExpectedLoss): not a violation.
+      const guard::ExpectedLoss* expected = guard::ExpectedLoss::innermost_for(call.op);
+      r.violation = expected == nullptr;
+      if (expected) r.expected_loss = expected->reason();
     }
+    for (const Tensor& t : call.inputs)
+      if (const std::optional<size_t> p = producer(t)) r.sources.push_back(*p);
+    for (const Tensor& t : call.outputs)
+      if (t.defined()) producers_[t.impl_ptr().get()] = {t.impl_ptr(), rows_.size()};
     rows_.push_back(std::move(r));
     progress(call.module_path);
   }
@@ -99,9 +94,19 @@ class Recorder {
   void finish_progress() {
     if (shown_) std::fprintf(stderr, "\r%-78s\r", "");
   }
-  std::vector<Row>& rows() { return rows_; }
+  std::vector<AuditRow>& rows() { return rows_; }
 
  private:
+  // The row that made t, if t is still the tensor that row made: a weak reference tells a
+  // live tensor from a later one that reuses a freed one's address, without keeping every
+  // activation of the run alive.
+  std::optional<size_t> producer(const Tensor& t) const {
+    if (!t.defined()) return std::nullopt;
+    const auto it = producers_.find(t.impl_ptr().get());
+    if (it == producers_.end() || it->second.impl.expired()) return std::nullopt;
+    return it->second.row;
+  }
+
   // A live line on a terminal once a run takes more than a second.
   void progress(std::string_view module) {
     if (!isatty(STDERR_FILENO)) return;
@@ -112,19 +117,21 @@ class Recorder {
     std::fprintf(stderr, "\r[audit] %zu ops, at %-50.50s", rows_.size(), std::string(module).c_str());
   }
 
-  bool track_edges_;
+  struct Producer {
+    std::weak_ptr<detail::TensorImpl> impl;
+    size_t row;
+  };
   guard::Options options_ = guard::options();
-  std::vector<Row> rows_;
+  std::vector<AuditRow> rows_;
   int64_t pending_bytes_ = 0;
-  std::map<const void*, size_t> producer_;
-  std::vector<Tensor> alive_;
+  std::unordered_map<const void*, Producer> producers_;
   Clock::time_point start_, last_{};
   bool shown_ = false;
 };
 
-void print_table(const std::vector<Row>& rows) {
+void print_table(const std::vector<AuditRow>& rows) {
   size_t w_op = 2, w_mod = 6, w_fmt = 12, w_k = 6;
-  for (const Row& r : rows) {
+  for (const AuditRow& r : rows) {
     w_op = std::max(w_op, r.op.size());
     w_mod = std::max(w_mod, r.module.size());
     w_fmt = std::max(w_fmt, r.in.size() + r.out.size() + 4);
@@ -134,19 +141,19 @@ void print_table(const std::vector<Row>& rows) {
   std::cout << "  #  " << pad("op", w_op) << "  " << pad("module", w_mod) << "  " << pad("in -> out", w_fmt) << "  "
             << pad("kernel", w_k) << "  converted\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::cout << (r.violation ? "!!" : "  ") << std::setw(3) << i << " " << pad(r.op, w_op) << "  "
+    const AuditRow& r = rows[i];
+    std::cout << (r.violation ? "!!" : r.expected_loss.empty() ? "  " : "ex") << std::setw(3) << i << " " << pad(r.op, w_op) << "  "
               << pad(r.module.empty() ? "(top)" : r.module, w_mod) << "  " << pad(r.in + " -> " + r.out, w_fmt) << "  "
               << pad(r.kernel, w_k) << "  " << (r.conversion_bytes ? human_bytes(r.conversion_bytes) : "-") << "\n";
   }
 }
 
-void write_dot(const std::string& path, const std::vector<Row>& rows, const std::string& title) {
+void write_dot(const std::string& path, const std::vector<AuditRow>& rows, const std::string& title) {
   std::ofstream f(path);
   if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": cannot open for writing");
   f << "digraph layout_flow {\n  label=\"" << title << "\";\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"monospace\"];\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+    const AuditRow& r = rows[i];
     const bool cl = r.out.rfind("NHWC", 0) == 0 || r.out.rfind("NDHWC", 0) == 0;
     const bool nchw = r.out.rfind("NC", 0) == 0;
     const char* fill = cl ? "#b8e6b8" : nchw ? "#ffd59a" : "#e0e0e0";
@@ -170,7 +177,7 @@ void write_suppressions(const std::string& path, const guard::Report& report, st
     if (module.find_first_of("*?") != std::string::npos)
       throw ValueError("[layoutguard audit] --write-suppressions: module path '" + module +
                        "' holds a glob character ('*' or '?'), which a suppressions line cannot match exactly");
-    lines.insert(module.empty() ? v.first.op + "  # at top level: this op in every module" : v.first.op + ":" + module);
+    lines.insert(v.first.op + ":" + (module.empty() ? std::string(guard::kTopLevelModule) : module));
   }
   std::ofstream f(path);
   f << "# Known layout losses, written by: layoutguard audit";
@@ -222,7 +229,7 @@ int audit_command(std::span<const std::string_view> args) {
   }
   guard::set_options(options);
   guard::clear_report();
-  Recorder recorder(!dot_path.empty());
+  Recorder recorder;
   const auto t0 = Clock::now();
   {
     hooks::ScopedHook hook([&](const hooks::OpCall& call) { recorder(call); });
@@ -239,6 +246,14 @@ int audit_command(std::span<const std::string_view> args) {
     for (const guard::ViolationRecord& v : report.violations)
       std::cout << "\n" << lg::format_violation(v.first) << (v.count > 1 ? "\n(seen " + std::to_string(v.count) + " times)" : "")
                 << "\n";
+  }
+  const std::vector<LossSpan> spans = find_loss_spans(recorder.rows());
+  if (!spans.empty()) std::cout << "\n" << format_loss_spans(spans, recorder.rows());
+  if (!report.expected_losses.empty()) {
+    std::cout << "\nexpected losses (ExpectedLoss scopes; not violations)\n";
+    for (const guard::ExpectedLossRecord& e : report.expected_losses)
+      std::cout << "  " << e.op << (e.module_path.empty() ? "" : " in " + e.module_path) << ", " << e.count
+                << "x: " << e.reason << "\n";
   }
   int64_t conversions = 0;
   for (const guard::ConversionRecord& c : report.conversions) conversions += c.count;
@@ -267,9 +282,11 @@ int audit_command(std::span<const std::string_view> args) {
     j["dtype"] = dtype_name(setup.dtype);
     j["device"] = setup.device.is_cuda() ? "cuda" : "cpu";
     j["input"] = std::vector<int64_t>(input.sizes().begin(), input.sizes().end());
-    for (const Row& r : recorder.rows())
+    for (const AuditRow& r : recorder.rows())
       j["ops"].push_back({{"op", r.op}, {"module", r.module}, {"in", r.in}, {"out", r.out}, {"kernel", r.kernel},
-                          {"conversion_bytes", r.conversion_bytes}, {"violation", r.violation}});
+                          {"conversion_bytes", r.conversion_bytes}, {"violation", r.violation},
+                          {"expected_loss", r.expected_loss}, {"sources", r.sources}});
+    j["loss_spans"] = loss_spans_json(spans, recorder.rows());
     j["totals"] = {{"ops", recorder.rows().size()}, {"violations", report.violation_count()},
                    {"distinct_violations", report.violations.size()}, {"conversions", conversions},
                    {"conversion_bytes", report.conversion_bytes()}, {"milliseconds", ms}};

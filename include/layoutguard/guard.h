@@ -34,10 +34,15 @@ enum class Ambiguous { Skip, Check };
 // Where an option's effective value came from (printed by help=1).
 enum class Source { Default, Environment, Api };
 
-// `op` or `op:module-glob` from a suppressions file; '*' and '?' work in the glob.
+// The module path of a call made outside every module, as suppressions lines and the audit's
+// table write it: `op:(top)` silences op at top level only, where a bare `op` silences it in
+// every module.
+inline constexpr std::string_view kTopLevelModule = "(top)";
+
+// `op`, `op:module-glob` or `op:(top)` from a suppressions file; '*' and '?' work in the glob.
 struct Suppression {
   std::string op;
-  std::string module_glob;  // empty: every module
+  std::string module_glob;  // empty: every module; kTopLevelModule: calls outside every module
 };
 
 struct Options {
@@ -142,8 +147,12 @@ class Scope {
 // bytes in one order under NCHW and NHWC strides). Broadcasting and one-element copies are not.
 bool is_layout_conversion(const Tensor& dst, const Tensor& src);
 
+class ExpectedLoss;
 namespace internal {
 void tally_conversion(const ConversionRecord& one);  // the guard's feed (src/guard/tally.cpp)
+// Counts a loss of op against the innermost matching ExpectedLoss; returns it, or nullptr
+// (src/guard/expected_loss.cpp).
+const ExpectedLoss* take_expected_loss(std::string_view op);
 }  // namespace internal
 
 // RAII: counts the layout conversions (copies that change the dim order, NHWC <-> NCHW and the
@@ -175,4 +184,44 @@ class ConversionTally {
   ConversionTally** head_;  // this thread's list head
 };
 
+// ---- Expected losses ----
+
+// RAII: a layout loss that the calling thread's ops make while it lives is expected, for
+// `reason` (an op without an NHWC kernel, a permute the model needs). Such a loss is not
+// raised (throw), logged (warn) or counted as a violation (report, summary, audit result, the
+// test assertions); the report lists it under expected losses with the reason, so the known
+// cost stays in view. With `op` only that op's losses are expected: any other still fails.
+// Scopes nest; the innermost one that matches takes the loss. A scope that ends without having
+// taken a loss while the guard collects (warn, record) is listed in the report as unused: the
+// loss went away and the annotation can go, as with an unused suppression. Like ConversionTally
+// it belongs to its thread; destroying it on another is an lg::Error.
+class ExpectedLoss {
+ public:
+  explicit ExpectedLoss(std::string reason, std::string op = {});
+  ~ExpectedLoss();
+  ExpectedLoss(const ExpectedLoss&) = delete;
+  ExpectedLoss& operator=(const ExpectedLoss&) = delete;
+
+  const std::string& reason() const { return reason_; }
+  const std::string& op() const { return op_; }
+  int64_t count() const { return count_; }  // losses taken so far
+
+  // The calling thread's innermost live scope that expects a loss from op, or nullptr.
+  static const ExpectedLoss* innermost_for(std::string_view op);
+
+ private:
+  friend const ExpectedLoss* internal::take_expected_loss(std::string_view op);
+  std::string reason_, op_;
+  int64_t count_ = 0;
+  ExpectedLoss* outer_;    // this thread's live scopes, newest first (as ConversionTally)
+  ExpectedLoss** head_;
+};
+
 }  // namespace lg::guard
+
+#define LG_GUARD_CONCAT_INNER(a, b) a##b
+#define LG_GUARD_CONCAT(a, b) LG_GUARD_CONCAT_INNER(a, b)
+// Expects a layout loss, for the rest of the enclosing block: LG_EXPECT_LAYOUT_LOSS("no NHWC
+// bicubic kernel") or LG_EXPECT_LAYOUT_LOSS("...", "upsample_bicubic2d") for one op.
+#define LG_EXPECT_LAYOUT_LOSS(...) \
+  ::lg::guard::ExpectedLoss LG_GUARD_CONCAT(lg_expected_loss_, __LINE__) { __VA_ARGS__ }

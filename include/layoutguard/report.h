@@ -27,6 +27,21 @@ struct ConversionRecord {
   int64_t bytes = 0;     // bytes written
 };
 
+// Losses that an ExpectedLoss scope (guard.h) took, grouped by (reason, op, module).
+struct ExpectedLossRecord {
+  std::string reason;
+  std::string op;
+  std::string module_path;
+  int64_t count = 0;
+};
+
+// ExpectedLoss scopes that ended without taking a loss, grouped by (reason, op filter).
+struct UnusedExpectation {
+  std::string reason;
+  std::string op;       // the scope's op filter; empty: any op
+  int64_t scopes = 0;   // how many such scopes ended unused
+};
+
 struct OpStats {
   std::string op;
   int64_t calls = 0;       // checked calls (all depths)
@@ -39,6 +54,8 @@ struct Report {
   std::vector<ViolationRecord> violations;  // in order of first occurrence
   std::vector<ConversionRecord> conversions;  // most bytes first
   std::vector<OpStats> ops;                 // most conversion bytes first, then most calls
+  std::vector<ExpectedLossRecord> expected_losses;  // in order of first occurrence
+  std::vector<UnusedExpectation> unused_expectations;
   int64_t checked_calls = 0;
   int64_t violation_count() const;   // with repeats
   int64_t conversion_bytes() const;

@@ -32,7 +32,8 @@ uint64_t thread_number() {
 
 }  // namespace
 
-void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes) {
+void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes,
+                 const ExpectedLoss* expected) {
   nlohmann::json line{{"thread", thread_number()},
                       {"op", call.op},
                       {"policy", layout_policy_name(call.policy)},
@@ -42,12 +43,13 @@ void write_event(const std::string& path, const hooks::OpCall& call, const Findi
                       {"device", call.device.str()},
                       {"kernel", call.kernel},
                       {"conversion_bytes", conversion_bytes},
-                      {"violation", finding != nullptr}};
+                      {"violation", finding != nullptr && expected == nullptr}};
   line["inputs"] = nlohmann::json::array();
   for (const Tensor& t : call.inputs) line["inputs"].push_back(operand(t));
   line["outputs"] = nlohmann::json::array();
   for (const Tensor& t : call.outputs) line["outputs"].push_back(operand(t));
   if (finding) line["rule"] = finding->rule;
+  if (expected) line["expected_loss"] = expected->reason();
 
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<std::ofstream>> files;

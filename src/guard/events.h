@@ -13,8 +13,10 @@ namespace lg::guard::detail {
 // Appends the call's line to `path` (created, or truncated at its first use in this process):
 // a sequence number, the thread, op, policy, module, depth, root op, device, kernel, every
 // operand's dtype, sizes, strides and format, the bytes of the layout conversion the call
-// made (copy_ only, else 0) and the finding's rule when it broke the contract. Lines from
+// made (copy_ only, else 0) and the finding's rule when it broke the contract; a finding that
+// an ExpectedLoss took is no violation and carries its reason (`expected_loss`). Lines from
 // several threads never interleave. lg::Error naming the path if it cannot be written.
-void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes);
+void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes,
+                 const ExpectedLoss* expected);
 
 }  // namespace lg::guard::detail

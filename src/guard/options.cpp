@@ -32,7 +32,7 @@ struct Key {
 // The one table behind the parser, its error messages and help=1.
 constexpr Key kKeys[] = {
     {"allow", Kind::List, "op names that are never flagged"},
-    {"suppressions", Kind::Suppressions, "file of op[:module-glob] lines (# comments) never flagged"},
+    {"suppressions", Kind::Suppressions, "file of op[:module-glob] lines (# comments; op:(top): top level only) never flagged"},
     {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
     {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
     {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
@@ -139,6 +139,11 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
                                     ": '", text, "' is not op[:module-glob]"));
+    // "op:" would read as "every module" or as "no module"; make the writer say which.
+    if (trim(glob).empty() && text.find(':', op_text.size()) != std::string_view::npos)
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+                                    "' has an empty module after ':'; write '", op, "' for every module or '", op,
+                                    ":", kTopLevelModule, "' for calls outside every module"));
     out.push_back({std::string(op), std::string(trim(glob))});
   }
   return out;
@@ -320,7 +325,9 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 bool Options::is_exempt(std::string_view op, std::string_view module_path) const {
   if (std::find(allow.begin(), allow.end(), op) != allow.end()) return true;
   for (const Suppression& s : suppressions)
-    if (s.op == op && (s.module_glob.empty() || glob_match(s.module_glob, module_path))) return true;
+    if (s.op == op && (s.module_glob.empty() ||
+                       (s.module_glob == kTopLevelModule ? module_path.empty() : glob_match(s.module_glob, module_path))))
+      return true;
   return false;
 }
 

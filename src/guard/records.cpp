@@ -24,6 +24,8 @@ struct Store {
   std::vector<ViolationRecord> violations;
   std::unordered_map<std::string, size_t> violation_index;  // dedup key -> violations[i]
   std::map<ConversionKey, ConversionRecord> conversions;
+  std::vector<ExpectedLossRecord> expected_losses;  // few: found by a linear search
+  std::vector<UnusedExpectation> unused_expectations;
 };
 
 Store& store() {
@@ -115,6 +117,28 @@ int64_t record_violation(const std::string& key, uint32_t op_index,
   return fresh ? static_cast<int64_t>(s.violations.size()) : 0;
 }
 
+void record_expected_loss(std::string_view reason, std::string_view op, std::string_view module_path) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  for (ExpectedLossRecord& e : s.expected_losses)
+    if (e.reason == reason && e.op == op && e.module_path == module_path) {
+      ++e.count;
+      return;
+    }
+  s.expected_losses.push_back({std::string(reason), std::string(op), std::string(module_path), 1});
+}
+
+void record_unused_expectation(std::string_view reason, std::string_view op) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  for (UnusedExpectation& u : s.unused_expectations)
+    if (u.reason == reason && u.op == op) {
+      ++u.scopes;
+      return;
+    }
+  s.unused_expectations.push_back({std::string(reason), std::string(op), 1});
+}
+
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records) {
   int64_t n = 0;
   for (const ConversionRecord& c : records) n += c.bytes;
@@ -138,6 +162,8 @@ Report report() {
     std::lock_guard lock(s.mutex);
     r.checked_calls = s.checked_calls;
     r.violations = s.violations;
+    r.expected_losses = s.expected_losses;
+    r.unused_expectations = s.unused_expectations;
     for (const OpStats& st : s.ops)
       if (!st.op.empty()) r.ops.push_back(st);
     // Conversions are charged to their depth-0 op here: that op's own call is counted only
@@ -166,6 +192,8 @@ void clear_report() {
   s.violations.clear();
   s.violation_index.clear();
   s.conversions.clear();
+  s.expected_losses.clear();
+  s.unused_expectations.clear();
 }
 
 }  // namespace lg::guard

@@ -25,6 +25,10 @@ void record_conversion(std::string_view op, std::string_view module_path, std::s
 int64_t record_violation(const std::string& key, uint32_t op_index,
                          const std::function<ViolationInfo()>& describe);
 
+// Counts a loss that an ExpectedLoss scope took, and a scope that ended without taking one.
+void record_expected_loss(std::string_view reason, std::string_view op, std::string_view module_path);
+void record_unused_expectation(std::string_view reason, std::string_view op);
+
 // The bytes of a list of conversions (the report's ledger, a ConversionTally's).
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records);
 

@@ -73,6 +73,12 @@ std::string report_json(const Report& r) {
   for (const ConversionRecord& c : r.conversions)
     j["conversions"].push_back({{"op", c.op}, {"module", c.module_path}, {"from", c.from},
                                 {"to", c.to}, {"count", c.count}, {"bytes", c.bytes}});
+  j["expected_losses"] = nlohmann::json::array();
+  for (const ExpectedLossRecord& e : r.expected_losses)
+    j["expected_losses"].push_back({{"reason", e.reason}, {"op", e.op}, {"module", e.module_path}, {"count", e.count}});
+  j["unused_expectations"] = nlohmann::json::array();
+  for (const UnusedExpectation& u : r.unused_expectations)
+    j["unused_expectations"].push_back({{"reason", u.reason}, {"op", u.op}, {"scopes", u.scopes}});
   j["ops"] = nlohmann::json::array();
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
@@ -100,6 +106,13 @@ std::string summary_text(const Report& r) {
            (v.first.module_path.empty() ? std::string("(no module)") : v.first.module_path) + ": " +
            formats(v.first.inputs) + " -> " + formats(v.first.outputs) + " (x" +
            std::to_string(v.count) + ")\n";
+  for (const ExpectedLossRecord& e : r.expected_losses)
+    out += "  expected loss: " + e.op + " @ " + (e.module_path.empty() ? std::string("(no module)") : e.module_path) +
+           " (x" + std::to_string(e.count) + "): " + e.reason + "\n";
+  for (const UnusedExpectation& u : r.unused_expectations)
+    out += "  unused expected loss" + (u.op.empty() ? std::string() : " of " + u.op) + " (" +
+           std::to_string(u.scopes) + " scope" + (u.scopes == 1 ? "" : "s") + " took no loss; remove it?): " +
+           u.reason + "\n";
   return out;
 }
 

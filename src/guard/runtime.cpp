@@ -148,7 +148,13 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
 
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
-  if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted);
+  // A loss inside an ExpectedLoss scope is the user's known cost, not a violation.
+  const ExpectedLoss* expected = finding ? internal::take_expected_loss(call.op) : nullptr;
+  if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted, expected);
+  if (expected) {
+    if (collect) record_expected_loss(expected->reason(), call.op, call.module_path);
+    return;
+  }
   if (!finding) return;
   if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));
 

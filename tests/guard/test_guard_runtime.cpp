@@ -146,6 +146,141 @@ TEST_CASE("allow= and suppressions silence an op, suppressions per module glob")
   CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
 }
 
+TEST_CASE("a suppressions line op:(top) silences the op at top level only; 'op:' is refused") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  TempPath file("lg-suppressions-top");
+  std::ofstream(file.str()) << "test.drop_layout:(top)\n";
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_NOTHROW(drop_layout()({x}));
+  {
+    lg::guard::ModuleScope m("decoder");
+    CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+  }
+  std::ofstream(file.str()) << "test.drop_layout:\n";
+  CHECK_THROWS_WITH_AS(lg::guard::parse_options("throw", "suppressions=" + file.str()),
+                       doctest::Contains("has an empty module after ':'; write 'test.drop_layout' for every module "
+                                         "or 'test.drop_layout:(top)' for calls outside every module"),
+                       lg::ConfigError);
+}
+
+TEST_CASE("ExpectedLoss: a loss in its scope is no violation, in every mode, and is reported with its reason") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  {
+    lg::guard::Scope scope(Mode::Throw);
+    lg::guard::ExpectedLoss expected("no NHWC kernel for the test op");
+    CHECK_NOTHROW(drop_layout()({x}));
+    CHECK_NOTHROW(drop_layout()({x}));
+    CHECK(expected.count() == 2);
+  }
+  {  // the scope has ended: the loss raises again
+    lg::guard::Scope scope(Mode::Throw);
+    CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+  }
+  // An op filter: only that op's loss is expected.
+  {
+    lg::guard::Scope scope(Mode::Throw);
+    lg::guard::ExpectedLoss only_cat("cat of mixed layouts", "cat");
+    CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+    CHECK_NOTHROW((void)lg::cat({x, x.contiguous()}, 1));
+    CHECK(only_cat.count() == 1);
+  }
+  // Record mode: an expected loss is listed with its reason, and is not a violation; a scope
+  // that took nothing is listed as unused.
+  lg::guard::clear_report();
+  {
+    lg::guard::Scope scope(Mode::Record);
+    lg::guard::ModuleScope m("decoder");
+    {
+      LG_EXPECT_LAYOUT_LOSS("bicubic upsample stays NCHW");
+      drop_layout()({x});
+      drop_layout()({x});
+    }
+    { LG_EXPECT_LAYOUT_LOSS("a loss that was fixed", "test.drop_layout"); }
+    LG_CHECK_NO_LAYOUT_VIOLATIONS({
+      LG_EXPECT_LAYOUT_LOSS("inside an assertion");
+      drop_layout()({x});
+    });
+  }
+  const lg::guard::Report r = lg::guard::report();
+  CHECK(r.violations.empty());
+  REQUIRE(r.expected_losses.size() == 1);
+  CHECK(r.expected_losses[0].reason == "bicubic upsample stays NCHW");
+  CHECK(r.expected_losses[0].op == "test.drop_layout");
+  CHECK(r.expected_losses[0].module_path == "decoder");
+  CHECK(r.expected_losses[0].count == 2);
+  REQUIRE(r.unused_expectations.size() == 1);
+  CHECK(r.unused_expectations[0].reason == "a loss that was fixed");
+  CHECK(r.unused_expectations[0].op == "test.drop_layout");
+  CHECK(r.unused_expectations[0].scopes == 1);
+  const std::string summary = lg::guard::summary_text(r);
+  CHECK(summary.find("expected loss: test.drop_layout @ decoder (x2): bicubic upsample stays NCHW") != std::string::npos);
+  CHECK(summary.find("unused expected loss of test.drop_layout (1 scope took no loss; remove it?): a loss that was fixed") !=
+        std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(lg::guard::report_json(r));
+  CHECK(j["expected_losses"][0]["count"] == 2);
+  CHECK(j["unused_expectations"][0]["reason"] == "a loss that was fixed");
+  CHECK(j["violation_count"] == 0);
+}
+
+TEST_CASE("ExpectedLoss: nested scopes, the innermost match takes the loss; bad arguments are refused") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::Scope scope(Mode::Throw);
+  lg::guard::ExpectedLoss outer("any op");
+  {
+    lg::guard::ExpectedLoss inner("cat only", "cat");
+    drop_layout()({x});  // inner does not match: outer takes it
+    (void)lg::cat({x, x.contiguous()}, 1);
+    CHECK(inner.count() == 1);
+    CHECK(lg::guard::ExpectedLoss::innermost_for("cat") == &inner);
+    CHECK(lg::guard::ExpectedLoss::innermost_for("test.drop_layout") == &outer);
+  }
+  CHECK(outer.count() == 1);
+  CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss(""), doctest::Contains("[ExpectedLoss] received an empty reason"),
+                       lg::Error);
+  CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss("why", "cat:decoder"),
+                       doctest::Contains("[ExpectedLoss] received op 'cat:decoder'; required: an op name"), lg::Error);
+}
+
+TEST_CASE("ExpectedLoss: the event stream marks the loss expected, with its reason, and no violation") {
+  CleanGuard clean;
+  TempPath events("lg-events-expected");
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Throw, "backtrace=0:events=" + events.str()));
+  {
+    LG_EXPECT_LAYOUT_LOSS("known", "test.drop_layout");
+    drop_layout()({x});
+  }
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(read_text(events.str()));
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  const auto drop = std::find_if(lines.begin(), lines.end(),
+                                 [](const nlohmann::json& l) { return l["op"] == "test.drop_layout"; });
+  REQUIRE(drop != lines.end());
+  CHECK((*drop)["violation"] == false);
+  CHECK((*drop)["expected_loss"] == "known");
+  CHECK((*drop)["rule"].get<std::string>().size() > 0);
+}
+
+TEST_CASE("ExpectedLoss: a loss expected on one thread still fails on another") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::ExpectedLoss here("this thread only");
+  bool raised = false;
+  std::thread other([&] {
+    lg::guard::Scope scope(Mode::Throw);
+    try {
+      drop_layout()({x});
+    } catch (const lg::LayoutViolation&) {
+      raised = true;
+    }
+  });
+  other.join();
+  CHECK(raised);
+}
+
 TEST_CASE("events=FILE writes one JSON line per checked call, conversions and violations included") {
   CleanGuard clean;
   TempPath events("lg-events");

@@ -32,6 +32,26 @@ if want == 0:
     assert t["violations"] == 0 and flagged == 0 and r["guard"]["violations"] == [], t
 else:
     assert t["violations"] > 0 or r["conversion_budget"]["over"], t
+# Loss spans: one per violating row not already inside an earlier span; every row of a span
+# comes after its lost row and reads NCHW data; a restoring row gives channels_last back.
+ops, spans = r["ops"], r["loss_spans"]
+if t["violations"] == 0:
+    assert spans == [], spans
+else:
+    assert spans, "violations but no loss span"
+    inside = set()
+    for sp in spans:
+        lost = sp["lost_at"]
+        assert ops[lost]["violation"] and ops[lost]["op"] == sp["op"], sp
+        for i in sp["nchw_ops"]:
+            assert i > lost and ops[i]["out"].startswith("NC"), (i, ops[i])
+            inside.add(i)
+        for i in sp["restored_at"]:
+            assert i > lost and ops[i]["out"].startswith(("NHWC", "NDHWC")), (i, ops[i])
+            assert any(s in [lost] + sp["nchw_ops"] for s in ops[i]["sources"]), (i, ops[i])
+    for i, op in enumerate(ops):  # a violation is a span's start or inside one
+        if op["violation"]:
+            assert i in inside or any(sp["lost_at"] == i for sp in spans), (i, op)
 budget = r.get("conversion_budget")
 if budget:  # --max-conversion-bytes: over exactly when more bytes were converted
     assert budget["over"] == (t["conversion_bytes"] > budget["max_bytes"]), (budget, t)
@@ -39,6 +59,7 @@ if expect_over:
     assert budget and budget["over"] == (expect_over == "1"), (budget, expect_over)
 print("report ok:", t)
 PY
+if grep -q "^!!" <<<"$out"; then grep -q "^loss spans: where channels_last was lost" <<<"$out"; fi
 grep -q "^digraph layout_flow" "$tmp/flow.dot"
 [ "$(grep -cE '^  n[0-9]+ -> n[0-9]+;$' "$tmp/flow.dot")" -gt 10 ] || { echo "flow graph has no edges"; exit 1; }
 if command -v dot >/dev/null; then dot -Tsvg "$tmp/flow.dot" -o "$tmp/flow.svg"; fi

@@ -1,6 +1,5 @@
-// layoutguard audit: one forward pass under the guard (record mode) with a hook that keeps one
-// row per user-level (depth-0) op call -- op, module path, input and output format, kernel, and
-// the bytes of layout conversions the call caused (copy_ calls between dim orders inside it).
+// layoutguard audit: one forward pass of a built-in model under the guard (record mode) with an
+// lg::audit::FlowRecorder, whose rows and loss spans it prints next to the guard's report.
 #include "audit_command.h"
 
 #include <unistd.h>
@@ -14,12 +13,10 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <unordered_map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "loss_spans.h"
 #include "model_setup.h"
 
 namespace lg::tools {
@@ -27,145 +24,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// NHWC / NCHW (NDHWC / NCDHW) for 4-D and 5-D tensors, the full format name when it is neither,
-// the rank otherwise.
-std::string short_format(const Tensor& t) {
-  if (!t.defined()) return "-";
-  if (t.dim() != 4 && t.dim() != 5) return std::to_string(t.dim()) + "-D";
-  const bool four = t.dim() == 4;
-  switch (guard::classify(t)) {
-    case guard::LayoutClass::ChannelsLast: return four ? "NHWC" : "NDHWC";
-    case guard::LayoutClass::Ambiguous: return four ? "NHWC=NCHW" : "NDHWC=NCDHW";
-    default: return t.is_contiguous() ? (four ? "NCHW" : "NCDHW") : layout::format_name(t.sizes(), t.strides());
-  }
-}
-
-// The operand a row reports: the first 4-/5-D tensor, else the first one.
-const Tensor* main_operand(std::span<const Tensor> ts) {
-  for (const Tensor& t : ts)
-    if (t.defined() && (t.dim() == 4 || t.dim() == 5)) return &t;
-  return ts.empty() ? nullptr : &ts[0];
-}
-
-// What a row's main output is, for following a lost layout (loss_spans.h).
-OutputKind output_kind(const Tensor* t) {
-  if (t == nullptr || !t->defined() || (t->dim() != 4 && t->dim() != 5)) return OutputKind::Neither;
-  switch (guard::classify(*t)) {
-    case guard::LayoutClass::ChannelsLast: return OutputKind::ChannelsLast;
-    case guard::LayoutClass::Other: return OutputKind::Nchw;
-    default: return OutputKind::Neither;
-  }
-}
-
-class Recorder {
+// A live line on a terminal once a run takes more than a second.
+class Progress {
  public:
-  Recorder() : start_(Clock::now()) {}
-
-  void operator()(const hooks::OpCall& call) {
-    if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
-      pending_bytes_ += int64_t(call.inputs[0].nbytes());
-    if (call.depth != 0) return;
-    AuditRow r;
-    r.op = call.op;
-    r.module = call.module_path;
-    const Tensor* in = main_operand(call.inputs);
-    const Tensor* out = main_operand(call.outputs);
-    r.in = in ? short_format(*in) : "-";
-    r.out = out ? short_format(*out) : "-";
-    r.out_kind = output_kind(out);
-    r.out_bytes = out && out->defined() ? int64_t(out->nbytes()) : 0;
-    r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
-    r.conversion_bytes = pending_bytes_;
-    pending_bytes_ = 0;
-    if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options_, call.module_path, call.depth)) {
-      // The guard gives such a loss to the same scope (ExpectedLoss): not a violation.
-      const guard::ExpectedLoss* expected = guard::ExpectedLoss::innermost_for(call.op);
-      r.violation = expected == nullptr;
-      if (expected) r.expected_loss = expected->reason();
-    }
-    for (const Tensor& t : call.inputs)
-      if (const std::optional<size_t> p = producer(t)) r.sources.push_back(*p);
-    for (const Tensor& t : call.outputs)
-      if (t.defined()) producers_[t.impl_ptr().get()] = {t.impl_ptr(), rows_.size()};
-    rows_.push_back(std::move(r));
-    progress(call.module_path);
-  }
-
-  void finish_progress() {
-    if (shown_) std::fprintf(stderr, "\r%-78s\r", "");
-  }
-  std::vector<AuditRow>& rows() { return rows_; }
-
- private:
-  // The row that made t, if t is still the tensor that row made: a weak reference tells a
-  // live tensor from a later one that reuses a freed one's address, without keeping every
-  // activation of the run alive.
-  std::optional<size_t> producer(const Tensor& t) const {
-    if (!t.defined()) return std::nullopt;
-    const auto it = producers_.find(t.impl_ptr().get());
-    if (it == producers_.end() || it->second.impl.expired()) return std::nullopt;
-    return it->second.row;
-  }
-
-  // A live line on a terminal once a run takes more than a second.
-  void progress(std::string_view module) {
+  void operator()(const audit::Row& row) {
+    ++rows_;
     if (!isatty(STDERR_FILENO)) return;
     const auto now = Clock::now();
     if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
     shown_ = true;
-    std::fprintf(stderr, "\r[audit] %zu ops, at %-50.50s", rows_.size(), std::string(module).c_str());
+    std::fprintf(stderr, "\r[audit] %zu ops, at %-50.50s", rows_, row.module.c_str());
+  }
+  void finish() const {
+    if (shown_) std::fprintf(stderr, "\r%-78s\r", "");
   }
 
-  struct Producer {
-    std::weak_ptr<detail::TensorImpl> impl;
-    size_t row;
-  };
-  guard::Options options_ = guard::options();
-  std::vector<AuditRow> rows_;
-  int64_t pending_bytes_ = 0;
-  std::unordered_map<const void*, Producer> producers_;
-  Clock::time_point start_, last_{};
+ private:
+  Clock::time_point start_ = Clock::now(), last_{};
+  size_t rows_ = 0;
   bool shown_ = false;
 };
-
-void print_table(const std::vector<AuditRow>& rows) {
-  size_t w_op = 2, w_mod = 6, w_fmt = 12, w_k = 6;
-  for (const AuditRow& r : rows) {
-    w_op = std::max(w_op, r.op.size());
-    w_mod = std::max(w_mod, r.module.size());
-    w_fmt = std::max(w_fmt, r.in.size() + r.out.size() + 4);
-    w_k = std::max(w_k, r.kernel.size());
-  }
-  auto pad = [](const std::string& s, size_t w) { return s + std::string(w > s.size() ? w - s.size() : 0, ' '); };
-  std::cout << "  #  " << pad("op", w_op) << "  " << pad("module", w_mod) << "  " << pad("in -> out", w_fmt) << "  "
-            << pad("kernel", w_k) << "  converted\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const AuditRow& r = rows[i];
-    std::cout << (r.violation ? "!!" : r.expected_loss.empty() ? "  " : "ex") << std::setw(3) << i << " " << pad(r.op, w_op) << "  "
-              << pad(r.module.empty() ? "(top)" : r.module, w_mod) << "  " << pad(r.in + " -> " + r.out, w_fmt) << "  "
-              << pad(r.kernel, w_k) << "  " << (r.conversion_bytes ? human_bytes(r.conversion_bytes) : "-") << "\n";
-  }
-}
-
-void write_dot(const std::string& path, const std::vector<AuditRow>& rows, const std::string& title) {
-  std::ofstream f(path);
-  if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": cannot open for writing");
-  f << "digraph layout_flow {\n  label=\"" << title << "\";\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"monospace\"];\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const AuditRow& r = rows[i];
-    const bool cl = r.out.rfind("NHWC", 0) == 0 || r.out.rfind("NDHWC", 0) == 0;
-    const bool nchw = r.out.rfind("NC", 0) == 0;
-    const char* fill = cl ? "#b8e6b8" : nchw ? "#ffd59a" : "#e0e0e0";
-    f << "  n" << i << " [label=\"" << r.op << "\\n" << (r.module.empty() ? "(top)" : r.module) << "\\n" << r.in
-      << " -> " << r.out << (r.conversion_bytes ? "\\nconverted " + human_bytes(r.conversion_bytes) : "")
-      << "\", fillcolor=\"" << fill << "\"" << (r.violation ? ", color=red, penwidth=3" : "") << "];\n";
-    for (size_t s : r.sources) f << "  n" << s << " -> n" << i << ";\n";
-  }
-  f << "  legend [shape=note, fillcolor=white, label=\"green: channels_last output\\norange: NCHW output\\n"
-       "grey: other rank\\nred border: violation\"];\n}\n";
-  if (!f) throw ValueError("[layoutguard audit] --dot " + path + ": write failed");
-}
 
 // The run's violations as a suppressions file (op:module lines): the baseline of a ratchet.
 // With it in LAYOUTGUARD_OPTIONS=suppressions=FILE, the losses known today stay quiet and only
@@ -229,26 +108,28 @@ int audit_command(std::span<const std::string_view> args) {
   }
   guard::set_options(options);
   guard::clear_report();
-  Recorder recorder;
+  Progress progress;
+  std::vector<audit::Row> rows;
   const auto t0 = Clock::now();
   {
-    hooks::ScopedHook hook([&](const hooks::OpCall& call) { recorder(call); });
+    audit::FlowRecorder flow([&](const audit::Row& row) { progress(row); });
     (*model)(input);
     if (setup.device.is_cuda()) cuda::synchronize();
+    rows = flow.rows();
   }
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  recorder.finish_progress();
+  progress.finish();
   const guard::Report report = guard::report();
 
-  print_table(recorder.rows());
+  std::cout << audit::format_table(rows);
   if (!report.violations.empty()) {
     std::cout << "\nviolations\n";
     for (const guard::ViolationRecord& v : report.violations)
       std::cout << "\n" << lg::format_violation(v.first) << (v.count > 1 ? "\n(seen " + std::to_string(v.count) + " times)" : "")
                 << "\n";
   }
-  const std::vector<LossSpan> spans = find_loss_spans(recorder.rows());
-  if (!spans.empty()) std::cout << "\n" << format_loss_spans(spans, recorder.rows());
+  const std::vector<audit::LossSpan> spans = audit::find_loss_spans(rows);
+  if (!spans.empty()) std::cout << "\n" << audit::format_loss_spans(spans, rows);
   if (!report.expected_losses.empty()) {
     std::cout << "\nexpected losses (ExpectedLoss scopes; not violations)\n";
     for (const guard::ExpectedLossRecord& e : report.expected_losses)
@@ -257,9 +138,9 @@ int audit_command(std::span<const std::string_view> args) {
   }
   int64_t conversions = 0;
   for (const guard::ConversionRecord& c : report.conversions) conversions += c.count;
-  std::cout << "\ntotals: " << recorder.rows().size() << " ops, " << report.violation_count() << " violations ("
+  std::cout << "\ntotals: " << rows.size() << " ops, " << report.violation_count() << " violations ("
             << report.violations.size() << " distinct), " << conversions << " layout conversions, "
-            << human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
+            << audit::human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
             << " ms (with hooks)\n";
   const bool over_budget = max_conversion_bytes >= 0 && report.conversion_bytes() > max_conversion_bytes;
   if (!report.violations.empty())
@@ -271,7 +152,7 @@ int audit_command(std::span<const std::string_view> args) {
               << "--max-conversion-bytes " << max_conversion_bytes << "; the conversions, most bytes first:\n";
     for (const guard::ConversionRecord& c : report.conversions)
       std::cout << "  " << c.op << (c.module_path.empty() ? "" : " in " + c.module_path) << ": " << c.from << " -> "
-                << c.to << ", " << c.count << "x, " << human_bytes(c.bytes) << "\n";
+                << c.to << ", " << c.count << "x, " << audit::human_bytes(c.bytes) << "\n";
   }
 
   if (!report_path.empty()) {
@@ -282,12 +163,10 @@ int audit_command(std::span<const std::string_view> args) {
     j["dtype"] = dtype_name(setup.dtype);
     j["device"] = setup.device.is_cuda() ? "cuda" : "cpu";
     j["input"] = std::vector<int64_t>(input.sizes().begin(), input.sizes().end());
-    for (const AuditRow& r : recorder.rows())
-      j["ops"].push_back({{"op", r.op}, {"module", r.module}, {"in", r.in}, {"out", r.out}, {"kernel", r.kernel},
-                          {"conversion_bytes", r.conversion_bytes}, {"violation", r.violation},
-                          {"expected_loss", r.expected_loss}, {"sources", r.sources}});
-    j["loss_spans"] = loss_spans_json(spans, recorder.rows());
-    j["totals"] = {{"ops", recorder.rows().size()}, {"violations", report.violation_count()},
+    const nlohmann::json flow_j = nlohmann::json::parse(audit::flow_json(rows, spans));
+    j["ops"] = flow_j["ops"];
+    j["loss_spans"] = flow_j["loss_spans"];
+    j["totals"] = {{"ops", rows.size()}, {"violations", report.violation_count()},
                    {"distinct_violations", report.violations.size()}, {"conversions", conversions},
                    {"conversion_bytes", report.conversion_bytes()}, {"milliseconds", ms}};
     if (max_conversion_bytes >= 0)
@@ -297,7 +176,11 @@ int audit_command(std::span<const std::string_view> args) {
     f << j.dump(2) << "\n";
     if (!f) throw ValueError("[layoutguard audit] --report " + report_path + ": cannot write");
   }
-  if (!dot_path.empty()) write_dot(dot_path, recorder.rows(), setup.model + " (" + format_label(setup) + ")");
+  if (!dot_path.empty()) {
+    std::ofstream f(dot_path);
+    f << audit::flow_dot(rows, setup.model + " (" + format_label(setup) + ")");
+    if (!f) throw ValueError("[layoutguard audit] --dot " + dot_path + ": cannot write");
+  }
   if (!suppressions_out.empty()) write_suppressions(suppressions_out, report, args);
   return report.violations.empty() && !over_budget ? 0 : 1;
 }

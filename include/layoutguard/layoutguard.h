@@ -1,6 +1,7 @@
 // layoutguard: the umbrella header. Include this one; it brings the whole public API.
 #pragma once
 
+#include <layoutguard/audit.h>
 #include <layoutguard/config.h>
 #include <layoutguard/conv.h>
 #include <layoutguard/cuda.h>

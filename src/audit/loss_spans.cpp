@@ -4,29 +4,25 @@
 #include <cstdio>
 #include <sstream>
 
-#include "loss_spans.h"
+#include <layoutguard/audit.h>
+#include <layoutguard/error.h>
 
-namespace lg::tools {
+namespace lg::audit {
 
-std::string human_bytes(int64_t b) {
-  char buf[32];
-  if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", double(b) / double(1 << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(b) / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  return buf;
-}
-
-std::vector<LossSpan> find_loss_spans(const std::vector<AuditRow>& rows) {
+std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows) {
   // Rows read what earlier rows wrote, so consumers always come later in the run.
   std::vector<std::vector<size_t>> consumers(rows.size());
   for (size_t i = 0; i < rows.size(); ++i)
-    for (size_t s : rows[i].sources)
-      if (s < i && (consumers[s].empty() || consumers[s].back() != i)) consumers[s].push_back(i);
+    for (size_t s : rows[i].sources) {
+      LG_CHECK(s < i, "[audit::find_loss_spans] row ", i, " (", rows[i].op, ") names source row ", s,
+               "; required: an earlier row (< ", i, ")");
+      if (consumers[s].empty() || consumers[s].back() != i) consumers[s].push_back(i);
+    }
 
   std::vector<LossSpan> spans;
   std::vector<bool> in_span(rows.size(), false);
   for (size_t lost = 0; lost < rows.size(); ++lost) {
-    const AuditRow& start = rows[lost];
+    const Row& start = rows[lost];
     if ((!start.violation && start.expected_loss.empty()) || in_span[lost]) continue;
     LossSpan span;
     span.lost_at = lost;
@@ -44,7 +40,7 @@ std::vector<LossSpan> find_loss_spans(const std::vector<AuditRow>& rows) {
         for (size_t c : consumers[r]) {
           if (seen[c]) continue;
           seen[c] = true;
-          const AuditRow& row = rows[c];
+          const Row& row = rows[c];
           span.conversion_bytes += row.conversion_bytes;
           if (row.out_kind == OutputKind::Nchw) {
             span.nchw_ops.push_back(c);
@@ -71,14 +67,14 @@ std::vector<LossSpan> find_loss_spans(const std::vector<AuditRow>& rows) {
 
 namespace {
 
-std::string row_label(const std::vector<AuditRow>& rows, size_t i) {
-  const AuditRow& r = rows[i];
+std::string row_label(const std::vector<Row>& rows, size_t i) {
+  const Row& r = rows[i];
   return "#" + std::to_string(i) + " " + r.op + (r.module.empty() ? "" : " (" + r.module + ")") +
          (r.violation ? " !!" : "");
 }
 
 // "#3 add (m), #4 relu (m)" -- the first `limit` rows, then how many more.
-std::string row_list(const std::vector<AuditRow>& rows, const std::vector<size_t>& ids, size_t limit) {
+std::string row_list(const std::vector<Row>& rows, const std::vector<size_t>& ids, size_t limit) {
   std::string out;
   for (size_t k = 0; k < ids.size() && k < limit; ++k) out += (k ? ", " : "") + row_label(rows, ids[k]);
   if (ids.size() > limit) out += ", ... " + std::to_string(ids.size() - limit) + " more";
@@ -87,12 +83,12 @@ std::string row_list(const std::vector<AuditRow>& rows, const std::vector<size_t
 
 }  // namespace
 
-std::string format_loss_spans(const std::vector<LossSpan>& spans, const std::vector<AuditRow>& rows) {
+std::string format_loss_spans(const std::vector<LossSpan>& spans, const std::vector<Row>& rows) {
   if (spans.empty()) return "";
   std::ostringstream s;
   s << "loss spans: where channels_last was lost, what then ran in NCHW, where it came back\n";
   for (const LossSpan& span : spans) {
-    const AuditRow& lost = rows[span.lost_at];
+    const Row& lost = rows[span.lost_at];
     s << "\n  lost at " << row_label(rows, span.lost_at) << ": " << lost.in << " -> " << lost.out;
     if (lost.conversion_bytes) s << ", converted " << human_bytes(lost.conversion_bytes);
     if (!lost.expected_loss.empty()) s << " [expected: " << lost.expected_loss << "]";
@@ -113,22 +109,4 @@ std::string format_loss_spans(const std::vector<LossSpan>& spans, const std::vec
   return s.str();
 }
 
-nlohmann::json loss_spans_json(const std::vector<LossSpan>& spans, const std::vector<AuditRow>& rows) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const LossSpan& span : spans) {
-    const AuditRow& lost = rows[span.lost_at];
-    out.push_back({{"lost_at", span.lost_at},
-                   {"op", lost.op},
-                   {"module", lost.module},
-                   {"expected_loss", lost.expected_loss},
-                   {"nchw_ops", span.nchw_ops},
-                   {"restored_at", span.restored_at},
-                   {"left_at", span.left_at},
-                   {"ends_in_nchw", span.ends_in_nchw},
-                   {"nchw_output_bytes", span.nchw_output_bytes},
-                   {"conversion_bytes", span.conversion_bytes}});
-  }
-  return out;
-}
-
-}  // namespace lg::tools
+}  // namespace lg::audit

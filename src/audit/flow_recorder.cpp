@@ -1,0 +1,130 @@
+// FlowRecorder: a hook that keeps one row per depth-0 op call of its thread, with the bytes of
+// the layout conversions inside the call and the edges from the rows that made its inputs.
+#include <fstream>
+#include <optional>
+#include <unordered_map>
+
+#include <layoutguard/audit.h>
+#include <layoutguard/error.h>
+#include <layoutguard/layout.h>
+
+namespace lg::audit {
+namespace {
+
+// NHWC / NCHW (NDHWC / NCDHW) for 4-D and 5-D tensors, the full format name when it is neither,
+// the rank otherwise.
+std::string short_format(const Tensor& t) {
+  if (!t.defined()) return "-";
+  if (t.dim() != 4 && t.dim() != 5) return std::to_string(t.dim()) + "-D";
+  const bool four = t.dim() == 4;
+  switch (guard::classify(t)) {
+    case guard::LayoutClass::ChannelsLast: return four ? "NHWC" : "NDHWC";
+    case guard::LayoutClass::Ambiguous: return four ? "NHWC=NCHW" : "NDHWC=NCDHW";
+    default: return t.is_contiguous() ? (four ? "NCHW" : "NCDHW") : layout::format_name(t.sizes(), t.strides());
+  }
+}
+
+OutputKind output_kind(const Tensor* t) {
+  if (t == nullptr || !t->defined() || (t->dim() != 4 && t->dim() != 5)) return OutputKind::Neither;
+  switch (guard::classify(*t)) {
+    case guard::LayoutClass::ChannelsLast: return OutputKind::ChannelsLast;
+    case guard::LayoutClass::Other: return OutputKind::Nchw;
+    default: return OutputKind::Neither;
+  }
+}
+
+// The operand a row reports: the first 4-/5-D tensor, else the first one.
+const Tensor* main_operand(std::span<const Tensor> ts) {
+  for (const Tensor& t : ts)
+    if (t.defined() && (t.dim() == 4 || t.dim() == 5)) return &t;
+  return ts.empty() ? nullptr : &ts[0];
+}
+
+}  // namespace
+
+struct FlowRecorder::State {
+  std::thread::id owner = std::this_thread::get_id();
+  guard::Options options = guard::options();
+  std::function<void(const Row&)> on_row;
+  std::vector<Row> rows;
+  int64_t pending_bytes = 0;  // conversions inside the depth-0 call that has not finished yet
+
+  // The row that made each output, by TensorImpl address, with a weak reference: an expired
+  // one means a later tensor reuses a freed one's address, which is no edge. No activation is
+  // kept alive for the analysis.
+  struct Producer {
+    std::weak_ptr<detail::TensorImpl> impl;
+    size_t row;
+  };
+  std::unordered_map<const void*, Producer> producers;
+
+  std::optional<size_t> producer(const Tensor& t) const {
+    if (!t.defined()) return std::nullopt;
+    const auto it = producers.find(t.impl_ptr().get());
+    if (it == producers.end() || it->second.impl.expired()) return std::nullopt;
+    return it->second.row;
+  }
+
+  void on_call(const hooks::OpCall& call) {
+    if (std::this_thread::get_id() != owner) return;
+    if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
+      pending_bytes += int64_t(call.inputs[0].nbytes());
+    if (call.depth != 0) return;  // inner calls come first; their bytes go to the depth-0 row
+    Row r;
+    r.op = call.op;
+    r.module = call.module_path;
+    const Tensor* in = main_operand(call.inputs);
+    const Tensor* out = main_operand(call.outputs);
+    r.in = in ? short_format(*in) : "-";
+    r.out = out ? short_format(*out) : "-";
+    r.out_kind = output_kind(out);
+    r.out_bytes = out && out->defined() ? int64_t(out->nbytes()) : 0;
+    r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
+    r.conversion_bytes = pending_bytes;
+    pending_bytes = 0;
+    if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options, call.module_path, call.depth)) {
+      // Hooks run before the guard, which gives such a loss to the same scope.
+      const guard::ExpectedLoss* expected = guard::ExpectedLoss::innermost_for(call.op);
+      r.violation = expected == nullptr;
+      if (expected) r.expected_loss = expected->reason();
+    }
+    for (const Tensor& t : call.inputs)
+      if (const std::optional<size_t> p = producer(t)) r.sources.push_back(*p);
+    for (const Tensor& t : call.outputs)
+      if (t.defined()) producers[t.impl_ptr().get()] = {t.impl_ptr(), rows.size()};
+    rows.push_back(std::move(r));
+    if (on_row) on_row(rows.back());
+  }
+};
+
+FlowRecorder::FlowRecorder(std::function<void(const Row&)> on_row) : state_(std::make_shared<State>()) {
+  state_->on_row = std::move(on_row);
+  handle_ = hooks::add([state = state_](const hooks::OpCall& call) { state->on_call(call); });
+}
+
+FlowRecorder::~FlowRecorder() { hooks::remove(handle_); }
+
+const std::vector<Row>& FlowRecorder::rows() const { return state_->rows; }
+
+int64_t FlowRecorder::violations() const {
+  int64_t n = 0;
+  for (const Row& r : state_->rows) n += r.violation ? 1 : 0;
+  return n;
+}
+
+std::vector<LossSpan> FlowRecorder::loss_spans() const { return find_loss_spans(state_->rows); }
+
+std::string FlowRecorder::text() const {
+  const std::string spans = format_loss_spans(loss_spans(), state_->rows);
+  return format_table(state_->rows) + (spans.empty() ? "" : "\n" + spans);
+}
+
+std::string FlowRecorder::json() const { return flow_json(state_->rows, loss_spans()); }
+
+void FlowRecorder::write_dot(const std::string& path, const std::string& title) const {
+  std::ofstream f(path);
+  f << flow_dot(state_->rows, title);
+  if (!f) throw ValueError("[audit::FlowRecorder::write_dot] cannot write '" + path + "'; required: a writable file path");
+}
+
+}  // namespace lg::audit

@@ -4,8 +4,10 @@
 //   LAYOUTGUARD=throw ./find_layout_loss
 //
 // and the first operator that returns NCHW for a channels_last input stops the program with a
-// dump of every operand, the module path ("head.blur") and a stack trace. The fix shown at the
-// end: give the op a kernel that accepts any layout (or convert around it on purpose).
+// dump of every operand, the module path ("head.blur") and a stack trace. Then the same run
+// under lg::audit::FlowRecorder prints every op's layout and the loss span: the blur lost
+// channels_last, and the next conv gave it back. The fix shown at the end: give the op a
+// kernel that accepts any layout (or convert around it on purpose).
 #include <iostream>
 #include <memory>
 
@@ -75,6 +77,17 @@ int main() {
               << (lg::guard::mode() == lg::guard::Mode::Off ? "  (no checks ran: try LAYOUTGUARD=throw)\n" : "\n");
   } catch (const lg::LayoutViolation& v) {
     std::cout << "layout lost at op " << v.op() << ", module " << v.module_path() << "\n\n" << v.what() << "\n";
+  }
+
+  // The whole flow rather than the first loss: a FlowRecorder keeps a row per op, and its loss
+  // spans say what ran in NCHW after the blur and which op gave channels_last back. Record mode
+  // for this run, so that the loss does not stop it under LAYOUTGUARD=throw.
+  {
+    auto app = make_app(lg::KernelLayouts::ContiguousOnly);  // built first: its set-up ops are no rows
+    lg::guard::Scope record(lg::guard::Mode::Record);
+    lg::audit::FlowRecorder flow;
+    (void)(*app)(image);
+    std::cout << "\nthe layout flow, recorded:\n" << flow.text();
   }
 
   std::cout << "\nwith the any-layout kernel:\n";

@@ -136,6 +136,15 @@ int audit_command(std::span<const std::string_view> args) {
       std::cout << "  " << e.op << (e.module_path.empty() ? "" : " in " + e.module_path) << ", " << e.count
                 << "x: " << e.reason << "\n";
   }
+  if (!report.suppressions.empty()) {
+    std::cout << "\nsuppressions (" << options.suppressions_path << ")\n";
+    for (const guard::SuppressionUse& u : report.suppressions)
+      std::cout << "  " << guard::suppression_line(u) << ": "
+                << (u.suppressed > 0 ? "silenced " + std::to_string(u.suppressed) + " loss" + (u.suppressed == 1 ? "" : "es")
+                                     : std::string("matched no loss in this run; the loss is gone or the line is "
+                                                   "wrong: remove it"))
+                << "\n";
+  }
   int64_t conversions = 0;
   for (const guard::ConversionRecord& c : report.conversions) conversions += c.count;
   std::cout << "\ntotals: " << rows.size() << " ops, " << report.violation_count() << " violations ("

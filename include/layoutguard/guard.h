@@ -67,6 +67,8 @@ struct Options {
 
   // True when (op, module path) is allowed or suppressed.
   bool is_exempt(std::string_view op, std::string_view module_path) const;
+  // The first suppressions line matching (op, module path), or nullptr.
+  const Suppression* suppression_for(std::string_view op, std::string_view module_path) const;
 };
 
 // The keys LAYOUTGUARD_OPTIONS accepts, in help order.

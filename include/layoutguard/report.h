@@ -42,6 +42,15 @@ struct UnusedExpectation {
   int64_t scopes = 0;   // how many such scopes ended unused
 };
 
+// A line of the suppressions file in force when the report was made, and how many losses it
+// silenced (with repeats). 0 means no loss matched it in this run: the loss is gone, or the
+// line names the wrong op or module; shorten the file.
+struct SuppressionUse {
+  std::string op;
+  std::string module_glob;  // as written: empty (every module), a glob, or (top)
+  int64_t suppressed = 0;
+};
+
 struct OpStats {
   std::string op;
   int64_t calls = 0;       // checked calls (all depths)
@@ -56,6 +65,7 @@ struct Report {
   std::vector<OpStats> ops;                 // most conversion bytes first, then most calls
   std::vector<ExpectedLossRecord> expected_losses;  // in order of first occurrence
   std::vector<UnusedExpectation> unused_expectations;
+  std::vector<SuppressionUse> suppressions;  // in file order; empty without suppressions=
   int64_t checked_calls = 0;
   int64_t violation_count() const;   // with repeats
   int64_t conversion_bytes() const;
@@ -67,6 +77,8 @@ Report report();
 void clear_report();
 // The JSON report text (what report=FILE writes at exit).
 std::string report_json(const Report& r);
+// A suppressions line as written in the file: op, or op:module-glob.
+std::string suppression_line(const SuppressionUse& use);
 // The human summary table (what summary=1 prints to stderr at exit).
 std::string summary_text(const Report& r);
 // Writes report_json(report()) to path; lg::Error naming the path if it cannot be written.

@@ -1,5 +1,5 @@
 // The layout contract: does this call's output keep the channels-last format its inputs had?
-#include <layoutguard/guard.h>
+#include "guard/check.h"
 
 #include <optional>
 
@@ -88,8 +88,13 @@ LayoutClass classify(const Tensor& t) {
 std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                     const Options& options, std::string_view module_path, int depth) {
-  if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return std::nullopt;
   if (options.is_exempt(op, module_path)) return std::nullopt;
+  return detail::find_loss(op, policy, inputs, outputs, options, depth);
+}
+
+std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy policy, std::span<const Tensor> inputs,
+                                         std::span<const Tensor> outputs, const Options& options, int depth) {
+  if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return std::nullopt;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(inputs.size(), 2)
                                                              : inputs.size();
   for (size_t o = 0; o < outputs.size(); ++o) {

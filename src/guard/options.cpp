@@ -324,11 +324,15 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 
 bool Options::is_exempt(std::string_view op, std::string_view module_path) const {
   if (std::find(allow.begin(), allow.end(), op) != allow.end()) return true;
+  return suppression_for(op, module_path) != nullptr;
+}
+
+const Suppression* Options::suppression_for(std::string_view op, std::string_view module_path) const {
   for (const Suppression& s : suppressions)
     if (s.op == op && (s.module_glob.empty() ||
                        (s.module_glob == kTopLevelModule ? module_path.empty() : glob_match(s.module_glob, module_path))))
-      return true;
-  return false;
+      return &s;
+  return nullptr;
 }
 
 }  // namespace lg::guard

@@ -9,6 +9,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <layoutguard/error.h>
+#include <layoutguard/guard.h>
+
 #include "guard/runtime.h"
 
 namespace lg::guard {
@@ -26,6 +29,7 @@ struct Store {
   std::map<ConversionKey, ConversionRecord> conversions;
   std::vector<ExpectedLossRecord> expected_losses;  // few: found by a linear search
   std::vector<UnusedExpectation> unused_expectations;
+  std::map<std::pair<std::string, std::string>, int64_t> suppressed;  // (op, module glob) -> losses
 };
 
 Store& store() {
@@ -139,6 +143,12 @@ void record_unused_expectation(std::string_view reason, std::string_view op) {
   s.unused_expectations.push_back({std::string(reason), std::string(op), 1});
 }
 
+void record_suppressed(const Suppression& line) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  ++s.suppressed[{line.op, line.module_glob}];
+}
+
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records) {
   int64_t n = 0;
   for (const ConversionRecord& c : records) n += c.bytes;
@@ -158,12 +168,22 @@ int64_t Report::conversion_bytes() const { return detail::conversion_bytes(conve
 Report report() {
   detail::Store& s = detail::store();
   Report r;
+  // The lines in force now, each with its count; a broken environment has no lines to list.
+  std::vector<Suppression> lines;
+  try {
+    lines = options().suppressions;
+  } catch (const Error&) {
+  }
   {
     std::lock_guard lock(s.mutex);
     r.checked_calls = s.checked_calls;
     r.violations = s.violations;
     r.expected_losses = s.expected_losses;
     r.unused_expectations = s.unused_expectations;
+    for (const Suppression& line : lines) {
+      const auto it = s.suppressed.find({line.op, line.module_glob});
+      r.suppressions.push_back({line.op, line.module_glob, it == s.suppressed.end() ? 0 : it->second});
+    }
     for (const OpStats& st : s.ops)
       if (!st.op.empty()) r.ops.push_back(st);
     // Conversions are charged to their depth-0 op here: that op's own call is counted only
@@ -194,6 +214,7 @@ void clear_report() {
   s.conversions.clear();
   s.expected_losses.clear();
   s.unused_expectations.clear();
+  s.suppressed.clear();
 }
 
 }  // namespace lg::guard

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <layoutguard/guard.h>
 #include <layoutguard/report.h>
 
 namespace lg::guard::detail {
@@ -28,6 +29,9 @@ int64_t record_violation(const std::string& key, uint32_t op_index,
 // Counts a loss that an ExpectedLoss scope took, and a scope that ended without taking one.
 void record_expected_loss(std::string_view reason, std::string_view op, std::string_view module_path);
 void record_unused_expectation(std::string_view reason, std::string_view op);
+
+// Counts a loss that a suppressions line silenced.
+void record_suppressed(const Suppression& line);
 
 // The bytes of a list of conversions (the report's ledger, a ConversionTally's).
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records);

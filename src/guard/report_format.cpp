@@ -43,6 +43,10 @@ std::string formats(const std::vector<OperandLayout>& list) {
 
 }  // namespace
 
+std::string suppression_line(const SuppressionUse& u) {
+  return u.module_glob.empty() ? u.op : u.op + ":" + u.module_glob;
+}
+
 std::string report_json(const Report& r) {
   nlohmann::json j;
   j["layoutguard_version"] = LG_VERSION;
@@ -79,6 +83,9 @@ std::string report_json(const Report& r) {
   j["unused_expectations"] = nlohmann::json::array();
   for (const UnusedExpectation& u : r.unused_expectations)
     j["unused_expectations"].push_back({{"reason", u.reason}, {"op", u.op}, {"scopes", u.scopes}});
+  j["suppressions"] = nlohmann::json::array();
+  for (const SuppressionUse& u : r.suppressions)
+    j["suppressions"].push_back({{"op", u.op}, {"module", u.module_glob}, {"suppressed", u.suppressed}});
   j["ops"] = nlohmann::json::array();
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
@@ -109,6 +116,9 @@ std::string summary_text(const Report& r) {
   for (const ExpectedLossRecord& e : r.expected_losses)
     out += "  expected loss: " + e.op + " @ " + (e.module_path.empty() ? std::string("(no module)") : e.module_path) +
            " (x" + std::to_string(e.count) + "): " + e.reason + "\n";
+  for (const SuppressionUse& u : r.suppressions)
+    out += (u.suppressed > 0 ? "  suppressed: " : "  unused suppression: ") + suppression_line(u) +
+           (u.suppressed > 0 ? " (x" + std::to_string(u.suppressed) + ")" : " (matched no loss; remove it?)") + "\n";
   for (const UnusedExpectation& u : r.unused_expectations)
     out += "  unused expected loss" + (u.op.empty() ? std::string() : " of " + u.op) + " (" +
            std::to_string(u.scopes) + " scope" + (u.scopes == 1 ? "" : "s") + " took no loss; remove it?): " +

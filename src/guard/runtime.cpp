@@ -1,6 +1,7 @@
 // The guard on every dispatched call: conversions, the contract check, throw/warn/record.
 #include "guard/runtime.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "core/log.h"
+#include "guard/check.h"
 #include "guard/events.h"
 #include "guard/records.h"
 #include "guard/shadow.h"
@@ -146,6 +148,11 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   const int64_t converted = maybe_record_conversion(call, op_index, collect, !o.events_path.empty());
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
+  // A suppressed call is checked all the same when collecting: the report says which lines
+  // silenced a real loss and which matched none (stale lines of a baseline).
+  if (collect && !o.suppressions.empty() && std::find(o.allow.begin(), o.allow.end(), call.op) == o.allow.end())
+    if (const Suppression* line = o.suppression_for(call.op, call.module_path))
+      if (find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) record_suppressed(*line);
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
   // A loss inside an ExpectedLoss scope is the user's known cost, not a violation.

@@ -164,6 +164,44 @@ TEST_CASE("a suppressions line op:(top) silences the op at top level only; 'op:'
                        lg::ConfigError);
 }
 
+TEST_CASE("the report lists each suppressions line with the losses it silenced; a line that silenced none is unused") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  TempPath file("lg-suppressions-use");
+  std::ofstream(file.str()) << "test.drop_layout:decoder.*\ntest.keep_layout\ncat:(top)\n";
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:suppressions=" + file.str()));
+  {
+    lg::guard::ModuleScope m("decoder");
+    lg::guard::ModuleScope up("up1");
+    drop_layout()({x});
+    drop_layout()({x});
+    keep_layout()({x});  // matches its line, but keeps the layout: no loss silenced
+  }
+  const lg::guard::Report r = lg::guard::report();
+  CHECK(r.violations.empty());
+  REQUIRE(r.suppressions.size() == 3);
+  CHECK(lg::guard::suppression_line(r.suppressions[0]) == "test.drop_layout:decoder.*");
+  CHECK(r.suppressions[0].suppressed == 2);
+  CHECK(lg::guard::suppression_line(r.suppressions[1]) == "test.keep_layout");
+  CHECK(r.suppressions[1].suppressed == 0);
+  CHECK(lg::guard::suppression_line(r.suppressions[2]) == "cat:(top)");
+  CHECK(r.suppressions[2].suppressed == 0);
+  const std::string summary = lg::guard::summary_text(r);
+  CHECK(summary.find("  suppressed: test.drop_layout:decoder.* (x2)\n") != std::string::npos);
+  CHECK(summary.find("  unused suppression: test.keep_layout (matched no loss; remove it?)\n") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(lg::guard::report_json(r));
+  CHECK(j["suppressions"][0]["suppressed"] == 2);
+  CHECK(j["suppressions"][2]["module"] == "(top)");
+  // allow= wins over a suppressions line: the loss is not the line's.
+  lg::guard::clear_report();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:allow=test.drop_layout:suppressions=" + file.str()));
+  {
+    lg::guard::ModuleScope m("decoder");
+    drop_layout()({x});
+  }
+  CHECK(lg::guard::report().suppressions.at(0).suppressed == 0);
+}
+
 TEST_CASE("ExpectedLoss: a loss in its scope is no violation, in every mode, and is reported with its reason") {
   CleanGuard clean;
   const Tensor x = cl4();

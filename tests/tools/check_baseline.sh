@@ -20,6 +20,14 @@ grep -q "^# Use as LAYOUTGUARD_OPTIONS=suppressions=" "$tmp/known.txt"
 LAYOUTGUARD_OPTIONS="suppressions=$tmp/known.txt" "$tool" audit --model unet_legacy --size 64 >"$tmp/second.txt" 2>&1 \
   || { echo "the audit with its own baseline is not clean"; cat "$tmp/second.txt"; exit 1; }
 grep -q "^result: clean" "$tmp/second.txt"
+# Each baseline line silenced a loss; a line for a module without one is reported as stale.
+grep -q "^  legacy_upsample2x:up3.up: silenced 1 loss$" "$tmp/second.txt"
+if grep -q "matched no loss" "$tmp/second.txt"; then echo "a line of the fresh baseline is reported unused"; exit 1; fi
+{ cat "$tmp/known.txt"; echo "legacy_upsample2x:down1"; } >"$tmp/stale.txt"
+LAYOUTGUARD_OPTIONS="suppressions=$tmp/stale.txt" "$tool" audit --model unet_legacy --size 64 >"$tmp/stale_out.txt" 2>&1 \
+  || { echo "the audit with a stale line is not clean"; cat "$tmp/stale_out.txt"; exit 1; }
+grep -q "^  legacy_upsample2x:down1: matched no loss in this run; the loss is gone or the line is wrong: remove it$" \
+  "$tmp/stale_out.txt"
 
 # A baseline that lists another module does not hide this one's loss.
 sed 's/:up3\.up$/:up2.up/' "$tmp/known.txt" >"$tmp/other.txt"

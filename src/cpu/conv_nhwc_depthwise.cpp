@@ -69,7 +69,6 @@ struct KernelRow {
 // What stays fixed along an output row.
 struct RowWalk {
   int64_t C = 0, out_w = 0, in_w = 0, k_w = 0;
-  int64_t c_begin = 0, c_end = 0;        // the channels this call computes (a split of C)
   int64_t stride = 0, pad = 0, dil = 0;  // along W, in pixels
   int64_t pixel = 0;                     // input pixel step, floats
   int64_t lo = 0, hi = 0;                // outputs [lo, hi) have every tap inside the input
@@ -125,7 +124,7 @@ template <class L, int R, int CB>
   (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7;
 }
 
-// Outputs ow .. ow + R over channels [c_begin, c_end), taps [kw_lo, kw_hi): CB wide chunks at a time
+// Outputs ow .. ow + R over every channel, taps [kw_lo, kw_hi): CB wide chunks at a time
 // (CB = 8 / R, at most 4), then single wide chunks, then a ymm chunk (when the wide one is
 // zmm), then single channels.
 template <class L, int R>
@@ -133,16 +132,16 @@ template <class L, int R>
                                            int64_t kw_lo, int64_t kw_hi, float* out) {
   constexpr int CB = std::min(4, 8 / R);
   constexpr int64_t W = L::kWidth;
-  int64_t c = k.c_begin;
-  for (; c + CB * W <= k.c_end; c += CB * W) block<L, R, CB>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
-  for (; c + W <= k.c_end; c += W) block<L, R, 1>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
+  int64_t c = 0;
+  for (; c + CB * W <= k.C; c += CB * W) block<L, R, CB>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
+  for (; c + W <= k.C; c += W) block<L, R, 1>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
   if constexpr (W > 8) {
-    if (c + 8 <= k.c_end) {
+    if (c + 8 <= k.C) {
       block<Lanes8, R, 1>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
       c += 8;
     }
   }
-  for (; c < k.c_end; ++c) block<Lanes1, R, 1>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
+  for (; c < k.C; ++c) block<Lanes1, R, 1>(rows, n_rows, k, ow, c, kw_lo, kw_hi, out);
 }
 
 // Output ow, whose window crosses the padding along W: the taps there are skipped.
@@ -183,47 +182,26 @@ int64_t kernel_rows(const ConvGeometry& g, const float* x, const float* w, int64
   return count;
 }
 
-// Work items [i0, i1): item i is output row i / splits (rows in (n, od, oh) order) over channel
-// block i % splits of `block` channels, on one instruction set.
+// Output rows [r0, r1) (rows in (n, od, oh) order), on one instruction set.
 template <class L>
-[[gnu::always_inline]] inline void output_items(const ConvGeometry& g, const float* x, const float* w,
-                                                const RowWalk& walk, int64_t splits, int64_t block, int64_t i0,
-                                                int64_t i1, float* out) {
+[[gnu::always_inline]] inline void output_rows(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k,
+                                               int64_t r0, int64_t r1, float* out) {
   std::vector<KernelRow> rows(static_cast<size_t>(g.k[0] * g.k[1]));
   const int64_t OD = g.out[0], OH = g.out[1];
-  RowWalk k = walk;
-  for (int64_t i = i0; i < i1; ++i) {
-    const int64_t r = i / splits, part = i % splits;
-    k.c_begin = part * block;
-    k.c_end = std::min(walk.C, k.c_begin + block);
+  for (int64_t r = r0; r < r1; ++r) {
     const int64_t n_rows = kernel_rows(g, x, w, r / (OD * OH), r / OH % OD, r % OH, rows.data());
     output_row<L>(rows.data(), n_rows, k, out + r * k.out_w * k.C);
   }
 }
 
-LG_AVX2_FMA void output_items_avx2(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k,
-                                   int64_t splits, int64_t block, int64_t i0, int64_t i1, float* out) {
-  output_items<Lanes8>(g, x, w, k, splits, block, i0, i1, out);
+LG_AVX2_FMA void output_rows_avx2(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k, int64_t r0,
+                                  int64_t r1, float* out) {
+  output_rows<Lanes8>(g, x, w, k, r0, r1, out);
 }
 
-LG_AVX512 void output_items_avx512(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k,
-                                   int64_t splits, int64_t block, int64_t i0, int64_t i1, float* out) {
-  output_items<Lanes16>(g, x, w, k, splits, block, i0, i1, out);
-}
-
-// Channel blocks per output row: one, unless there are too few rows to keep every thread busy
-// with several each (MobileNetV2's 7x7 maps at batch 1 have 7 rows for two threads, 4 against
-// 3). Blocks are multiples of 64 channels, so every block but the last runs whole vector chunks.
-int64_t channel_splits(int64_t rows, int64_t C, int64_t* block) {
-  constexpr int64_t kMultiple = 64, kItemsPerThread = 4;
-  const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  int64_t splits = 1;
-  if (threads > 1 && rows < kItemsPerThread * threads)
-    splits = std::min((kItemsPerThread * threads + rows - 1) / rows, (C + kMultiple - 1) / kMultiple);
-  splits = std::max<int64_t>(splits, 1);
-  *block = (C + splits - 1) / splits;
-  if (splits > 1) *block = (*block + kMultiple - 1) / kMultiple * kMultiple;
-  return (C + *block - 1) / *block;
+LG_AVX512 void output_rows_avx512(const ConvGeometry& g, const float* x, const float* w, const RowWalk& k, int64_t r0,
+                                  int64_t r1, float* out) {
+  output_rows<Lanes16>(g, x, w, k, r0, r1, out);
 }
 
 }  // namespace
@@ -251,16 +229,13 @@ void conv_nhwc_depthwise_vector(const ConvGeometry& g, const float* x, const flo
   const int64_t last = k.in_w - 1 + k.pad - (k.k_w - 1) * k.dil;  // ow * stride <= last
   k.hi = last < 0 ? k.lo : std::clamp<int64_t>(last / k.stride + 1, k.lo, k.out_w);
   k.start = start.data();
-  k.c_begin = 0, k.c_end = C;
   const int64_t rows = g.batch * g.out[0] * g.out[1];
-  int64_t block = C;
-  const int64_t splits = channel_splits(rows, C, &block);
   const bool wide = use_avx512();
   // At least ~16k multiply-adds per thread.
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(k.out_w * block * g.taps(), 1));
-  cpu::parallel_for(rows * splits, grain, [&](int64_t i0, int64_t i1) {
-    if (wide) output_items_avx512(g, x, w, k, splits, block, i0, i1, out);
-    else output_items_avx2(g, x, w, k, splits, block, i0, i1, out);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(k.out_w * C * g.taps(), 1));
+  cpu::parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    if (wide) output_rows_avx512(g, x, w, k, r0, r1, out);
+    else output_rows_avx2(g, x, w, k, r0, r1, out);
   });
 }
 

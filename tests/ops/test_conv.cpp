@@ -374,10 +374,8 @@ const std::vector<Case2d>& depthwise_cases() {
       {"depthwise 1x7 kernel, 9 wide, 24 channels: 3 inside = 2 + 1", {1, 24, 4, 9}, {24, 1, 1, 7}, {1}, {0, 3}, {1},
        24, false},
       {"depthwise 7 channels, 2x2 stride 2", {2, 7, 6, 8}, {7, 1, 2, 2}, {2}, {0}, {1}, 7, true},
-      // Too few rows for the threads: each row is split into channel blocks of 64 (here
-      // 128 + 72: a block with an 8-channel and single-channel tail).
-      {"depthwise 200 channels, 5 rows: rows split by channel blocks", {1, 200, 5, 5}, {200, 1, 3, 3}, {1}, {1}, {1},
-       200, true},
+      // Fewer rows than two per thread, many channels: 200 = 12 x 16 + 8 (an 8-channel tail).
+      {"depthwise 200 channels, 5 rows", {1, 200, 5, 5}, {200, 1, 3, 3}, {1}, {1}, {1}, 200, true},
       {"depthwise 960 channels, 7x7 (MobileNetV2's last block at batch 1)", {1, 960, 7, 7}, {960, 1, 3, 3}, {1}, {1},
        {1}, 960, false},
   };

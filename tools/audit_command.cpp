@@ -130,6 +130,7 @@ int audit_command(std::span<const std::string_view> args) {
   }
   const std::vector<audit::LossSpan> spans = audit::find_loss_spans(rows);
   if (!spans.empty()) std::cout << "\n" << audit::format_loss_spans(spans, rows);
+  if (const std::string mixed = audit::format_unconverted_weights(rows); !mixed.empty()) std::cout << "\n" << mixed;
   if (!report.expected_losses.empty()) {
     std::cout << "\nexpected losses (ExpectedLoss scopes; not violations)\n";
     for (const guard::ExpectedLossRecord& e : report.expected_losses)

@@ -36,6 +36,8 @@ enum class OutputKind {
 
 struct Row {
   std::string op, module, in, out, kernel;  // in/out: NHWC, NCHW, NDHWC, NCDHW, NHWC=NCHW, a format name, "2-D"
+  std::string weight = "-";      // a convolution's weight format, in the same words; "-" for other ops
+  bool unconverted_weight = false;  // a convolution with channels-last input and a weight in another format
   OutputKind out_kind = OutputKind::Neither;
   int64_t out_bytes = 0;         // bytes of the main output
   int64_t conversion_bytes = 0;  // layout conversions (copy_ between dim orders) inside the call
@@ -61,10 +63,11 @@ struct LossSpan {
 std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows);
 
 // Renderings: the per-op table (`!!` marks a violation, `ex` an expected loss), the spans as
-// text ("" when there are none), rows and spans as JSON ({"ops": [...], "loss_spans": [...]}),
-// and a Graphviz digraph of the flow.
+// text ("" when there are none), the convolutions with an unconverted weight ("" when none), rows and spans as JSON ({"ops": [...], "loss_spans": [...]}), and a
+// Graphviz digraph of the flow.
 std::string format_table(const std::vector<Row>& rows);
 std::string format_loss_spans(const std::vector<LossSpan>& spans, const std::vector<Row>& rows);
+std::string format_unconverted_weights(const std::vector<Row>& rows);
 std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>& spans);
 std::string flow_dot(const std::vector<Row>& rows, const std::string& title);
 
@@ -84,7 +87,7 @@ class FlowRecorder {
   const std::vector<Row>& rows() const;
   int64_t violations() const;  // rows with a violation
   std::vector<LossSpan> loss_spans() const;
-  std::string text() const;    // format_table, then format_loss_spans
+  std::string text() const;    // format_table, format_loss_spans, format_unconverted_weights
   std::string json() const;    // flow_json
   // Writes flow_dot to path; lg::Error naming the path when it cannot be written.
   void write_dot(const std::string& path, const std::string& title = "layout flow") const;

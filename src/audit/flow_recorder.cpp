@@ -80,6 +80,15 @@ struct FlowRecorder::State {
     r.out_kind = output_kind(out);
     r.out_bytes = out && out->defined() ? int64_t(out->nbytes()) : 0;
     r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
+    if (call.policy == LayoutPolicy::ConvLike && call.inputs.size() >= 2) {
+      // Not a violation (the output follows the channels-last input), but a weight left NCHW
+      // under NHWC activations is one the conversion utility missed; cuDNN gets it converted on
+      // every call. (The other way round, NCHW input and NHWC weight, is where a loss span
+      // ends.) A 1x1 kernel's weight is both formats at once and never counts.
+      r.weight = short_format(call.inputs[1]);
+      r.unconverted_weight = guard::classify(call.inputs[0]) == guard::LayoutClass::ChannelsLast &&
+                             guard::classify(call.inputs[1]) == guard::LayoutClass::Other;
+    }
     r.conversion_bytes = pending_bytes;
     pending_bytes = 0;
     if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options, call.module_path, call.depth)) {
@@ -115,8 +124,10 @@ int64_t FlowRecorder::violations() const {
 std::vector<LossSpan> FlowRecorder::loss_spans() const { return find_loss_spans(state_->rows); }
 
 std::string FlowRecorder::text() const {
-  const std::string spans = format_loss_spans(loss_spans(), state_->rows);
-  return format_table(state_->rows) + (spans.empty() ? "" : "\n" + spans);
+  std::string out = format_table(state_->rows);
+  for (const std::string& section : {format_loss_spans(loss_spans(), state_->rows), format_unconverted_weights(state_->rows)})
+    if (!section.empty()) out += "\n" + section;
+  return out;
 }
 
 std::string FlowRecorder::json() const { return flow_json(state_->rows, loss_spans()); }

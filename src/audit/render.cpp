@@ -59,13 +59,35 @@ std::string format_table(const std::vector<Row>& rows) {
   return s.str();
 }
 
+std::string format_unconverted_weights(const std::vector<Row>& rows) {
+  constexpr size_t kListed = 12;
+  std::vector<size_t> mixed;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].unconverted_weight) mixed.push_back(i);
+  if (mixed.empty()) return "";
+  std::ostringstream s;
+  s << mixed.size() << " convolution" << (mixed.size() == 1 ? "" : "s")
+    << " with channels_last input and a weight in another format (no violation: the output follows the "
+       "input; the CPU kernels read either weight, cuDNN gets it converted on every call)\n";
+  for (size_t k = 0; k < mixed.size() && k < kListed; ++k) {
+    const Row& r = rows[mixed[k]];
+    s << "  #" << mixed[k] << " " << r.op << " (" << module_label(r.module) << "): input " << r.in << ", weight "
+      << r.weight << "\n";
+  }
+  if (mixed.size() > kListed) s << "  ... " << mixed.size() - kListed << " more\n";
+  s << "  to convert the weights once: lg::nn::utils::convert_conv2d_weight_memory_format (conv3d: "
+       "convert_conv3d_weight_memory_format) or Module::to(format)\n";
+  return s.str();
+}
+
 std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>& spans) {
   nlohmann::json j;
   j["ops"] = nlohmann::json::array();
   for (const Row& r : rows)
     j["ops"].push_back({{"op", r.op}, {"module", r.module}, {"in", r.in}, {"out", r.out}, {"kernel", r.kernel},
                         {"conversion_bytes", r.conversion_bytes}, {"violation", r.violation},
-                        {"expected_loss", r.expected_loss}, {"sources", r.sources}});
+                        {"expected_loss", r.expected_loss}, {"sources", r.sources}, {"weight", r.weight},
+                        {"unconverted_weight", r.unconverted_weight}});
   j["loss_spans"] = nlohmann::json::array();
   for (const LossSpan& span : spans) {
     const Row& lost = rows.at(span.lost_at);

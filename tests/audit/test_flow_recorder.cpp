@@ -78,6 +78,33 @@ TEST_CASE("FlowRecorder: an NCHW-only op's loss, the ops that ran on its output,
   CHECK(j["loss_spans"][0]["restored_at"][0] == conv1);
 }
 
+TEST_CASE("FlowRecorder: convolutions with channels-last input and an NCHW weight are listed, not flagged") {
+  CleanGuard clean;
+  const Tensor x = cl_input(), w_cl = cl_weight(), w_cf = w_cl.contiguous();
+  FlowRecorder flow;
+  (void)lg::conv2d(x, w_cf, std::nullopt, {1, 1}, {1, 1});              // NHWC input, NCHW weight
+  (void)lg::conv2d(x.contiguous(), w_cl, std::nullopt, {1, 1}, {1, 1});  // and the other way round
+  (void)lg::conv2d(x, w_cl, std::nullopt, {1, 1}, {1, 1});              // both channels_last
+  std::vector<size_t> convs;
+  for (size_t i = 0; i < flow.rows().size(); ++i)
+    if (flow.rows()[i].op == "conv2d") convs.push_back(i);
+  REQUIRE(convs.size() == 3);
+  const std::vector<Row>& rows = flow.rows();
+  CHECK(rows[convs[0]].unconverted_weight);
+  CHECK(rows[convs[0]].weight == "NCHW");
+  CHECK_FALSE(rows[convs[1]].unconverted_weight);  // the input is the odd one: a loss span's business
+  CHECK(rows[convs[1]].weight == "NHWC");
+  CHECK_FALSE(rows[convs[2]].unconverted_weight);
+  CHECK(flow.violations() == 0);
+  const std::string text = lg::audit::format_unconverted_weights(rows);
+  CHECK(text.rfind("1 convolution with channels_last input and a weight in another format", 0) == 0);
+  CHECK(text.find("  #" + std::to_string(convs[0]) + " conv2d ((top)): input NHWC, weight NCHW\n") != std::string::npos);
+  CHECK(flow.text().find(text) != std::string::npos);
+  CHECK(nlohmann::json::parse(flow.json())["ops"][convs[0]]["unconverted_weight"] == true);
+  CHECK(nlohmann::json::parse(flow.json())["ops"][convs[2]]["weight"] == "NHWC");
+  CHECK(lg::audit::format_unconverted_weights({}).empty());
+}
+
 TEST_CASE("FlowRecorder: an expected loss is marked, not a violation, and keeps its span") {
   CleanGuard clean;
   const Tensor x = cl_input();

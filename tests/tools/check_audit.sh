@@ -4,7 +4,9 @@
 # Graphviz file that agree with it.
 #   check_audit.sh TOOL MODEL EXPECTED_STATUS SIZE [extra audit flags...]
 # Environment: LG_AUDIT_OPTIONS, more LAYOUTGUARD_OPTIONS for the run; LG_EXPECT_BUDGET_OVER=0|1,
-# what the report's conversion_budget.over must say (with --max-conversion-bytes).
+# what the report's conversion_budget.over must say (with --max-conversion-bytes);
+# LG_EXPECT_UNCONVERTED=N, how many convolutions must have channels-last input and a weight in
+# another format (default 0).
 set -euo pipefail
 tool="$1"; model="$2"; want="$3"; size="$4"; shift 4
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
@@ -20,11 +22,13 @@ out="$(cat "$tmp/out.txt")"
 grep -q "^layoutguard audit: $model" <<<"$out"
 grep -q "^totals: [0-9]* ops" <<<"$out"
 if grep -q '"over": true' "$tmp/report.json"; then grep -q "^result: over the conversion budget" <<<"$out"; fi
-python3 - "$tmp/report.json" "$want" "${LG_EXPECT_BUDGET_OVER:-}" <<'PY'
+python3 - "$tmp/report.json" "$want" "${LG_EXPECT_BUDGET_OVER:-}" "${LG_EXPECT_UNCONVERTED:-0}" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 want = int(sys.argv[2])
 expect_over = sys.argv[3]
+unconverted = sum(1 for op in r["ops"] if op["unconverted_weight"])
+assert unconverted == int(sys.argv[4]), ("convolutions with an unconverted weight", unconverted, sys.argv[4])
 t = r["totals"]
 assert t["ops"] == len(r["ops"]) > 10, t
 flagged = sum(1 for op in r["ops"] if op["violation"])
@@ -59,6 +63,9 @@ if expect_over:
     assert budget and budget["over"] == (expect_over == "1"), (budget, expect_over)
 print("report ok:", t)
 PY
+if [ "${LG_EXPECT_UNCONVERTED:-0}" -gt 0 ]; then
+  grep -q "^${LG_EXPECT_UNCONVERTED} convolutions with channels_last input and a weight in another format" <<<"$out"
+fi
 if grep -q "^!!" <<<"$out"; then grep -q "^loss spans: where channels_last was lost" <<<"$out"; fi
 grep -q "^digraph layout_flow" "$tmp/flow.dot"
 [ "$(grep -cE '^  n[0-9]+ -> n[0-9]+;$' "$tmp/flow.dot")" -gt 10 ] || { echo "flow graph has no edges"; exit 1; }

@@ -4,6 +4,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <layoutguard/nn.h>
 #include <layoutguard/testing/gtest.h>
 
 namespace {
@@ -61,6 +62,15 @@ TEST(Assertions, ConversionsAtMost) {
   EXPECT_NONFATAL_FAILURE(LG_EXPECT_CONVERSIONS_AT_MOST(100, (void)cl.contiguous()),
                           "expected at most 100 bytes of layout conversions, got 480 in 1 copies:\n"
                           "  contiguous: channels_last -> contiguous, 1x, 480 bytes");
+}
+
+TEST(Assertions, ConvWeightsInFormat) {
+  lg::nn::Conv2d conv(lg::nn::Conv2dOptions(3, 8, {3}));
+  LG_EXPECT_CONV_WEIGHTS_IN_FORMAT(conv, lg::MemoryFormat::Contiguous);
+  EXPECT_NONFATAL_FAILURE(LG_EXPECT_CONV_WEIGHTS_IN_FORMAT(conv, CL) << "after loading",
+                          "these are not:\n  (the module).weight (Conv2d): float32 cpu (8,3,3,3)");
+  lg::nn::utils::convert_conv2d_weight_memory_format(conv, CL);
+  LG_EXPECT_CONV_WEIGHTS_IN_FORMAT(conv, CL);
 }
 
 TEST(Assertions, TheGuardModeIsRestoredAfterEachAssertion) {

@@ -1,5 +1,6 @@
 // The doctest assertions of <layoutguard/testing/doctest.h>: each macro on passing input, and
 // the explanations behind them on failing input (the text a failed assertion prints).
+#include <layoutguard/nn.h>
 #include <layoutguard/testing/doctest.h>
 
 #include "support/guard_testing.h"
@@ -101,6 +102,25 @@ TEST_CASE("the conversion budget check counts the statement's copies between lay
   // The layout fallback of a contiguous-only op converts and is flagged: a violation is a failure.
   CHECK(contains(explain_conversions_at_most(1 << 20, [&] { (void)contiguous_only()({cl}); }),
                  "expected no LayoutViolation while counting conversions, got: [layoutguard] test.contiguous_only lost"));
+}
+
+TEST_CASE("the conv weight check names each convolution the conversion missed") {
+  auto model = std::make_shared<lg::nn::Sequential>();
+  model->push_back("stem", std::make_shared<lg::nn::Conv2d>(lg::nn::Conv2dOptions(3, 8, {3})));
+  model->push_back("proj", std::make_shared<lg::nn::Conv2d>(lg::nn::Conv2dOptions(8, 4, {1})));  // 1x1: both formats
+  model->push_back("up", std::make_shared<lg::nn::ConvTranspose2d>(lg::nn::ConvTranspose2dOptions(4, 4, {2})));
+  const std::string why = explain_conv_weights_in_format(*model, MemoryFormat::ChannelsLast);
+  CHECK(contains(why, "expected every convolution weight in channels_last (convert_conv2d_weight_memory_format), "
+                      "these are not:\n  stem.weight (Conv2d): float32 cpu (8,3,3,3)"));
+  CHECK(contains(why, "\n  up.weight (ConvTranspose2d): "));
+  CHECK_FALSE(contains(why, "proj.weight"));
+  LG_CHECK_CONV_WEIGHTS_IN_FORMAT(*model, MemoryFormat::Contiguous);
+  lg::nn::utils::convert_conv2d_weight_memory_format(*model, MemoryFormat::ChannelsLast);
+  LG_CHECK_CONV_WEIGHTS_IN_FORMAT(*model, MemoryFormat::ChannelsLast);
+  // Nothing to check is a failure, and so is a format that is no layout.
+  CHECK(explain_conv_weights_in_format(*model, MemoryFormat::ChannelsLast3d) ==
+        "expected convolution weights in channels_last_3d, but the module has no Conv3d or ConvTranspose3d");
+  CHECK(contains(explain_conv_weights_in_format(*model, MemoryFormat::Preserve), "'preserve' is not a layout"));
 }
 
 TEST_CASE("an in-place op that keeps its tensor's layout raises nothing") {

@@ -10,6 +10,8 @@
 //                                        and gives equal values for both
 //   LG_CHECK_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
 //                                        `bytes` between layouts (NHWC <-> NCHW and the like)
+//   LG_CHECK_CONV_WEIGHTS_IN_FORMAT(module, fmt)  every convolution weight under module is
+//                                        in fmt (the weight conversion missed none)
 // Failures print the layout found (describe_layout), and tensors print through StringMaker.
 // A statement with a comma outside parentheses goes in parentheses where the macro takes more
 // than one argument: LG_CHECK_LAYOUT_VIOLATION((lg::cat({a, b}, 1)), "cat").
@@ -50,5 +52,7 @@ struct StringMaker<lg::Tensor> {
 #define LG_CHECK_LAYOUT_VIOLATION(statement, op) \
   LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_violation_expected([&] { statement; }, (op)))
 
+#define LG_CHECK_CONV_WEIGHTS_IN_FORMAT(module, fmt) \
+  LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_conv_weights_in_format((module), (fmt)))
 #define LG_CHECK_CONVERSIONS_AT_MOST(max_bytes, ...) \
   LG_DOCTEST_LAYOUT_(CHECK, ::lg::testing::explain_conversions_at_most((max_bytes), [&] { __VA_ARGS__; }))

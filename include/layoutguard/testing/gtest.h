@@ -10,6 +10,7 @@
 //                                          and gives equal values for both
 //   LG_EXPECT_CONVERSIONS_AT_MOST(bytes, stmt)  stmt, under guard mode throw, copies at most
 //                                          `bytes` between layouts (NHWC <-> NCHW and the like)
+//   LG_EXPECT_CONV_WEIGHTS_IN_FORMAT(module, fmt)  every convolution weight under module is in fmt
 // The assertions take a streamed message like gtest's own (LG_EXPECT_...(stmt) << "context").
 // A statement or function with a comma outside parentheses (a braced list, a lambda capturing
 // two names) goes in parentheses where the macro takes more than one argument:
@@ -76,5 +77,7 @@ inline auto HasStrides(std::vector<int64_t> strides) { return HasStridesMatcher(
   LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_violation_expected([&] { statement; }, (op)))
 #define LG_EXPECT_PRESERVES_LAYOUT(fn, input) \
   LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_preserves_layout((fn), (input)))
+#define LG_EXPECT_CONV_WEIGHTS_IN_FORMAT(module, fmt) \
+  LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_conv_weights_in_format((module), (fmt)))
 #define LG_EXPECT_CONVERSIONS_AT_MOST(max_bytes, ...) \
   LG_GTEST_LAYOUT_(ADD_FAILURE(), ::lg::testing::explain_conversions_at_most((max_bytes), [&] { __VA_ARGS__; }))

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <layoutguard/layoutguard.h>
+#include <layoutguard/nn/module.h>
 
 namespace lg::testing {
 
@@ -133,6 +134,42 @@ std::string explain_conversions_at_most(int64_t max_bytes, Fn&& stmt) {
     why += "\n  " + r.op + (r.module_path.empty() ? "" : " in " + r.module_path) + ": " + r.from + " -> " + r.to +
            ", " + std::to_string(r.count) + "x, " + std::to_string(r.bytes) + " bytes";
   return why;
+}
+
+// "" when the weight of every convolution under `module` (itself included) is laid out in fmt
+// -- what convert_conv2d_weight_memory_format / convert_conv3d_weight_memory_format do -- else
+// each that is not, by name. fmt ChannelsLast checks Conv2d and ConvTranspose2d,
+// ChannelsLast3d the 3-D ones, Contiguous all four. The test is is_contiguous(fmt), PyTorch's:
+// a 1x1 kernel's weight passes either way. A module without such a convolution fails too: a
+// check that can hold for nothing would not notice the wrong module.
+inline std::string explain_conv_weights_in_format(nn::Module& module, MemoryFormat fmt) {
+  if (fmt == MemoryFormat::Preserve)
+    return "[conv weights in format] memory format 'preserve' is not a layout to check against; required: "
+           "contiguous_format, channels_last or channels_last_3d";
+  const bool two_d = fmt != MemoryFormat::ChannelsLast3d, three_d = fmt != MemoryFormat::ChannelsLast;
+  std::string why;
+  int checked = 0;
+  for (const auto& [name, m] : module.named_modules()) {
+    const std::string& type = m->type_name();
+    const bool conv2 = type == "Conv2d" || type == "ConvTranspose2d", conv3 = type == "Conv3d" || type == "ConvTranspose3d";
+    if (!(two_d && conv2) && !(three_d && conv3)) continue;
+    for (const auto& [pname, weight] : m->named_parameters(false)) {
+      if (pname != "weight") continue;
+      ++checked;
+      if (!weight.is_contiguous(fmt))
+        why += "\n  " + (name.empty() ? std::string("(the module)") : name) + ".weight (" + type +
+               "): " + describe_layout(weight);
+    }
+  }
+  if (checked == 0)
+    return std::string("expected convolution weights in ") + std::string(memory_format_name(fmt)) +
+           ", but the module has no " + (fmt == MemoryFormat::ChannelsLast ? "Conv2d or ConvTranspose2d"
+                                         : fmt == MemoryFormat::ChannelsLast3d ? "Conv3d or ConvTranspose3d"
+                                                                                : "convolution");
+  if (why.empty()) return "";
+  return "expected every convolution weight in " + std::string(memory_format_name(fmt)) +
+         " (convert_conv" + (fmt == MemoryFormat::ChannelsLast3d ? "3" : "2") + "d_weight_memory_format), " +
+         "these are not:" + why;
 }
 
 }  // namespace lg::testing

@@ -7,12 +7,15 @@
 //                                       violations, totals (docs/cli.md)
 //   layoutguard run --model M --input X --output Y [--weights W] [...]
 //                                       runs a model on a saved input, saves the output
+//   layoutguard diff A.jsonl B.jsonl [--depth 0|all]
+//                                       two event streams (events=FILE) compared call by call:
+//                                       the calls whose outputs took another layout
 //   layoutguard explain SIZES STRIDES   what PyTorch's rules make of a layout, e.g.
 //                                       layoutguard explain 2,3,1,1 3,1,1,1
 //   layoutguard ops [--markdown]        the operator catalogue (--markdown: docs/operators.md)
 //   layoutguard version                 version, build options and the CUDA probe
 //
-// Exit status: 0 on success, 1 when audit finds violations, 2 on bad usage or input (with the
+// Exit status: 0 on success, 1 when audit finds violations or diff differences, 2 on bad usage or input (with the
 // reason on stderr), 3 on an internal error (a bug: please report it).
 #include <charconv>
 #include <iostream>
@@ -25,6 +28,7 @@
 #include "arguments.h"
 
 #include "audit_command.h"
+#include "diff_command.h"
 #include "ops_command.h"
 
 namespace {
@@ -39,6 +43,7 @@ constexpr const char* kUsage =
     "                         [--max-conversion-bytes N] [--write-suppressions FILE]\n"
     "       layoutguard run [--model M] --input X.safetensors --output Y.safetensors [--weights W]\n"
     "                       [--format F] [--convert C] [--dtype D] [--device D]\n"
+    "       layoutguard diff A.jsonl B.jsonl [--depth 0|all]   (files from LAYOUTGUARD_OPTIONS=events=FILE)\n"
     "       layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
     "       layoutguard ops [--markdown]\n"
     "       layoutguard version\n";
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
     if (args.empty()) return lg::tools::audit_command({});
     if (!args.empty() && args[0] == "run") return lg::tools::run_command(std::span(args).subspan(1));
+    if (!args.empty() && args[0] == "diff") return lg::tools::diff_command(std::span(args).subspan(1));
     if (args.size() == 3 && args[0] == "explain")
       return explain(parse_list(args[1], "SIZES"), parse_list(args[2], "STRIDES"));
     if (args.size() == 1 && args[0] == "version") return version();

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# layoutguard diff over event streams of real runs: a run against itself agrees (exit 0); the
+# U-Net against its legacy variant differs at up3 only (the upsample op swapped, and the cat
+# after it in another layout); contiguous against channels_last differs on the convolutions;
+# bad files and flags are clean errors (exit 2).
+#   check_diff.sh TOOL
+set -euo pipefail
+tool="$1"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+events() {  # events FILE audit-args...
+  local file="$1"; shift
+  LAYOUTGUARD_OPTIONS="events=$file" "$tool" audit "$@" >/dev/null || true
+}
+events "$tmp/unet.jsonl" --model unet --size 64
+events "$tmp/legacy.jsonl" --model unet_legacy --size 64
+events "$tmp/r18-cl.jsonl" --model resnet18 --size 32
+events "$tmp/r18-cf.jsonl" --model resnet18 --size 32 --format contiguous
+
+"$tool" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" >"$tmp/same.txt"
+grep -q "^result: the runs agree on every layout$" "$tmp/same.txt"
+
+set +e
+"$tool" diff "$tmp/unet.jsonl" "$tmp/legacy.jsonl" >"$tmp/legacy.txt"; rc=$?
+set -e
+cat "$tmp/legacy.txt"
+[ "$rc" -eq 1 ] || { echo "diff of unet and unet_legacy exited $rc, expected 1"; exit 1; }
+grep -qE '^  only in A: #[0-9]+ upsample_bilinear2d \(up3\.up\)' "$tmp/legacy.txt"
+grep -qE '^  only in B: #[0-9]+ legacy_upsample2x \(up3\.up\)' "$tmp/legacy.txt"
+grep -qE '^  #[0-9]+ cat \(up3\): output 0 channels_last \(1,96,64,64\):\(393216,1,6144,96\) vs contiguous \(1,96,64,64\):\(393216,4096,64,1\)$' \
+  "$tmp/legacy.txt"
+grep -qE '^compared [0-9]+ calls: 1 with outputs in another layout, 1 only in A, 1 only in B$' "$tmp/legacy.txt"
+
+set +e
+"$tool" diff "$tmp/r18-cf.jsonl" "$tmp/r18-cl.jsonl" --depth all >"$tmp/formats.txt"; rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "diff of the two formats exited $rc, expected 1"; exit 1; }
+grep -qE '^  #[0-9]+ conv2d \(conv1\): output 0 contiguous .* vs channels_last .*\[kernel ' "$tmp/formats.txt"
+grep -qE '^compared [0-9]+ calls: [1-9][0-9]* with outputs in another layout, 0 only in A, 0 only in B$' "$tmp/formats.txt"
+
+source "$(dirname "$0")/expect_failure.sh"
+echo '{"op": "relu"}' >"$tmp/bad.jsonl"
+: >"$tmp/empty.jsonl"
+expect_failure "cannot read '$tmp/missing.jsonl'" diff "$tmp/unet.jsonl" "$tmp/missing.jsonl"
+expect_failure "bad.jsonl line 1: missing or mistyped field" diff "$tmp/bad.jsonl" "$tmp/unet.jsonl"
+expect_failure "holds no user-level (depth 0) call" diff "$tmp/unet.jsonl" "$tmp/empty.jsonl"
+expect_failure "needs two events files" diff "$tmp/unet.jsonl"
+expect_failure "--depth must be 0|all" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" --depth 2
+echo "diff ok"

@@ -1,0 +1,189 @@
+// layoutguard diff: two event streams compared call by call. Each thread's calls of one run are
+// aligned with the same thread's calls of the other by (op, module); where the op sequences part
+// (a model edit, an op only one device has), a short look-ahead finds where they meet again.
+// Two runs on CPU and CUDA, or before and after a change, then show the calls whose outputs
+// took another layout.
+#include "diff_command.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arguments.h"
+
+namespace lg::tools {
+namespace {
+
+// How far ahead the alignment looks for the op sequences to meet again.
+constexpr size_t kResyncWindow = 64;
+// Differences printed per kind before the rest are only counted.
+constexpr size_t kShown = 40;
+
+struct Output {
+  bool defined = false;
+  std::string format;
+  std::vector<int64_t> sizes, strides;
+};
+
+struct Call {
+  int64_t seq = 0;
+  std::string op, module, kernel, device;
+  std::vector<Output> outputs;
+  std::string key() const { return op + "|" + module; }
+};
+
+// Calls per thread, in order; threads in order of their first call.
+struct Run {
+  std::string path;
+  std::vector<uint64_t> threads;
+  std::map<uint64_t, std::vector<Call>> calls;
+};
+
+Run read_run(const std::string& path, bool all_depths) {
+  std::ifstream in(path);
+  if (!in) throw ValueError("[layoutguard diff] cannot read '" + path + "'; required: an events file (events=FILE)");
+  Run run{path, {}, {}};
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const auto bad = [&](const std::string& why) {
+      return ValueError("[layoutguard diff] " + path + " line " + std::to_string(number) + ": " + why +
+                        "; required: one JSON event per line, as LAYOUTGUARD_OPTIONS=events=FILE writes them");
+    };
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw bad("not a JSON object");
+    try {
+      if (!all_depths && j.at("depth").get<int64_t>() != 0) continue;
+      Call c;
+      c.seq = j.at("seq").get<int64_t>();
+      c.op = j.at("op").get<std::string>();
+      c.module = j.at("module").get<std::string>();
+      c.kernel = j.at("kernel").get<std::string>();
+      c.device = j.at("device").get<std::string>();
+      for (const nlohmann::json& o : j.at("outputs")) {
+        Output out;
+        out.defined = o.value("defined", true);
+        if (out.defined) {
+          out.format = o.at("format").get<std::string>();
+          out.sizes = o.at("sizes").get<std::vector<int64_t>>();
+          out.strides = o.at("strides").get<std::vector<int64_t>>();
+        }
+        c.outputs.push_back(std::move(out));
+      }
+      const uint64_t thread = j.at("thread").get<uint64_t>();
+      if (!run.calls.count(thread)) run.threads.push_back(thread);
+      run.calls[thread].push_back(std::move(c));
+    } catch (const nlohmann::json::exception& e) {
+      throw bad(std::string("missing or mistyped field (") + e.what() + ")");
+    }
+  }
+  // An empty stream is a run without the guard, or events= pointing elsewhere: comparing it
+  // would report every call of the other run as missing.
+  if (run.threads.empty())
+    throw ValueError("[layoutguard diff] '" + path + "' holds no " + (all_depths ? "" : "user-level (depth 0) ") +
+                     "call; required: the events of a run with LAYOUTGUARD set and LAYOUTGUARD_OPTIONS=events=FILE");
+  return run;
+}
+
+std::string list(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+std::string describe(const Output& o) {
+  return o.defined ? o.format + " " + list(o.sizes) + ":" + list(o.strides) : std::string("undefined");
+}
+
+std::string label(const Call& c) { return c.op + " (" + (c.module.empty() ? std::string("(top)") : c.module) + ")"; }
+
+// What differs between two calls of the same (op, module): "" when their outputs agree.
+std::string output_difference(const Call& a, const Call& b) {
+  if (a.outputs.size() != b.outputs.size())
+    return std::to_string(a.outputs.size()) + " outputs vs " + std::to_string(b.outputs.size());
+  std::string why;
+  for (size_t k = 0; k < a.outputs.size(); ++k) {
+    const Output &x = a.outputs[k], &y = b.outputs[k];
+    if (x.defined == y.defined && x.format == y.format && x.sizes == y.sizes && x.strides == y.strides) continue;
+    why += (why.empty() ? "" : "; ") + std::string("output ") + std::to_string(k) + " " + describe(x) + " vs " +
+           describe(y);
+  }
+  if (!why.empty() && a.kernel != b.kernel) why += "  [kernel " + a.kernel + " vs " + b.kernel + "]";
+  return why;
+}
+
+struct Tally {
+  size_t compared = 0, differ = 0, only_a = 0, only_b = 0, shown = 0;
+  void print(const std::string& line) {
+    if (shown++ < kShown) std::cout << line << "\n";
+  }
+};
+
+void diff_thread(const std::vector<Call>& a, const std::vector<Call>& b, Tally& t) {
+  size_t i = 0, j = 0;
+  const auto only = [&](const std::vector<Call>& calls, size_t from, size_t to, const char* side, size_t& count) {
+    for (size_t k = from; k < to; ++k, ++count)
+      t.print(std::string("  only in ") + side + ": #" + std::to_string(k) + " " + label(calls[k]) + " (seq " +
+              std::to_string(calls[k].seq) + ")");
+  };
+  while (i < a.size() && j < b.size()) {
+    if (a[i].key() == b[j].key()) {
+      ++t.compared;
+      if (const std::string why = output_difference(a[i], b[j]); !why.empty()) {
+        ++t.differ;
+        t.print("  #" + std::to_string(i) + (i == j ? "" : "/#" + std::to_string(j)) + " " + label(a[i]) + ": " + why);
+      }
+      ++i, ++j;
+      continue;
+    }
+    // The sequences part here: the nearest (da, db) with a[i + da] matching b[j + db].
+    bool met = false;
+    for (size_t d = 1; d <= kResyncWindow && !met; ++d)
+      for (size_t da = 0; da <= d && !met; ++da) {
+        const size_t db = d - da;
+        if (i + da < a.size() && j + db < b.size() && a[i + da].key() == b[j + db].key()) {
+          only(a, i, i + da, "A", t.only_a);
+          only(b, j, j + db, "B", t.only_b);
+          i += da, j += db;
+          met = true;
+        }
+      }
+    if (!met) break;
+  }
+  only(a, i, a.size(), "A", t.only_a);
+  only(b, j, b.size(), "B", t.only_b);
+}
+
+}  // namespace
+
+int diff_command(std::span<const std::string_view> args) {
+  if (args.size() < 2 || args[0].substr(0, 2) == "--" || args[1].substr(0, 2) == "--")
+    throw UsageError("[layoutguard diff] needs two events files: layoutguard diff A.jsonl B.jsonl [--depth 0|all]");
+  const Flags flags("diff", args.subspan(2), {"depth"});
+  const bool all_depths = flags.choice("depth", "0", {"0", "all"}) == "all";
+  const Run a = read_run(std::string(args[0]), all_depths), b = read_run(std::string(args[1]), all_depths);
+  std::cout << "layoutguard diff: A = " << a.path << ", B = " << b.path << " ("
+            << (all_depths ? "every call" : "user-level calls") << ")\n";
+  Tally t;
+  const size_t threads = std::max(a.threads.size(), b.threads.size());
+  for (size_t k = 0; k < threads; ++k) {
+    static const std::vector<Call> none;
+    const std::vector<Call>& ca = k < a.threads.size() ? a.calls.at(a.threads[k]) : none;
+    const std::vector<Call>& cb = k < b.threads.size() ? b.calls.at(b.threads[k]) : none;
+    if (threads > 1) std::cout << "thread " << k << ": " << ca.size() << " calls in A, " << cb.size() << " in B\n";
+    diff_thread(ca, cb, t);
+  }
+  if (t.shown > kShown) std::cout << "  ... " << t.shown - kShown << " more not shown\n";
+  std::cout << "compared " << t.compared << " calls: " << t.differ << " with outputs in another layout, " << t.only_a
+            << " only in A, " << t.only_b << " only in B\n";
+  const bool same = t.differ == 0 && t.only_a == 0 && t.only_b == 0;
+  std::cout << (same ? "result: the runs agree on every layout\n" : "result: the layouts differ\n");
+  return same ? 0 : 1;
+}
+
+}  // namespace lg::tools

@@ -21,7 +21,7 @@ namespace {
 
 // How far ahead the alignment looks for the op sequences to meet again.
 constexpr size_t kResyncWindow = 64;
-// Differences printed per kind before the rest are only counted.
+// Lines printed (differences and calls only one run made) before the rest are only counted.
 constexpr size_t kShown = 40;
 
 struct Output {
@@ -141,19 +141,23 @@ void diff_thread(const std::vector<Call>& a, const std::vector<Call>& b, Tally& 
       ++i, ++j;
       continue;
     }
-    // The sequences part here: the nearest (da, db) with a[i + da] matching b[j + db].
-    bool met = false;
-    for (size_t d = 1; d <= kResyncWindow && !met; ++d)
-      for (size_t da = 0; da <= d && !met; ++da) {
+    // The sequences part here: the nearest (da, db) with a[i + da] matching b[j + db]; among
+    // equally near ones, the one followed by the longest run of matches (a relu that
+    // matches by chance is followed by a mismatch).
+    size_t best_da = 0, best_db = 0, best_run = 0;
+    for (size_t d = 1; d <= kResyncWindow && best_run == 0; ++d)
+      for (size_t da = 0; da <= d; ++da) {
         const size_t db = d - da;
-        if (i + da < a.size() && j + db < b.size() && a[i + da].key() == b[j + db].key()) {
-          only(a, i, i + da, "A", t.only_a);
-          only(b, j, j + db, "B", t.only_b);
-          i += da, j += db;
-          met = true;
-        }
+        size_t run = 0;
+        while (run < kResyncWindow && i + da + run < a.size() && j + db + run < b.size() &&
+               a[i + da + run].key() == b[j + db + run].key())
+          ++run;
+        if (run > best_run) best_da = da, best_db = db, best_run = run;
       }
-    if (!met) break;
+    if (best_run == 0) break;
+    only(a, i, i + best_da, "A", t.only_a);
+    only(b, j, j + best_db, "B", t.only_b);
+    i += best_da, j += best_db;
   }
   only(a, i, a.size(), "A", t.only_a);
   only(b, j, b.size(), "B", t.only_b);

@@ -11,8 +11,9 @@
 //   if (flow.violations() > 0) ...   // or flow.loss_spans(), flow.json(), flow.write_dot(path)
 //
 // It works in any guard mode: it checks each call itself with the guard's options (allow=,
-// suppressions=, min_bytes=, ...). Under LAYOUTGUARD=throw the first loss still raises; the row
-// of the op that raised is already recorded, so a catch handler can print the flow up to it.
+// suppressions=, min_bytes=, ...). Under LAYOUTGUARD=throw the first loss still raises; when the
+// op that raised is a user-level call, its row is already recorded, so a catch handler can
+// print the flow up to it.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +60,9 @@ struct LossSpan {
 };
 
 // A span per row with a violation or an expected loss, in run order. A row already inside an
-// earlier span is counted there only. Rows' sources must name earlier rows (lg::Error if not).
+// earlier span is counted there only (a violation there opens no span; a row two losses reach
+// belongs to the first). Rows' sources must name earlier rows (lg::Error if not).
+// The renderings check that the spans' row numbers exist in `rows` (lg::Error if not).
 std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows);
 
 // Renderings: the per-op table (`!!` marks a violation, `ex` an expected loss), the spans as

@@ -39,10 +39,14 @@ enum class Source { Default, Environment, Api };
 // every module.
 inline constexpr std::string_view kTopLevelModule = "(top)";
 
-// `op`, `op:module-glob` or `op:(top)` from a suppressions file; '*' and '?' work in the glob.
+// `op`, `op:module-glob` or `op:(top)` from a suppressions file, optionally followed by
+// `@function-glob`: then only a loss whose call stack holds a matching function (its name
+// without parameters, e.g. app::preprocess) is silenced -- the call site, for code without
+// modules. '*' and '?' work in both globs.
 struct Suppression {
   std::string op;
   std::string module_glob;  // empty: every module; kTopLevelModule: calls outside every module
+  std::string frame_glob;   // empty: any call site
 };
 
 struct Options {
@@ -65,10 +69,16 @@ struct Options {
   // Where each value came from: [0] the mode, then the keys in option_keys() order.
   std::vector<Source> sources;
 
-  // True when (op, module path) is allowed or suppressed.
+  // True when op is allowed, or (op, module path) suppressed by a line without a call site
+  // (check_layout asks the call-site lines only for a real loss).
   bool is_exempt(std::string_view op, std::string_view module_path) const;
-  // The first suppressions line matching (op, module path), or nullptr.
+  // The first suppressions line without a call site matching (op, module path), or nullptr.
   const Suppression* suppression_for(std::string_view op, std::string_view module_path) const;
+  // The first line with a call site matching (op, module path) and the calling thread's stack
+  // now, or nullptr. Walks the stack when such a line names op: ask only for a real loss.
+  const Suppression* call_site_suppression_for(std::string_view op, std::string_view module_path) const;
+  // Whether some line with a call site names op (cheap: no stack walk).
+  bool has_call_site_line(std::string_view op) const;
 };
 
 // The keys LAYOUTGUARD_OPTIONS accepts, in help order.
@@ -195,8 +205,11 @@ class ConversionTally {
 // cost stays in view. With `op` only that op's losses are expected: any other still fails.
 // Scopes nest; the innermost one that matches takes the loss. A scope that ends without having
 // taken a loss while the guard collects (warn, record) is listed in the report as unused: the
-// loss went away and the annotation can go, as with an unused suppression. Like ConversionTally
-// it belongs to its thread; destroying it on another is an lg::Error.
+// loss went away and the annotation can go, as with an unused suppression. A loss that a
+// suppressions line silences never reaches a scope. Like ConversionTally it belongs to its
+// thread: destroying it on another is an lg::Error from a destructor, so the program
+// terminates. Give it automatic storage (a block, a test case), not static storage: its
+// unused-scope note would come after the exit report.
 class ExpectedLoss {
  public:
   explicit ExpectedLoss(std::string reason, std::string op = {});

@@ -48,6 +48,7 @@ struct UnusedExpectation {
 struct SuppressionUse {
   std::string op;
   std::string module_glob;  // as written: empty (every module), a glob, or (top)
+  std::string frame_glob;   // the call site after '@'; empty: any
   int64_t suppressed = 0;
 };
 
@@ -77,7 +78,7 @@ Report report();
 void clear_report();
 // The JSON report text (what report=FILE writes at exit).
 std::string report_json(const Report& r);
-// A suppressions line as written in the file: op, or op:module-glob.
+// A suppressions line as written in the file: op[:module-glob][@function-glob].
 std::string suppression_line(const SuppressionUse& use);
 // The human summary table (what summary=1 prints to stderr at exit).
 std::string summary_text(const Report& r);

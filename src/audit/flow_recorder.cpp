@@ -1,5 +1,7 @@
 // FlowRecorder: a hook that keeps one row per depth-0 op call of its thread, with the bytes of
 // the layout conversions inside the call and the edges from the rows that made its inputs.
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <optional>
 #include <unordered_map>
@@ -7,6 +9,8 @@
 #include <layoutguard/audit.h>
 #include <layoutguard/error.h>
 #include <layoutguard/layout.h>
+
+#include "guard/runtime.h"
 
 namespace lg::audit {
 namespace {
@@ -40,23 +44,40 @@ const Tensor* main_operand(std::span<const Tensor> ts) {
   return ts.empty() ? nullptr : &ts[0];
 }
 
+// A number per thread, never reused in the process (std::thread::id values are: a recorder
+// kept beyond its thread's end must not adopt a new thread with the old id).
+uint64_t thread_number() {
+  static std::atomic<uint64_t> next{0};
+  thread_local const uint64_t mine = next.fetch_add(1, std::memory_order_relaxed);
+  return mine;
+}
+
 }  // namespace
 
 struct FlowRecorder::State {
-  std::thread::id owner = std::this_thread::get_id();
-  guard::Options options = guard::options();
+  uint64_t owner = thread_number();
   std::function<void(const Row&)> on_row;
   std::vector<Row> rows;
-  int64_t pending_bytes = 0;  // conversions inside the depth-0 call that has not finished yet
+  // Conversions inside the depth-0 call that has not finished yet, and that call's op and
+  // module: if it raises, its bytes must not go to the next row.
+  int64_t pending_bytes = 0;
+  std::string pending_root, pending_module;
 
-  // The row that made each output, by TensorImpl address, with a weak reference: an expired
-  // one means a later tensor reuses a freed one's address, which is no edge. No activation is
-  // kept alive for the analysis.
+  // The row that made each output, by TensorImpl address, with a weak reference: no
+  // activation is kept alive for the analysis, and an expired entry is a tensor that died.
+  // (While the weak reference lives, make_shared's block keeps its address from reuse, so a
+  // live tensor never meets a dead one's entry; the sweep below drops the dead ones.)
   struct Producer {
     std::weak_ptr<detail::TensorImpl> impl;
     size_t row;
   };
   std::unordered_map<const void*, Producer> producers;
+  size_t sweep_at = 1024;
+
+  void sweep() {
+    std::erase_if(producers, [](const auto& entry) { return entry.second.impl.expired(); });
+    sweep_at = std::max<size_t>(1024, 2 * producers.size());
+  }
 
   std::optional<size_t> producer(const Tensor& t) const {
     if (!t.defined()) return std::nullopt;
@@ -66,10 +87,17 @@ struct FlowRecorder::State {
   }
 
   void on_call(const hooks::OpCall& call) {
-    if (std::this_thread::get_id() != owner) return;
+    if (thread_number() != owner) return;
+    // Inner calls come first; their bytes go to the depth-0 row. Bytes left by another root
+    // call (one that raised before its row) are not this call's.
+    if (call.root_op != pending_root || call.module_path != pending_module) {
+      pending_bytes = 0;
+      pending_root = call.root_op;
+      pending_module = call.module_path;
+    }
     if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
       pending_bytes += int64_t(call.inputs[0].nbytes());
-    if (call.depth != 0) return;  // inner calls come first; their bytes go to the depth-0 row
+    if (call.depth != 0) return;
     Row r;
     r.op = call.op;
     r.module = call.module_path;
@@ -91,6 +119,10 @@ struct FlowRecorder::State {
     }
     r.conversion_bytes = pending_bytes;
     pending_bytes = 0;
+    pending_root.clear();
+    pending_module.clear();
+    // The guard's options as the guard itself reads them at this call (a cached snapshot).
+    const guard::Options& options = guard::detail::current_options();
     if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options, call.module_path, call.depth)) {
       // Hooks run before the guard, which gives such a loss to the same scope.
       const guard::ExpectedLoss* expected = guard::ExpectedLoss::innermost_for(call.op);
@@ -101,6 +133,7 @@ struct FlowRecorder::State {
       if (const std::optional<size_t> p = producer(t)) r.sources.push_back(*p);
     for (const Tensor& t : call.outputs)
       if (t.defined()) producers[t.impl_ptr().get()] = {t.impl_ptr(), rows.size()};
+    if (producers.size() >= sweep_at) sweep();
     rows.push_back(std::move(r));
     if (on_row) on_row(rows.back());
   }

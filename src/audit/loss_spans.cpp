@@ -7,6 +7,8 @@
 #include <layoutguard/audit.h>
 #include <layoutguard/error.h>
 
+#include "audit/span_rows.h"
+
 namespace lg::audit {
 
 std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows) {
@@ -38,7 +40,7 @@ std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows) {
       std::vector<size_t> next;
       for (size_t r : frontier) {
         for (size_t c : consumers[r]) {
-          if (seen[c]) continue;
+          if (seen[c] || in_span[c]) continue;  // a row two losses reach counts in the first span
           seen[c] = true;
           const Row& row = rows[c];
           span.conversion_bytes += row.conversion_bytes;
@@ -59,7 +61,8 @@ std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows) {
     std::sort(span.nchw_ops.begin(), span.nchw_ops.end());
     std::sort(span.restored_at.begin(), span.restored_at.end());
     std::sort(span.left_at.begin(), span.left_at.end());
-    span.ends_in_nchw = lost == rows.size() - 1 || (!span.nchw_ops.empty() && span.nchw_ops.back() == rows.size() - 1);
+    span.ends_in_nchw = (lost == rows.size() - 1 && start.out_kind == OutputKind::Nchw) ||
+                        (!span.nchw_ops.empty() && span.nchw_ops.back() == rows.size() - 1);
     spans.push_back(std::move(span));
   }
   return spans;
@@ -83,7 +86,18 @@ std::string row_list(const std::vector<Row>& rows, const std::vector<size_t>& id
 
 }  // namespace
 
+void detail::check_span_rows(const std::vector<LossSpan>& spans, const std::vector<Row>& rows, const char* who) {
+  for (const LossSpan& span : spans) {
+    size_t last = span.lost_at;
+    for (const std::vector<size_t>* list : {&span.nchw_ops, &span.restored_at, &span.left_at})
+      for (size_t i : *list) last = std::max(last, i);
+    LG_CHECK(last < rows.size(), "[audit::", who, "] a span names row ", last, " of ", rows.size(),
+             " rows; required: spans found in these rows (find_loss_spans)");
+  }
+}
+
 std::string format_loss_spans(const std::vector<LossSpan>& spans, const std::vector<Row>& rows) {
+  detail::check_span_rows(spans, rows, "format_loss_spans");
   if (spans.empty()) return "";
   std::ostringstream s;
   s << "loss spans: where channels_last was lost, what then ran in NCHW, where it came back\n";

@@ -7,6 +7,8 @@
 
 #include <layoutguard/audit.h>
 
+#include "audit/span_rows.h"
+
 namespace lg::audit {
 
 std::string human_bytes(int64_t b) {
@@ -81,6 +83,7 @@ std::string format_unconverted_weights(const std::vector<Row>& rows) {
 }
 
 std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>& spans) {
+  detail::check_span_rows(spans, rows, "flow_json");
   nlohmann::json j;
   j["ops"] = nlohmann::json::array();
   for (const Row& r : rows)
@@ -90,7 +93,7 @@ std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>&
                         {"unconverted_weight", r.unconverted_weight}});
   j["loss_spans"] = nlohmann::json::array();
   for (const LossSpan& span : spans) {
-    const Row& lost = rows.at(span.lost_at);
+    const Row& lost = rows[span.lost_at];
     j["loss_spans"].push_back({{"lost_at", span.lost_at},
                                {"op", lost.op},
                                {"module", lost.module},

@@ -89,7 +89,10 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                     const Options& options, std::string_view module_path, int depth) {
   if (options.is_exempt(op, module_path)) return std::nullopt;
-  return detail::find_loss(op, policy, inputs, outputs, options, depth);
+  std::optional<Finding> loss = detail::find_loss(op, policy, inputs, outputs, options, depth);
+  // Call-site lines need the stack, walked only for a real loss.
+  if (loss && options.has_call_site_line(op) && options.call_site_suppression_for(op, module_path)) return std::nullopt;
+  return loss;
 }
 
 std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy policy, std::span<const Tensor> inputs,

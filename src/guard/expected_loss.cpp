@@ -12,6 +12,18 @@ namespace {
 // Newest live scope of this thread; trivially destructible for the reason tally.cpp gives.
 thread_local ExpectedLoss* live_head = nullptr;
 
+// Empty (any op), or a name without blanks whose colons come only as "::" (namespaced custom
+// ops); "cat:decoder" is a suppressions line, not an op.
+bool is_op_name(const std::string& op) {
+  if (op.find_first_of(" \t") != std::string::npos) return false;
+  for (size_t i = 0; i < op.size(); ++i) {
+    if (op[i] != ':') continue;
+    if (i + 1 >= op.size() || op[i + 1] != ':' || i == 0 || (i + 2 < op.size() && op[i + 2] == ':')) return false;
+    ++i;
+  }
+  return true;
+}
+
 }  // namespace
 
 ExpectedLoss::ExpectedLoss(std::string reason, std::string op)
@@ -20,8 +32,8 @@ ExpectedLoss::ExpectedLoss(std::string reason, std::string op)
   // the loss unexplained.
   LG_CHECK(!reason_.empty(), "[ExpectedLoss] received an empty reason; required: why the loss is expected "
                              "(e.g. \"no NHWC kernel for upsample_bicubic2d\")");
-  LG_CHECK(op_.find_first_of(" \t:") == std::string::npos,
-           "[ExpectedLoss] received op '", op_, "'; required: an op name (e.g. upsample_bicubic2d) or empty for any op");
+  LG_CHECK(is_op_name(op_), "[ExpectedLoss] received op '", op_,
+           "'; required: an op name (e.g. upsample_bicubic2d, mylib::resize) or empty for any op");
   live_head = this;
 }
 
@@ -35,12 +47,13 @@ ExpectedLoss::~ExpectedLoss() {
     }
   }
   // Only a collecting guard saw every op of the scope; off and throw mode keep no report.
-  // A broken environment was reported at the first op; a destructor cannot raise it again.
+  // A destructor cannot raise: a broken environment was reported at the first op, and an
+  // allocation failure here only loses the unused-scope note.
   if (count_ == 0) {
     try {
       const Mode mode = detail::current_mode();
       if (mode == Mode::Warn || mode == Mode::Record) detail::record_unused_expectation(reason_, op_);
-    } catch (const Error&) {
+    } catch (...) {
     }
   }
 }

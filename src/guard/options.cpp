@@ -15,6 +15,8 @@
 
 #include <layoutguard/error.h>
 
+#include "guard/call_stack.h"
+
 namespace lg::guard {
 namespace {
 
@@ -32,7 +34,8 @@ struct Key {
 // The one table behind the parser, its error messages and help=1.
 constexpr Key kKeys[] = {
     {"allow", Kind::List, "op names that are never flagged"},
-    {"suppressions", Kind::Suppressions, "file of op[:module-glob] lines (# comments; op:(top): top level only) never flagged"},
+    {"suppressions", Kind::Suppressions,
+     "file of op[:module-glob][@function-glob] lines (# comments; op:(top): top level only) never flagged"},
     {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
     {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
     {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
@@ -60,7 +63,7 @@ std::string_view allowed_values(Kind kind) {
 }
 
 [[noreturn]] void bad_value(const Key& key, std::string_view value, std::string_view why = {}) {
-  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
+  throw ConfigError(lg::detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
                                 why.empty() ? "" : " (", why, why.empty() ? "" : ")",
                                 "; allowed values: ", allowed_values(key.kind)));
 }
@@ -116,16 +119,16 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
   const bool regular = std::filesystem::is_regular_file(path, ec);
   const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
   if (regular && !ec && size > kMaxSuppressionsBytes)
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
+    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
                                   " bytes; allowed values: a file of op[:module-glob] lines of at most ",
                                   kMaxSuppressionsBytes, " bytes"));
   if (!regular && std::filesystem::exists(path, ec))
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path,
                                   "', which is not a regular file; allowed values: a readable file of "
                                   "op[:module-glob] lines"));
   std::ifstream in(path);
   if (!in)
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path,
                                   "', which cannot be read (", std::strerror(errno),
                                   "); allowed values: a readable file of op[:module-glob] lines"));
   std::vector<Suppression> out;
@@ -137,14 +140,28 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     const auto [op_text, glob] = split_field(text);
     const std::string_view op = trim(op_text);
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
+      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
                                     ": '", text, "' is not op[:module-glob]"));
     // "op:" would read as "every module" or as "no module"; make the writer say which.
     if (trim(glob).empty() && text.find(':', op_text.size()) != std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
                                     "' has an empty module after ':'; write '", op, "' for every module or '", op,
                                     ":", kTopLevelModule, "' for calls outside every module"));
-    out.push_back({std::string(op), std::string(trim(glob))});
+    // op[:module-glob]@function-glob: the call site follows the first '@' (no op or module
+    // name holds one).
+    std::string_view op_part = op, module_part = trim(glob), frame_part;
+    if (const size_t at = module_part.find('@'); at != std::string_view::npos) {  // op:module@function
+      frame_part = trim(module_part.substr(at + 1));
+      module_part = trim(module_part.substr(0, at));
+    } else if (const size_t at_op = op_part.find('@'); at_op != std::string_view::npos) {  // op@function
+      frame_part = trim(op_part.substr(at_op + 1));
+      op_part = op_part.substr(0, at_op);
+    }
+    std::string op_name(op_part), module_glob(module_part), frame_glob(frame_part);
+    if ((text.find('@') != std::string_view::npos && frame_glob.empty()) || op_name.empty())
+      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+                                    "' is not op[:module-glob][@function-glob]"));
+    out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob)});
   }
   return out;
 }
@@ -264,7 +281,7 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     else if (mode_text == "throw" || mode_text == "1") o.mode = Mode::Throw;
     else if (mode_text == "record") o.mode = Mode::Record;
     else
-      throw ConfigError(detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
+      throw ConfigError(lg::detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
                                     "off, warn, throw, record, 1 (= throw), 0 (= off)"));
     o.sources[0] = Source::Environment;
   }
@@ -276,13 +293,13 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
+      throw ConfigError(lg::detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
     const std::string_view name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
     const auto* key = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return k.name == name; });
     if (key == std::end(kKeys)) {
       std::string all;
       for (const Key& k : kKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
-      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
+      throw ConfigError(lg::detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
     }
     apply(o, *key, value);
     o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;
@@ -327,11 +344,39 @@ bool Options::is_exempt(std::string_view op, std::string_view module_path) const
   return suppression_for(op, module_path) != nullptr;
 }
 
+namespace {
+
+bool module_matches(const Suppression& s, std::string_view module_path) {
+  return s.module_glob.empty() ||
+         (s.module_glob == kTopLevelModule ? module_path.empty() : glob_match(s.module_glob, module_path));
+}
+
+}  // namespace
+
 const Suppression* Options::suppression_for(std::string_view op, std::string_view module_path) const {
   for (const Suppression& s : suppressions)
-    if (s.op == op && (s.module_glob.empty() ||
-                       (s.module_glob == kTopLevelModule ? module_path.empty() : glob_match(s.module_glob, module_path))))
-      return &s;
+    if (s.frame_glob.empty() && s.op == op && module_matches(s, module_path)) return &s;
+  return nullptr;
+}
+
+bool Options::has_call_site_line(std::string_view op) const {
+  for (const Suppression& s : suppressions)
+    if (!s.frame_glob.empty() && s.op == op) return true;
+  return false;
+}
+
+const Suppression* Options::call_site_suppression_for(std::string_view op, std::string_view module_path) const {
+  std::vector<std::string> stack;  // walked once, at the first line that needs it
+  bool walked = false;
+  for (const Suppression& s : suppressions) {
+    if (s.frame_glob.empty() || s.op != op || !module_matches(s, module_path)) continue;
+    if (!walked) {
+      stack = detail::call_stack_functions();
+      walked = true;
+    }
+    for (const std::string& function : stack)
+      if (glob_match(s.frame_glob, function)) return &s;
+  }
   return nullptr;
 }
 

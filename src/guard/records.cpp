@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
@@ -29,7 +30,7 @@ struct Store {
   std::map<ConversionKey, ConversionRecord> conversions;
   std::vector<ExpectedLossRecord> expected_losses;  // few: found by a linear search
   std::vector<UnusedExpectation> unused_expectations;
-  std::map<std::pair<std::string, std::string>, int64_t> suppressed;  // (op, module glob) -> losses
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> suppressed;  // line -> losses
 };
 
 Store& store() {
@@ -146,7 +147,7 @@ void record_unused_expectation(std::string_view reason, std::string_view op) {
 void record_suppressed(const Suppression& line) {
   Store& s = store();
   std::lock_guard lock(s.mutex);
-  ++s.suppressed[{line.op, line.module_glob}];
+  ++s.suppressed[{line.op, line.module_glob, line.frame_glob}];
 }
 
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records) {
@@ -180,9 +181,14 @@ Report report() {
     r.violations = s.violations;
     r.expected_losses = s.expected_losses;
     r.unused_expectations = s.unused_expectations;
+    // A line repeated in the file never matches: the first copy takes every loss.
+    std::set<std::tuple<std::string, std::string, std::string>> listed;
     for (const Suppression& line : lines) {
-      const auto it = s.suppressed.find({line.op, line.module_glob});
-      r.suppressions.push_back({line.op, line.module_glob, it == s.suppressed.end() ? 0 : it->second});
+      const auto key = std::make_tuple(line.op, line.module_glob, line.frame_glob);
+      const auto it = s.suppressed.find(key);
+      const bool first = listed.insert(key).second;
+      r.suppressions.push_back(
+          {line.op, line.module_glob, line.frame_glob, first && it != s.suppressed.end() ? it->second : 0});
     }
     for (const OpStats& st : s.ops)
       if (!st.op.empty()) r.ops.push_back(st);

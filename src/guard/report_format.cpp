@@ -44,7 +44,7 @@ std::string formats(const std::vector<OperandLayout>& list) {
 }  // namespace
 
 std::string suppression_line(const SuppressionUse& u) {
-  return u.module_glob.empty() ? u.op : u.op + ":" + u.module_glob;
+  return (u.module_glob.empty() ? u.op : u.op + ":" + u.module_glob) + (u.frame_glob.empty() ? "" : "@" + u.frame_glob);
 }
 
 std::string report_json(const Report& r) {
@@ -85,7 +85,8 @@ std::string report_json(const Report& r) {
     j["unused_expectations"].push_back({{"reason", u.reason}, {"op", u.op}, {"scopes", u.scopes}});
   j["suppressions"] = nlohmann::json::array();
   for (const SuppressionUse& u : r.suppressions)
-    j["suppressions"].push_back({{"op", u.op}, {"module", u.module_glob}, {"suppressed", u.suppressed}});
+    j["suppressions"].push_back(
+        {{"op", u.op}, {"module", u.module_glob}, {"function", u.frame_glob}, {"suppressed", u.suppressed}});
   j["ops"] = nlohmann::json::array();
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},

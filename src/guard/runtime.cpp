@@ -6,10 +6,10 @@
 #include <memory>
 #include <mutex>
 
-#include <boost/stacktrace.hpp>
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "core/log.h"
+#include "guard/call_stack.h"
 #include "guard/check.h"
 #include "guard/events.h"
 #include "guard/records.h"
@@ -18,41 +18,6 @@
 
 namespace lg::guard::detail {
 namespace {
-
-// Whether a frame belongs to the guard or the dispatcher: those lead every trace and say
-// nothing about the caller's code. Matched by name, because how many there are depends on the
-// mode (warn/record go through a callback of the records table) and on inlining.
-bool internal_frame(const std::string& name) {
-  // Only the function's own name counts, not its parameter types (a user function taking an
-  // lg::dispatch type is the user's). lg::dispatch:: as a whole: without inlining (the -Og
-  // sanitizer builds) run/run_op are frames of their own.
-  std::string_view function = name;  // without its trailing parameter list
-  if (const size_t close = function.rfind(')'); close != std::string_view::npos) {
-    int depth = 0;
-    for (size_t i = close + 1; i-- > 0;) {
-      depth += function[i] == ')' ? 1 : function[i] == '(' ? -1 : 0;
-      if (depth == 0) {
-        function = function.substr(0, i);
-        break;
-      }
-    }
-  }
-  return function.find("lg::guard::detail::") != std::string_view::npos ||
-         function.find("lg::dispatch::") != std::string_view::npos ||
-         function.find("boost::stacktrace::") != std::string_view::npos;
-}
-
-// The call stack from the op call outwards, as "N# function at file:line" lines.
-std::string capture_backtrace() {
-  constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
-  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
-  size_t first = 0;
-  while (first < trace.size() && first < kMaxInternal && internal_frame(trace[first].name())) ++first;
-  std::string out;
-  for (size_t i = first; i < trace.size() && i - first < kMaxFrames; ++i)
-    out += std::to_string(i - first) + "# " + boost::stacktrace::to_string(trace[i]) + "\n";
-  return out;
-}
 
 ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace) {
   ViolationInfo v;
@@ -150,9 +115,13 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
 
   // A suppressed call is checked all the same when collecting: the report says which lines
   // silenced a real loss and which matched none (stale lines of a baseline).
-  if (collect && !o.suppressions.empty() && std::find(o.allow.begin(), o.allow.end(), call.op) == o.allow.end())
-    if (const Suppression* line = o.suppression_for(call.op, call.module_path))
-      if (find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) record_suppressed(*line);
+  if (collect && !o.suppressions.empty() && std::find(o.allow.begin(), o.allow.end(), call.op) == o.allow.end()) {
+    const Suppression* line = o.suppression_for(call.op, call.module_path);
+    if ((line || o.has_call_site_line(call.op)) && find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) {
+      if (!line) line = o.call_site_suppression_for(call.op, call.module_path);
+      if (line) record_suppressed(*line);
+    }
+  }
   const std::optional<Finding> finding =
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
   // A loss inside an ExpectedLoss scope is the user's known cost, not a violation.

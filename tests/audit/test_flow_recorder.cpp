@@ -136,7 +136,7 @@ TEST_CASE("FlowRecorder: under throw mode the raising op's row is already record
   CHECK(flow.rows().back().violation);
 }
 
-TEST_CASE("FlowRecorder: another thread's ops are not its rows; a freed tensor's address is no edge") {
+TEST_CASE("FlowRecorder: another thread's ops are not its rows; a dead tensor is no edge") {
   CleanGuard clean;
   const Tensor x = cl_input();
   FlowRecorder flow;
@@ -145,10 +145,33 @@ TEST_CASE("FlowRecorder: another thread's ops are not its rows; a freed tensor's
   CHECK(flow.rows().empty());
 
   (void)lg::relu(x);  // row 0 makes a tensor that dies at once
-  const Tensor fresh = lg::empty({2, 8, 6, 6});  // may take the freed TensorImpl's address
+  const Tensor fresh = lg::empty({2, 8, 6, 6});  // made outside ops: no row made it
   (void)lg::sigmoid(fresh);
   const std::vector<size_t>& sources = flow.rows()[index_of(flow.rows(), "sigmoid")].sources;
   CHECK(std::find(sources.begin(), sources.end(), size_t{0}) == sources.end());
+}
+
+TEST_CASE("FlowRecorder: the conversions of a call that raised are not charged to the next row") {
+  CleanGuard clean;
+  static const lg::CustomOp converts_then_fails =
+      lg::register_op("test.converts_then_fails", lg::LayoutPolicy::Preserve, [](const std::vector<Tensor>& in) {
+        (void)in.at(0).contiguous();  // a conversion inside the op (depth 1)
+        LG_CHECK(false, "[test.converts_then_fails] fails on purpose");
+        return std::vector<Tensor>{in.at(0)};
+      });
+  const Tensor x = cl_input();
+  FlowRecorder flow;
+  CHECK_THROWS_AS(converts_then_fails({x}), lg::Error);
+  (void)lg::relu(x);
+  REQUIRE(flow.rows().size() == 1);  // the failed call made no row
+  CHECK(flow.rows()[0].op == "relu");
+  CHECK(flow.rows()[0].conversion_bytes == 0);
+  // A copy_ the user calls is a row of its own, with its bytes.
+  Tensor nchw = lg::empty({2, 8, 6, 6});
+  nchw.copy_(x);
+  REQUIRE(flow.rows().size() == 2);
+  CHECK(flow.rows()[1].op == "copy_");
+  CHECK(flow.rows()[1].conversion_bytes == int64_t(x.nbytes()));
 }
 
 TEST_CASE("FlowRecorder: write_dot names a path it cannot write; the graph has the edges") {

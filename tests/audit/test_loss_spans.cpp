@@ -106,6 +106,28 @@ TEST_CASE("loss spans: leaving 4-D, reaching the output, a second loss inside a 
     CHECK_THROWS_WITH_AS(lg::audit::find_loss_spans(rows),
                          doctest::Contains("row 0 (conv2d) names source row 1; required: an earlier row"), lg::Error);
   }
+  SUBCASE("spans from other rows are refused by the renderings") {
+    const std::vector<Row> rows{row("conv2d", CL, {}), row("pad", NCHW, {0}, 100, true), row("conv2d", CL, {1})};
+    const std::vector<LossSpan> spans = lg::audit::find_loss_spans(rows);
+    const std::vector<Row> fewer(rows.begin(), rows.begin() + 2);
+    CHECK_THROWS_WITH_AS(lg::audit::format_loss_spans(spans, fewer),
+                         doctest::Contains("[audit::format_loss_spans] a span names row 2 of 2 rows"), lg::Error);
+    CHECK_THROWS_WITH_AS(lg::audit::flow_json(fewer, spans), doctest::Contains("[audit::flow_json] a span names row 2"),
+                         lg::Error);
+  }
+  SUBCASE("two losses reaching one row: it counts in the first span only") {
+    const std::vector<Row> rows{row("conv2d", CL, {}), row("up", NCHW, {0}, 100, true), row("pad", NCHW, {0}, 100, true),
+                                row("cat", NCHW, {1, 2}), row("conv2d", CL, {3})};
+    const std::vector<LossSpan> spans = lg::audit::find_loss_spans(rows);
+    REQUIRE(spans.size() == 2);
+    CHECK(spans[0].nchw_ops == std::vector<size_t>{3});
+    CHECK(spans[1].nchw_ops.empty());
+    CHECK(spans[1].restored_at.empty());
+  }
+  SUBCASE("a lost row that ends the run with an ambiguous output: not an NCHW ending") {
+    const std::vector<Row> rows{row("conv2d", CL, {}), row("mean", NEITHER, {0}, 100, true)};
+    CHECK_FALSE(lg::audit::find_loss_spans(rows).at(0).ends_in_nchw);
+  }
   SUBCASE("no loss, no span, no text") {
     const std::vector<Row> rows{row("conv2d", CL, {}), row("relu", CL, {0})};
     CHECK(lg::audit::find_loss_spans(rows).empty());

@@ -164,11 +164,44 @@ TEST_CASE("a suppressions line op:(top) silences the op at top level only; 'op:'
                        lg::ConfigError);
 }
 
+}  // TEST_SUITE
+
+namespace {
+// Two call sites of the same loss, for op@function suppressions (kept out of line so that each
+// is a frame of its own).
+[[gnu::noinline]] void lose_in_preprocess(const Tensor& x) { drop_layout()({x}); }
+[[gnu::noinline]] void lose_in_postprocess(const Tensor& x) { drop_layout()({x}); }
+}  // namespace
+
+TEST_SUITE("guard") {
+
+TEST_CASE("a suppressions line op@function-glob silences the loss at that call site only") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  TempPath file("lg-suppressions-site");
+  std::ofstream(file.str()) << "test.drop_layout@*lose_in_preprocess\n";
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_NOTHROW(lose_in_preprocess(x));
+  CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);
+  CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+  // Record mode counts the line's losses; the audit's check agrees with the guard.
+  lg::guard::clear_report();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:suppressions=" + file.str()));
+  lose_in_preprocess(x);
+  lose_in_preprocess(x);
+  lose_in_postprocess(x);
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.suppressions.size() == 1);
+  CHECK(lg::guard::suppression_line(r.suppressions[0]) == "test.drop_layout@*lose_in_preprocess");
+  CHECK(r.suppressions[0].suppressed == 2);
+  CHECK(r.violation_count() == 1);
+}
+
 TEST_CASE("the report lists each suppressions line with the losses it silenced; a line that silenced none is unused") {
   CleanGuard clean;
   const Tensor x = cl4();
   TempPath file("lg-suppressions-use");
-  std::ofstream(file.str()) << "test.drop_layout:decoder.*\ntest.keep_layout\ncat:(top)\n";
+  std::ofstream(file.str()) << "test.drop_layout:decoder.*\ntest.keep_layout\ncat:(top)\ntest.drop_layout:decoder.*\n";
   lg::guard::set_options(options_with(Mode::Record, "backtrace=0:suppressions=" + file.str()));
   {
     lg::guard::ModuleScope m("decoder");
@@ -179,7 +212,8 @@ TEST_CASE("the report lists each suppressions line with the losses it silenced; 
   }
   const lg::guard::Report r = lg::guard::report();
   CHECK(r.violations.empty());
-  REQUIRE(r.suppressions.size() == 3);
+  REQUIRE(r.suppressions.size() == 4);
+  CHECK(r.suppressions[3].suppressed == 0);  // a repeated line never matches: the first takes the losses
   CHECK(lg::guard::suppression_line(r.suppressions[0]) == "test.drop_layout:decoder.*");
   CHECK(r.suppressions[0].suppressed == 2);
   CHECK(lg::guard::suppression_line(r.suppressions[1]) == "test.keep_layout");
@@ -192,6 +226,7 @@ TEST_CASE("the report lists each suppressions line with the losses it silenced; 
   const nlohmann::json j = nlohmann::json::parse(lg::guard::report_json(r));
   CHECK(j["suppressions"][0]["suppressed"] == 2);
   CHECK(j["suppressions"][2]["module"] == "(top)");
+  CHECK(j["suppressions"][0]["function"] == "");
   // allow= wins over a suppressions line: the loss is not the line's.
   lg::guard::clear_report();
   lg::guard::set_options(options_with(Mode::Record, "backtrace=0:allow=test.drop_layout:suppressions=" + file.str()));
@@ -278,6 +313,7 @@ TEST_CASE("ExpectedLoss: nested scopes, the innermost match takes the loss; bad 
   CHECK(outer.count() == 1);
   CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss(""), doctest::Contains("[ExpectedLoss] received an empty reason"),
                        lg::Error);
+  CHECK_NOTHROW(lg::guard::ExpectedLoss("why", "mylib::resize"));  // namespaced custom ops keep "::"
   CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss("why", "cat:decoder"),
                        doctest::Contains("[ExpectedLoss] received op 'cat:decoder'; required: an op name"), lg::Error);
 }

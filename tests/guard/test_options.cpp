@@ -155,6 +155,34 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
     f << "pad\nbad op:x\n";
   }
   CHECK(contains(config_error("", "suppressions=" + path), "line 2: 'bad op:x' is not op[:module-glob]"));
+  // A call site after '@', with or without a module; namespaces keep their "::" on both sides.
+  {
+    std::ofstream f(path);
+    f << "pad@app::preprocess*\ncat:decoder.* @ *::merge\nns::drop:(top)@main\n";
+  }
+  const lg::guard::Options sites = parse_options("", "suppressions=" + path);
+  REQUIRE(sites.suppressions.size() == 3);
+  CHECK(sites.suppressions[0].op == "pad");
+  CHECK(sites.suppressions[0].module_glob.empty());
+  CHECK(sites.suppressions[0].frame_glob == "app::preprocess*");
+  CHECK(sites.suppressions[1].op == "cat");
+  CHECK(sites.suppressions[1].module_glob == "decoder.*");
+  CHECK(sites.suppressions[1].frame_glob == "*::merge");
+  CHECK(sites.suppressions[2].op == "ns::drop");
+  CHECK(sites.suppressions[2].module_glob == "(top)");
+  CHECK(sites.suppressions[2].frame_glob == "main");
+  // Call-site lines never exempt without a stack: check_layout asks them for a real loss only.
+  CHECK_FALSE(sites.is_exempt("pad", ""));
+  CHECK(sites.has_call_site_line("pad"));
+  CHECK_FALSE(sites.has_call_site_line("conv2d"));
+  for (const char* bad : {"pad@\n", "pad:decoder@\n", "@main\n"}) {
+    {
+      std::ofstream f(path);
+      f << bad;
+    }
+    CAPTURE(bad);
+    CHECK(contains(config_error("", "suppressions=" + path), "is not op[:module-glob][@function-glob]"));
+  }
   std::remove(path.c_str());
 }
 

@@ -37,6 +37,21 @@ set -e
 grep -qE '^  #[0-9]+ conv2d \(conv1\): output 0 contiguous .* vs channels_last .*\[kernel ' "$tmp/formats.txt"
 grep -qE '^compared [0-9]+ calls: [1-9][0-9]* with outputs in another layout, 0 only in A, 0 only in B$' "$tmp/formats.txt"
 
+# Alignment by hand-made streams: A = relu, conv2d, relu; B = conv2d, relu. The relu at the
+# start is A's alone; B's relu matches A's second one, not its first.
+event() {  # event SEQ OP
+  printf '{"seq":%s,"thread":0,"op":"%s","module":"m","depth":0,"kernel":"k","device":"cpu","outputs":[{"format":"channels_last","sizes":[1,2,2,2],"strides":[8,1,4,2]}]}\n' "$1" "$2"
+}
+{ event 0 relu; event 1 conv2d; event 2 relu; } >"$tmp/a.jsonl"
+{ event 0 conv2d; event 1 relu; } >"$tmp/b.jsonl"
+set +e
+"$tool" diff "$tmp/a.jsonl" "$tmp/b.jsonl" >"$tmp/align.txt"; rc=$?
+set -e
+cat "$tmp/align.txt"
+[ "$rc" -eq 1 ] || { echo "diff of the hand-made streams exited $rc, expected 1"; exit 1; }
+grep -q "^  only in A: #0 relu (m) (seq 0)$" "$tmp/align.txt"
+grep -q "^compared 2 calls: 0 with outputs in another layout, 1 only in A, 0 only in B$" "$tmp/align.txt"
+
 source "$(dirname "$0")/expect_failure.sh"
 echo '{"op": "relu"}' >"$tmp/bad.jsonl"
 : >"$tmp/empty.jsonl"

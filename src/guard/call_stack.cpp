@@ -1,0 +1,78 @@
+// The caller's stack for violations (printed) and call-site suppressions (matched).
+#include "guard/call_stack.h"
+
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include <boost/stacktrace.hpp>
+
+namespace lg::guard::detail {
+namespace {
+
+constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
+
+// name without its trailing parameter list: "ns::f(int, g(x))" -> "ns::f".
+std::string_view without_parameters(std::string_view name) {
+  if (const size_t close = name.rfind(')'); close != std::string_view::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+      if (depth == 0) return name.substr(0, i);
+    }
+  }
+  return name;
+}
+
+// Whether a frame belongs to the guard, the dispatcher or the audit's hook: those lead every
+// trace and say nothing about the caller's code. Matched by name, because how many there are
+// depends on the mode (warn/record go through a callback of the records table) and on
+// inlining. Only the function's own name counts, not its parameter types (a user function
+// taking an lg::dispatch type is the user's). lg::dispatch:: as a whole: without inlining (the
+// -Og sanitizer builds) run/run_op are frames of their own.
+bool internal_frame(const std::string& name) {
+  const std::string_view function = without_parameters(name);
+  return function.find("lg::guard::") != std::string_view::npos ||
+         function.find("lg::dispatch::") != std::string_view::npos ||
+         function.find("lg::audit::") != std::string_view::npos ||
+         function.find("boost::stacktrace::") != std::string_view::npos;
+}
+
+// Symbolising a frame reads debug information (tens of microseconds); a process has few
+// distinct call sites, so each address is named once.
+const std::string& frame_name(const boost::stacktrace::frame& f) {
+  static std::mutex mutex;
+  static std::unordered_map<const void*, std::string> names;
+  std::lock_guard lock(mutex);
+  auto [it, fresh] = names.try_emplace(f.address());
+  if (fresh) it->second = f.name();
+  return it->second;  // node-based map: stays valid while other names are added
+}
+
+// The first frame of `trace` that is the caller's.
+size_t first_user_frame(const boost::stacktrace::stacktrace& trace) {
+  size_t first = 0;
+  while (first < trace.size() && first < kMaxInternal && internal_frame(frame_name(trace[first]))) ++first;
+  return first;
+}
+
+}  // namespace
+
+std::string capture_backtrace() {
+  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
+  const size_t first = first_user_frame(trace);
+  std::string out;
+  for (size_t i = first; i < trace.size() && i - first < kMaxFrames; ++i)
+    out += std::to_string(i - first) + "# " + boost::stacktrace::to_string(trace[i]) + "\n";
+  return out;
+}
+
+std::vector<std::string> call_stack_functions() {
+  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
+  std::vector<std::string> out;
+  for (size_t i = first_user_frame(trace); i < trace.size() && out.size() < kMaxFrames; ++i)
+    out.emplace_back(without_parameters(frame_name(trace[i])));
+  return out;
+}
+
+}  // namespace lg::guard::detail

@@ -1,0 +1,19 @@
+// The caller's stack as the guard reports and matches it: the library's own leading frames
+// (guard, dispatcher, audit) left out. Internal to src/guard.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lg::guard::detail {
+
+// "N# function at file:line" lines, from the op call outwards (at most 64 frames): the stack
+// trace of a violation.
+std::string capture_backtrace();
+
+// The function names of the same frames, without parameter lists ("app::preprocess",
+// "main"), for matching `op@function-glob` suppressions. Symbol names are cached per
+// address, so a loss repeated in a loop costs the stack walk only.
+std::vector<std::string> call_stack_functions();
+
+}  // namespace lg::guard::detail

@@ -47,6 +47,9 @@ struct Suppression {
   std::string op;
   std::string module_glob;  // empty: every module; kTopLevelModule: calls outside every module
   std::string frame_glob;   // empty: any call site
+
+  // Whether the line names op and its module glob matches module_path (the call site aside).
+  bool matches(std::string_view op_name, std::string_view module_path) const;
 };
 
 struct Options {
@@ -76,6 +79,7 @@ struct Options {
   const Suppression* suppression_for(std::string_view op, std::string_view module_path) const;
   // The first line with a call site matching (op, module path) and the calling thread's stack
   // now, or nullptr. Walks the stack when such a line names op: ask only for a real loss.
+  // (Defined beside the stack walk, src/guard/call_stack.cpp, so that the parser stands alone.)
   const Suppression* call_site_suppression_for(std::string_view op, std::string_view module_path) const;
   // Whether some line with a call site names op (cheap: no stack walk).
   bool has_call_site_line(std::string_view op) const;

@@ -7,6 +7,8 @@
 
 #include <boost/stacktrace.hpp>
 
+#include <layoutguard/guard.h>
+
 namespace lg::guard::detail {
 namespace {
 
@@ -66,6 +68,29 @@ std::string capture_backtrace() {
     out += std::to_string(i - first) + "# " + boost::stacktrace::to_string(trace[i]) + "\n";
   return out;
 }
+
+}  // namespace lg::guard::detail
+
+namespace lg::guard {
+
+const Suppression* Options::call_site_suppression_for(std::string_view op, std::string_view module_path) const {
+  std::vector<std::string> stack;  // walked once, at the first line that needs it
+  bool walked = false;
+  for (const Suppression& s : suppressions) {
+    if (s.frame_glob.empty() || !s.matches(op, module_path)) continue;
+    if (!walked) {
+      stack = detail::call_stack_functions();
+      walked = true;
+    }
+    for (const std::string& function : stack)
+      if (glob_match(s.frame_glob, function)) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace lg::guard
+
+namespace lg::guard::detail {
 
 std::vector<std::string> call_stack_functions() {
   const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);

@@ -15,8 +15,6 @@
 
 #include <layoutguard/error.h>
 
-#include "guard/call_stack.h"
-
 namespace lg::guard {
 namespace {
 
@@ -63,7 +61,7 @@ std::string_view allowed_values(Kind kind) {
 }
 
 [[noreturn]] void bad_value(const Key& key, std::string_view value, std::string_view why = {}) {
-  throw ConfigError(lg::detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
+  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
                                 why.empty() ? "" : " (", why, why.empty() ? "" : ")",
                                 "; allowed values: ", allowed_values(key.kind)));
 }
@@ -119,16 +117,16 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
   const bool regular = std::filesystem::is_regular_file(path, ec);
   const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
   if (regular && !ec && size > kMaxSuppressionsBytes)
-    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
                                   " bytes; allowed values: a file of op[:module-glob] lines of at most ",
                                   kMaxSuppressionsBytes, " bytes"));
   if (!regular && std::filesystem::exists(path, ec))
-    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
                                   "', which is not a regular file; allowed values: a readable file of "
                                   "op[:module-glob] lines"));
   std::ifstream in(path);
   if (!in)
-    throw ConfigError(lg::detail::str(kOptionsVar, ": key 'suppressions' names '", path,
+    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
                                   "', which cannot be read (", std::strerror(errno),
                                   "); allowed values: a readable file of op[:module-glob] lines"));
   std::vector<Suppression> out;
@@ -140,11 +138,11 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     const auto [op_text, glob] = split_field(text);
     const std::string_view op = trim(op_text);
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
-      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
                                     ": '", text, "' is not op[:module-glob]"));
     // "op:" would read as "every module" or as "no module"; make the writer say which.
     if (trim(glob).empty() && text.find(':', op_text.size()) != std::string_view::npos)
-      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
                                     "' has an empty module after ':'; write '", op, "' for every module or '", op,
                                     ":", kTopLevelModule, "' for calls outside every module"));
     // op[:module-glob]@function-glob: the call site follows the first '@' (no op or module
@@ -159,7 +157,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     }
     std::string op_name(op_part), module_glob(module_part), frame_glob(frame_part);
     if ((text.find('@') != std::string_view::npos && frame_glob.empty()) || op_name.empty())
-      throw ConfigError(lg::detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
                                     "' is not op[:module-glob][@function-glob]"));
     out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob)});
   }
@@ -281,7 +279,7 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     else if (mode_text == "throw" || mode_text == "1") o.mode = Mode::Throw;
     else if (mode_text == "record") o.mode = Mode::Record;
     else
-      throw ConfigError(lg::detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
+      throw ConfigError(detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
                                     "off, warn, throw, record, 1 (= throw), 0 (= off)"));
     o.sources[0] = Source::Environment;
   }
@@ -293,13 +291,13 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
-      throw ConfigError(lg::detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
+      throw ConfigError(detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
     const std::string_view name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
     const auto* key = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return k.name == name; });
     if (key == std::end(kKeys)) {
       std::string all;
       for (const Key& k : kKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
-      throw ConfigError(lg::detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
+      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
     }
     apply(o, *key, value);
     o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;
@@ -344,18 +342,15 @@ bool Options::is_exempt(std::string_view op, std::string_view module_path) const
   return suppression_for(op, module_path) != nullptr;
 }
 
-namespace {
-
-bool module_matches(const Suppression& s, std::string_view module_path) {
-  return s.module_glob.empty() ||
-         (s.module_glob == kTopLevelModule ? module_path.empty() : glob_match(s.module_glob, module_path));
+bool Suppression::matches(std::string_view op_name, std::string_view module_path) const {
+  return op == op_name &&
+         (module_glob.empty() ||
+          (module_glob == kTopLevelModule ? module_path.empty() : glob_match(module_glob, module_path)));
 }
-
-}  // namespace
 
 const Suppression* Options::suppression_for(std::string_view op, std::string_view module_path) const {
   for (const Suppression& s : suppressions)
-    if (s.frame_glob.empty() && s.op == op && module_matches(s, module_path)) return &s;
+    if (s.frame_glob.empty() && s.matches(op, module_path)) return &s;
   return nullptr;
 }
 
@@ -365,19 +360,5 @@ bool Options::has_call_site_line(std::string_view op) const {
   return false;
 }
 
-const Suppression* Options::call_site_suppression_for(std::string_view op, std::string_view module_path) const {
-  std::vector<std::string> stack;  // walked once, at the first line that needs it
-  bool walked = false;
-  for (const Suppression& s : suppressions) {
-    if (s.frame_glob.empty() || s.op != op || !module_matches(s, module_path)) continue;
-    if (!walked) {
-      stack = detail::call_stack_functions();
-      walked = true;
-    }
-    for (const std::string& function : stack)
-      if (glob_match(s.frame_glob, function)) return &s;
-  }
-  return nullptr;
-}
 
 }  // namespace lg::guard

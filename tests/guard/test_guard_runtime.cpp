@@ -33,6 +33,14 @@ Tensor cl4() { return lg::arange(2 * 8 * 4 * 4).to(lg::kFloat32).reshape({2, 8, 
 
 std::string golden(const std::string& name) { return read_text(std::string(LG_TESTS_DIR) + "/guard/golden/" + name); }
 
+// The lines of an events= file, parsed.
+std::vector<nlohmann::json> read_events(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
 // The violation `fn` raises under throw mode (fails the test if none).
 template <typename Fn>
 lg::LayoutViolation expect_violation(Fn&& fn) {
@@ -327,9 +335,7 @@ TEST_CASE("ExpectedLoss: the event stream marks the loss expected, with its reas
     LG_EXPECT_LAYOUT_LOSS("known", "test.drop_layout");
     drop_layout()({x});
   }
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(read_text(events.str()));
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> lines = read_events(events.str());
   const auto drop = std::find_if(lines.begin(), lines.end(),
                                  [](const nlohmann::json& l) { return l["op"] == "test.drop_layout"; });
   REQUIRE(drop != lines.end());
@@ -366,9 +372,7 @@ TEST_CASE("events=FILE writes one JSON line per checked call, conversions and vi
     (void)x.contiguous();  // a conversion: contiguous at depth 0, copy_ inside it
     drop_layout()({x});    // a violation
   }
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(read_text(events.str()));
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> lines = read_events(events.str());
   REQUIRE(lines.size() >= 4);
   for (size_t i = 0; i < lines.size(); ++i) {
     CHECK(lines[i]["seq"].get<uint64_t>() == lines[0]["seq"].get<uint64_t>() + i);  // in order, none lost

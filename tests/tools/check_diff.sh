@@ -11,6 +11,14 @@ events() {  # events FILE audit-args...
   local file="$1"; shift
   LAYOUTGUARD_OPTIONS="events=$file" "$tool" audit "$@" >/dev/null || true
 }
+differs() {  # differs OUT diff-args...: the diff must exit 1; its output goes to OUT and here
+  local out="$1"; shift
+  set +e
+  "$tool" diff "$@" >"$out"; local rc=$?
+  set -e
+  cat "$out"
+  [ "$rc" -eq 1 ] || { echo "layoutguard diff $* exited $rc, expected 1"; exit 1; }
+}
 events "$tmp/unet.jsonl" --model unet --size 64
 events "$tmp/legacy.jsonl" --model unet_legacy --size 64
 events "$tmp/r18-cl.jsonl" --model resnet18 --size 32
@@ -19,21 +27,14 @@ events "$tmp/r18-cf.jsonl" --model resnet18 --size 32 --format contiguous
 "$tool" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" >"$tmp/same.txt"
 grep -q "^result: the runs agree on every layout$" "$tmp/same.txt"
 
-set +e
-"$tool" diff "$tmp/unet.jsonl" "$tmp/legacy.jsonl" >"$tmp/legacy.txt"; rc=$?
-set -e
-cat "$tmp/legacy.txt"
-[ "$rc" -eq 1 ] || { echo "diff of unet and unet_legacy exited $rc, expected 1"; exit 1; }
+differs "$tmp/legacy.txt" "$tmp/unet.jsonl" "$tmp/legacy.jsonl"
 grep -qE '^  only in A: #[0-9]+ upsample_bilinear2d \(up3\.up\)' "$tmp/legacy.txt"
 grep -qE '^  only in B: #[0-9]+ legacy_upsample2x \(up3\.up\)' "$tmp/legacy.txt"
 grep -qE '^  #[0-9]+ cat \(up3\): output 0 channels_last \(1,96,64,64\):\(393216,1,6144,96\) vs contiguous \(1,96,64,64\):\(393216,4096,64,1\)$' \
   "$tmp/legacy.txt"
 grep -qE '^compared [0-9]+ calls: 1 with outputs in another layout, 1 only in A, 1 only in B$' "$tmp/legacy.txt"
 
-set +e
-"$tool" diff "$tmp/r18-cf.jsonl" "$tmp/r18-cl.jsonl" --depth all >"$tmp/formats.txt"; rc=$?
-set -e
-[ "$rc" -eq 1 ] || { echo "diff of the two formats exited $rc, expected 1"; exit 1; }
+differs "$tmp/formats.txt" "$tmp/r18-cf.jsonl" "$tmp/r18-cl.jsonl" --depth all >/dev/null
 grep -qE '^  #[0-9]+ conv2d \(conv1\): output 0 contiguous .* vs channels_last .*\[kernel ' "$tmp/formats.txt"
 grep -qE '^compared [0-9]+ calls: [1-9][0-9]* with outputs in another layout, 0 only in A, 0 only in B$' "$tmp/formats.txt"
 
@@ -44,11 +45,7 @@ event() {  # event SEQ OP
 }
 { event 0 relu; event 1 conv2d; event 2 relu; } >"$tmp/a.jsonl"
 { event 0 conv2d; event 1 relu; } >"$tmp/b.jsonl"
-set +e
-"$tool" diff "$tmp/a.jsonl" "$tmp/b.jsonl" >"$tmp/align.txt"; rc=$?
-set -e
-cat "$tmp/align.txt"
-[ "$rc" -eq 1 ] || { echo "diff of the hand-made streams exited $rc, expected 1"; exit 1; }
+differs "$tmp/align.txt" "$tmp/a.jsonl" "$tmp/b.jsonl"
 grep -q "^  only in A: #0 relu (m) (seq 0)$" "$tmp/align.txt"
 grep -q "^compared 2 calls: 0 with outputs in another layout, 1 only in A, 0 only in B$" "$tmp/align.txt"
 

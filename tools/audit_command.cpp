@@ -150,7 +150,7 @@ int audit_command(std::span<const std::string_view> args) {
   for (const guard::ConversionRecord& c : report.conversions) conversions += c.count;
   std::cout << "\ntotals: " << rows.size() << " ops, " << report.violation_count() << " violations ("
             << report.violations.size() << " distinct), " << conversions << " layout conversions, "
-            << audit::human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
+            << guard::human_bytes(report.conversion_bytes()) << " converted, " << std::fixed << std::setprecision(1) << ms
             << " ms (with hooks)\n";
   const bool over_budget = max_conversion_bytes >= 0 && report.conversion_bytes() > max_conversion_bytes;
   if (!report.violations.empty())
@@ -162,7 +162,7 @@ int audit_command(std::span<const std::string_view> args) {
               << "--max-conversion-bytes " << max_conversion_bytes << "; the conversions, most bytes first:\n";
     for (const guard::ConversionRecord& c : report.conversions)
       std::cout << "  " << c.op << (c.module_path.empty() ? "" : " in " + c.module_path) << ": " << c.from << " -> "
-                << c.to << ", " << c.count << "x, " << audit::human_bytes(c.bytes) << "\n";
+                << c.to << ", " << c.count << "x, " << guard::human_bytes(c.bytes) << "\n";
   }
 
   if (!report_path.empty()) {

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <layoutguard/int_array_ref.h>
+
 #include "arguments.h"
 
 namespace lg::tools {
@@ -90,14 +92,8 @@ Run read_run(const std::string& path, bool all_depths) {
   return run;
 }
 
-std::string list(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + ")";
-}
-
 std::string describe(const Output& o) {
-  return o.defined ? o.format + " " + list(o.sizes) + ":" + list(o.strides) : std::string("undefined");
+  return o.defined ? o.format + " " + to_string(o.sizes) + ":" + to_string(o.strides) : std::string("undefined");
 }
 
 std::string label(const Call& c) { return c.op + " (" + (c.module.empty() ? std::string("(top)") : c.module) + ")"; }

@@ -74,9 +74,6 @@ std::string format_unconverted_weights(const std::vector<Row>& rows);
 std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>& spans);
 std::string flow_dot(const std::vector<Row>& rows, const std::string& title);
 
-// 1.5 MiB, 12.0 KiB, 512 B.
-std::string human_bytes(int64_t bytes);
-
 // RAII: records the calling thread's depth-0 op calls while it lives (a hook; calls on other
 // threads are not recorded). Read it on its own thread, or after the run.
 class FlowRecorder {

@@ -80,6 +80,8 @@ void clear_report();
 std::string report_json(const Report& r);
 // A suppressions line as written in the file: op[:module-glob][@function-glob].
 std::string suppression_line(const SuppressionUse& use);
+// 1.5 MiB, 12.0 KiB, 512 B: how the summary, the audit and its spans print byte counts.
+std::string human_bytes(int64_t bytes);
 // The human summary table (what summary=1 prints to stderr at exit).
 std::string summary_text(const Report& r);
 // Writes report_json(report()) to path; lg::Error naming the path if it cannot be written.

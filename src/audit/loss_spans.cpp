@@ -11,6 +11,8 @@
 
 namespace lg::audit {
 
+using guard::human_bytes;
+
 std::vector<LossSpan> find_loss_spans(const std::vector<Row>& rows) {
   // Rows read what earlier rows wrote, so consumers always come later in the run.
   std::vector<std::vector<size_t>> consumers(rows.size());

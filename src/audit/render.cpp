@@ -11,13 +11,8 @@
 
 namespace lg::audit {
 
-std::string human_bytes(int64_t b) {
-  char buf[32];
-  if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", double(b) / double(1 << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(b) / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  return buf;
-}
+using guard::human_bytes;
+
 
 namespace {
 

@@ -24,6 +24,15 @@ nlohmann::json operand_json(const OperandLayout& o) {
   return j;
 }
 
+
+std::string formats(const std::vector<OperandLayout>& list) {
+  std::string out;
+  for (const OperandLayout& o : list) out += (out.empty() ? "" : ",") + (o.defined ? o.format : "undefined");
+  return out;
+}
+
+}  // namespace
+
 std::string human_bytes(int64_t bytes) {
   char buf[32];
   if (bytes >= (int64_t{1} << 20))
@@ -34,14 +43,6 @@ std::string human_bytes(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
   return buf;
 }
-
-std::string formats(const std::vector<OperandLayout>& list) {
-  std::string out;
-  for (const OperandLayout& o : list) out += (out.empty() ? "" : ",") + (o.defined ? o.format : "undefined");
-  return out;
-}
-
-}  // namespace
 
 std::string suppression_line(const SuppressionUse& u) {
   return (u.module_glob.empty() ? u.op : u.op + ":" + u.module_glob) + (u.frame_glob.empty() ? "" : "@" + u.frame_glob);

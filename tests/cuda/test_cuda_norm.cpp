@@ -72,7 +72,10 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
   lg::hooks::ScopedHook hook([&](const lg::hooks::OpCall& c) {
     if (c.depth == 0 && c.op == "batch_norm") kernels.push_back(std::string(c.kernel));
   });
-  const auto run = [&](const Tensor& x, bool training, lg::DType stats_dtype, bool affine, bool running) {
+  // x_dev: the device input when it is not x.cuda() (a strided view made on the device: .cuda()
+  // of a strided CPU tensor gives a dense one).
+  const auto run = [&](const Tensor& x, bool training, lg::DType stats_dtype, bool affine, bool running,
+                       const Tensor& x_dev = Tensor()) {
     const int64_t C = x.size(1);
     const Tensor w = affine ? noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 12).to(stats_dtype) : Tensor();
     const Tensor b = affine ? noise_in({C}, MemoryFormat::Contiguous, lg::kFloat32, 13).to(stats_dtype) : Tensor();
@@ -82,9 +85,11 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
     const auto opt = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
     const auto dev = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t.cuda()) : std::nullopt; };
     Tensor drm = running ? rm.cuda() : Tensor(), drv = running ? rv.cuda() : Tensor();
-    kernels.clear();
-    const Tensor got = lg::batch_norm(x.cuda(), dev(w), dev(b), opt(drm), opt(drv), training, 0.3, 1e-4);
+    // The CPU reference runs first, so that the hook sees the CUDA call alone.
     const Tensor want = lg::batch_norm(x, opt(w), opt(b), opt(rm), opt(rv), training, 0.3, 1e-4);
+    kernels.clear();
+    const Tensor got = lg::batch_norm(x_dev.defined() ? x_dev : x.cuda(), dev(w), dev(b), opt(drm), opt(drv), training,
+                                      0.3, 1e-4);
     check_same(got, want, norm_device_tol(x.dtype()));
     if (running) {
       const Tol stats_tol = stats_dtype == lg::kFloat32 ? Tol{1e-6, 1e-5} : norm_device_tol(stats_dtype);
@@ -94,8 +99,9 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
     REQUIRE(kernels.size() == 1);
     return kernels.front();
   };
-  // The case cuDNN must take: a float16 NHWC ResNet layer, training and evaluation (every
-  // cudnn-frontend sample and test uses it). bfloat16 and float32 may be declined; the values
+  // The case cuDNN must take: a float16 NHWC ResNet layer in training (every cudnn-frontend
+  // batch-norm sample uses it). The inference phase of the norm-forward node built no plan on an
+  // H100 with cuDNN 9.19 (seen 2026-11-26), and bfloat16 and float32 may be declined; the values
   // hold either way.
   for (lg::DType dt : {lg::kFloat16, lg::kBFloat16, lg::kFloat32})
     for (bool training : {true, false}) {
@@ -103,7 +109,7 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
       CAPTURE(training);
       const Tensor x = noise_in({8, 64, 14, 14}, MemoryFormat::ChannelsLast, lg::kFloat32, 16).to(dt);
       const std::string kernel = run(x, training, lg::kFloat32, true, true);
-      if (dt == lg::kFloat16) CHECK(kernel == "batch_norm_cudnn");
+      if (dt == lg::kFloat16 && training) CHECK(kernel == "batch_norm_cudnn");
       else CHECK((kernel == "batch_norm_cudnn" || kernel == "channel_norm_cuda"));
     }
   // N * H * W = 2: the unbiased running variance PyTorch keeps is twice the biased one, so the
@@ -133,8 +139,10 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
   // Declined: float64, and a strided input; our kernels answer.
   CHECK(run(noise_in({2, 8, 5, 5}, MemoryFormat::ChannelsLast, lg::kFloat64, 18), true, lg::kFloat64, true, true) ==
         "channel_norm_cuda");
-  const Tensor strided = noise_in({2, 8, 5, 10}, MemoryFormat::Contiguous, lg::kFloat32, 19).slice(3, 0, 10, 2);
-  CHECK(run(strided, true, lg::kFloat32, true, true) == "channel_norm_cuda");
+  const Tensor full = noise_in({2, 8, 5, 10}, MemoryFormat::Contiguous, lg::kFloat32, 19);
+  const Tensor strided_dev = full.cuda().slice(3, 0, 10, 2);
+  REQUIRE(!strided_dev.is_non_overlapping_and_dense());
+  CHECK(run(full.slice(3, 0, 10, 2), true, lg::kFloat32, true, true, strided_dev) == "channel_norm_cuda");
 }
 
 TEST_CASE("group_norm, instance_norm and layer_norm on CUDA equal the CPU's and keep channels_last") {

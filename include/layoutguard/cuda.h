@@ -40,8 +40,9 @@ bool cudnn_benchmark();
 // Whether batch_norm runs on cuDNN's norm-forward graph node (training and evaluation) where
 // cuDNN has an engine for the call -- float16, bfloat16 or float32 input, dense NCHW or
 // channels-last -- rather than on layoutguard's own kernels, which take every other call
-// either way. Off by default: the cuDNN path was written without a GPU to run it on and stays
-// opt-in until the CUDA suite has passed with it on (docs/design.md, "Batch norm on cuDNN").
+// either way. On by default. With cuDNN 9.19 on an H100 the node takes training-mode calls
+// (2.2-2.9x faster than our kernels on ResNet-50's shapes) and builds no plan for evaluation,
+// which our kernels then run at memory bandwidth (docs/design.md, "Batch norm on cuDNN").
 void set_cudnn_batch_norm(bool on);
 bool cudnn_batch_norm();
 

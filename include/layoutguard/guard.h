@@ -62,6 +62,7 @@ struct Options {
   bool hidden_views = true;                // flag x[0].unsqueeze(0)-style views (check.cpp)
   bool backtrace = true;                   // capture a stack trace with each violation
   bool summary = true;                     // table of recorded events at exit
+  bool spans = true;                       // follow each loss's NCHW data for the report (warn/record)
   std::string report_path;                 // JSON report written at exit (empty: none)
   std::string log_path;                    // warn-mode log file (empty: the spdlog default sink)
   std::string events_path;                 // one JSON line per checked call (empty: none)

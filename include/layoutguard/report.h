@@ -52,6 +52,31 @@ struct SuppressionUse {
   int64_t suppressed = 0;
 };
 
+// An op that ran on the NCHW data of a loss, or where that data went, at one module.
+struct SpanStep {
+  std::string op;
+  std::string module_path;
+  int64_t count = 0;  // calls, summed over every loss of the span's site
+};
+
+// Where the data of one lost site went (spans=1; FlowRecorder's loss spans, summed over the
+// run): the depth-0 op that lost channels_last, then every depth-0 op that ran on its NCHW
+// output (and on theirs), the ops that gave channels_last back (usually the next conv), and
+// those whose output left 4-D/5-D. A loop repeats its span each step; the counts say how
+// often. A call reading data of two losses counts in the first one's span.
+struct LossSpanRecord {
+  std::string op;
+  std::string module_path;
+  std::string expected_loss;         // the ExpectedLoss reason; "" for a violation
+  int64_t losses = 0;                // times this site lost the format
+  std::vector<SpanStep> nchw_ops;    // in order of first appearance
+  std::vector<SpanStep> restored_at;
+  std::vector<SpanStep> left_at;
+  int64_t steps_not_listed = 0;      // calls beyond the 64 distinct steps a list keeps
+  int64_t nchw_output_bytes = 0;     // NCHW outputs of the site and its nchw_ops, all losses
+  int64_t conversion_bytes = 0;      // converted inside the site, its nchw_ops and restored_at calls
+};
+
 struct OpStats {
   std::string op;
   int64_t calls = 0;       // checked calls (all depths)
@@ -67,6 +92,8 @@ struct Report {
   std::vector<ExpectedLossRecord> expected_losses;  // in order of first occurrence
   std::vector<UnusedExpectation> unused_expectations;
   std::vector<SuppressionUse> suppressions;  // in file order; empty without suppressions=
+  std::vector<LossSpanRecord> loss_spans;    // in order of first loss; empty with spans=0
+  int64_t span_sites_not_followed = 0;       // losses at sites beyond the 256 followed ones
   int64_t checked_calls = 0;
   int64_t violation_count() const;   // with repeats
   int64_t conversion_bytes() const;

@@ -4,12 +4,12 @@
 #include <atomic>
 #include <fstream>
 #include <optional>
-#include <unordered_map>
 
 #include <layoutguard/audit.h>
 #include <layoutguard/error.h>
 #include <layoutguard/layout.h>
 
+#include "guard/data_flow.h"
 #include "guard/runtime.h"
 
 namespace lg::audit {
@@ -37,13 +37,6 @@ OutputKind output_kind(const Tensor* t) {
   }
 }
 
-// The operand a row reports: the first 4-/5-D tensor, else the first one.
-const Tensor* main_operand(std::span<const Tensor> ts) {
-  for (const Tensor& t : ts)
-    if (t.defined() && (t.dim() == 4 || t.dim() == 5)) return &t;
-  return ts.empty() ? nullptr : &ts[0];
-}
-
 // A number per thread, never reused in the process (std::thread::id values are: a recorder
 // kept beyond its thread's end must not adopt a new thread with the old id).
 uint64_t thread_number() {
@@ -58,51 +51,21 @@ struct FlowRecorder::State {
   uint64_t owner = thread_number();
   std::function<void(const Row&)> on_row;
   std::vector<Row> rows;
-  // Conversions inside the depth-0 call that has not finished yet, and that call's op and
-  // module: if it raises, its bytes must not go to the next row.
-  int64_t pending_bytes = 0;
-  std::string pending_root, pending_module;
+  guard::detail::PendingBytes pending;  // conversions inside the depth-0 call not finished yet
 
-  // The row that made each output, by TensorImpl address, with a weak reference: no
-  // activation is kept alive for the analysis, and an expired entry is a tensor that died.
-  // (While the weak reference lives, make_shared's block keeps its address from reuse, so a
-  // live tensor never meets a dead one's entry; the sweep below drops the dead ones.)
-  struct Producer {
-    std::weak_ptr<detail::TensorImpl> impl;
-    size_t row;
-  };
-  std::unordered_map<const void*, Producer> producers;
-  size_t sweep_at = 1024;
-
-  void sweep() {
-    std::erase_if(producers, [](const auto& entry) { return entry.second.impl.expired(); });
-    sweep_at = std::max<size_t>(1024, 2 * producers.size());
-  }
-
-  std::optional<size_t> producer(const Tensor& t) const {
-    if (!t.defined()) return std::nullopt;
-    const auto it = producers.find(t.impl_ptr().get());
-    if (it == producers.end() || it->second.impl.expired()) return std::nullopt;
-    return it->second.row;
-  }
+  guard::detail::ProducerMap<size_t> producers;  // the row that made each output
 
   void on_call(const hooks::OpCall& call) {
     if (thread_number() != owner) return;
-    // Inner calls come first; their bytes go to the depth-0 row. Bytes left by another root
-    // call (one that raised before its row) are not this call's.
-    if (call.root_op != pending_root || call.module_path != pending_module) {
-      pending_bytes = 0;
-      pending_root = call.root_op;
-      pending_module = call.module_path;
-    }
-    if (call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]))
-      pending_bytes += int64_t(call.inputs[0].nbytes());
+    const bool conversion =
+        call.op == "copy_" && call.inputs.size() == 2 && guard::is_layout_conversion(call.inputs[0], call.inputs[1]);
+    pending.add(call, conversion ? int64_t(call.inputs[0].nbytes()) : 0);
     if (call.depth != 0) return;
     Row r;
     r.op = call.op;
     r.module = call.module_path;
-    const Tensor* in = main_operand(call.inputs);
-    const Tensor* out = main_operand(call.outputs);
+    const Tensor* in = guard::detail::main_operand(call.inputs);
+    const Tensor* out = guard::detail::main_operand(call.outputs);
     r.in = in ? short_format(*in) : "-";
     r.out = out ? short_format(*out) : "-";
     r.out_kind = output_kind(out);
@@ -117,10 +80,7 @@ struct FlowRecorder::State {
       r.unconverted_weight = guard::classify(call.inputs[0]) == guard::LayoutClass::ChannelsLast &&
                              guard::classify(call.inputs[1]) == guard::LayoutClass::Other;
     }
-    r.conversion_bytes = pending_bytes;
-    pending_bytes = 0;
-    pending_root.clear();
-    pending_module.clear();
+    r.conversion_bytes = pending.take();
     // The guard's options as the guard itself reads them at this call (a cached snapshot).
     const guard::Options& options = guard::detail::current_options();
     if (guard::check_layout(call.op, call.policy, call.inputs, call.outputs, options, call.module_path, call.depth)) {
@@ -130,10 +90,8 @@ struct FlowRecorder::State {
       if (expected) r.expected_loss = expected->reason();
     }
     for (const Tensor& t : call.inputs)
-      if (const std::optional<size_t> p = producer(t)) r.sources.push_back(*p);
-    for (const Tensor& t : call.outputs)
-      if (t.defined()) producers[t.impl_ptr().get()] = {t.impl_ptr(), rows.size()};
-    if (producers.size() >= sweep_at) sweep();
+      if (const std::optional<size_t> p = producers.find(t)) r.sources.push_back(*p);
+    for (const Tensor& t : call.outputs) producers.set(t, rows.size());
     rows.push_back(std::move(r));
     if (on_row) on_row(rows.back());
   }

@@ -39,6 +39,7 @@ constexpr Key kKeys[] = {
     {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
     {"backtrace", Kind::Bool, "capture a stack trace with each violation"},
     {"summary", Kind::Bool, "print a table of recorded events at exit"},
+    {"spans", Kind::Bool, "follow each loss to the ops that ran on its NCHW data (warn/record report)"},
     {"report", Kind::Path, "write a JSON report to this file at exit"},
     {"log_path", Kind::Path, "write warn-mode reports to this file"},
     {"events", Kind::Path, "write one JSON line per checked op call to this file"},
@@ -173,6 +174,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       else bad_value(key, value);
       if (key.name == "backtrace") o.backtrace = b;
       else if (key.name == "summary") o.summary = b;
+      else if (key.name == "spans") o.spans = b;
       else if (key.name == "shadow") o.shadow = b;
       else if (key.name == "hidden_views") o.hidden_views = b;
       else o.help = b;
@@ -231,6 +233,7 @@ std::string value_text(const Options& o, const Key& key) {
   if (n == "backtrace") return o.backtrace ? "1" : "0";
   if (n == "hidden_views") return o.hidden_views ? "1" : "0";
   if (n == "summary") return o.summary ? "1" : "0";
+  if (n == "spans") return o.spans ? "1" : "0";
   if (n == "report") return o.report_path;
   if (n == "log_path") return o.log_path;
   if (n == "events") return o.events_path;

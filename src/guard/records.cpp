@@ -1,4 +1,5 @@
 // The store behind warn/record mode and lg::guard::report(); the exit handler.
+#include "guard/spans.h"
 #include "guard/records.h"
 
 #include <algorithm>
@@ -202,6 +203,7 @@ Report report() {
       st->conversion_bytes += c.bytes;
     }
   }
+  r.loss_spans = detail::span_records(r.span_sites_not_followed);
   std::stable_sort(r.conversions.begin(), r.conversions.end(),
                    [](const ConversionRecord& a, const ConversionRecord& b) { return a.bytes > b.bytes; });
   std::stable_sort(r.ops.begin(), r.ops.end(), [](const OpStats& a, const OpStats& b) {
@@ -211,6 +213,7 @@ Report report() {
 }
 
 void clear_report() {
+  detail::clear_span_records();
   detail::Store& s = detail::store();
   std::lock_guard lock(s.mutex);
   s.checked_calls = 0;

@@ -25,6 +25,23 @@ nlohmann::json operand_json(const OperandLayout& o) {
 }
 
 
+nlohmann::json steps_json(const std::vector<SpanStep>& steps) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const SpanStep& s : steps) j.push_back({{"op", s.op}, {"module", s.module_path}, {"count", s.count}});
+  return j;
+}
+
+std::string where(const std::string& op, const std::string& module_path) {
+  return op + " @ " + (module_path.empty() ? std::string("(no module)") : module_path);
+}
+
+// "add @ layer1.0 (x20), relu @ layer1.0 (x20)": a span's steps on one line.
+std::string steps_text(const std::vector<SpanStep>& steps) {
+  std::string out;
+  for (const SpanStep& s : steps) out += (out.empty() ? "" : ", ") + where(s.op, s.module_path) + " (x" + std::to_string(s.count) + ")";
+  return out;
+}
+
 std::string formats(const std::vector<OperandLayout>& list) {
   std::string out;
   for (const OperandLayout& o : list) out += (out.empty() ? "" : ",") + (o.defined ? o.format : "undefined");
@@ -88,6 +105,19 @@ std::string report_json(const Report& r) {
   for (const SuppressionUse& u : r.suppressions)
     j["suppressions"].push_back(
         {{"op", u.op}, {"module", u.module_glob}, {"function", u.frame_glob}, {"suppressed", u.suppressed}});
+  j["loss_spans"] = nlohmann::json::array();
+  for (const LossSpanRecord& s : r.loss_spans)
+    j["loss_spans"].push_back({{"op", s.op},
+                               {"module", s.module_path},
+                               {"expected_loss", s.expected_loss},
+                               {"losses", s.losses},
+                               {"nchw_ops", steps_json(s.nchw_ops)},
+                               {"restored_at", steps_json(s.restored_at)},
+                               {"left_at", steps_json(s.left_at)},
+                               {"steps_not_listed", s.steps_not_listed},
+                               {"nchw_output_bytes", s.nchw_output_bytes},
+                               {"conversion_bytes", s.conversion_bytes}});
+  j["span_sites_not_followed"] = r.span_sites_not_followed;
   j["ops"] = nlohmann::json::array();
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
@@ -115,6 +145,21 @@ std::string summary_text(const Report& r) {
            (v.first.module_path.empty() ? std::string("(no module)") : v.first.module_path) + ": " +
            formats(v.first.inputs) + " -> " + formats(v.first.outputs) + " (x" +
            std::to_string(v.count) + ")\n";
+  for (const LossSpanRecord& s : r.loss_spans) {
+    out += "  span: " + where(s.op, s.module_path) + " lost channels_last" +
+           (s.expected_loss.empty() ? "" : " (expected: " + s.expected_loss + ")") + " x" + std::to_string(s.losses) +
+           "; " + human_bytes(s.nchw_output_bytes) + " of NCHW outputs, " + human_bytes(s.conversion_bytes) +
+           " converted\n";
+    out += "    then NCHW: " + (s.nchw_ops.empty() ? std::string("(no op)") : steps_text(s.nchw_ops)) + "\n";
+    if (!s.restored_at.empty()) out += "    channels_last again at: " + steps_text(s.restored_at) + "\n";
+    if (!s.left_at.empty()) out += "    left 4-D/5-D at: " + steps_text(s.left_at) + "\n";
+    if (s.restored_at.empty() && s.left_at.empty())
+      out += "    not channels_last again: no later op read it back into channels_last (the run's output?)\n";
+    if (s.steps_not_listed > 0)
+      out += "    (" + std::to_string(s.steps_not_listed) + " more calls at steps beyond the 64 listed)\n";
+  }
+  if (r.span_sites_not_followed > 0)
+    out += "  spans: " + std::to_string(r.span_sites_not_followed) + " losses at sites beyond the 256 followed\n";
   for (const ExpectedLossRecord& e : r.expected_losses)
     out += "  expected loss: " + e.op + " @ " + (e.module_path.empty() ? std::string("(no module)") : e.module_path) +
            " (x" + std::to_string(e.count) + "): " + e.reason + "\n";

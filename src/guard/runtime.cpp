@@ -14,6 +14,7 @@
 #include "guard/events.h"
 #include "guard/records.h"
 #include "guard/shadow.h"
+#include "guard/spans.h"
 #include "guard/tally.h"
 
 namespace lg::guard::detail {
@@ -126,6 +127,7 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
       check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
   // A loss inside an ExpectedLoss scope is the user's known cost, not a violation.
   const ExpectedLoss* expected = finding ? internal::take_expected_loss(call.op) : nullptr;
+  if (collect && o.spans) follow_call(call, converted, finding.has_value(), expected ? expected->reason() : "");
   if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted, expected);
   if (expected) {
     if (collect) record_expected_loss(expected->reason(), call.op, call.module_path);

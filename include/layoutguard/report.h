@@ -77,6 +77,18 @@ struct LossSpanRecord {
   int64_t conversion_bytes = 0;      // converted inside the site, its nchw_ops and restored_at calls
 };
 
+// Convolutions that ran with a channels-last input and a weight in another format, by (op,
+// module). No violation (the output follows the input), but the weight conversion was
+// missed (convert_conv2d_weight_memory_format, Module::to(channels_last)): the CUDA path
+// converts such a weight on every call. 1x1 weights are both formats and never count.
+struct UnconvertedWeightRecord {
+  std::string op;
+  std::string module_path;
+  std::string weight_format;  // format name of the first such call's weight
+  int64_t count = 0;          // calls
+  int64_t weight_bytes = 0;   // one weight's bytes
+};
+
 struct OpStats {
   std::string op;
   int64_t calls = 0;       // checked calls (all depths)
@@ -93,6 +105,7 @@ struct Report {
   std::vector<UnusedExpectation> unused_expectations;
   std::vector<SuppressionUse> suppressions;  // in file order; empty without suppressions=
   std::vector<LossSpanRecord> loss_spans;    // in order of first loss; empty with spans=0
+  std::vector<UnconvertedWeightRecord> unconverted_weights;  // in order of first call
   int64_t span_sites_not_followed = 0;       // losses at sites beyond the 256 followed ones
   int64_t checked_calls = 0;
   int64_t violation_count() const;   // with repeats

@@ -9,6 +9,7 @@
 #include <layoutguard/error.h>
 #include <layoutguard/layout.h>
 
+#include "guard/check.h"
 #include "guard/data_flow.h"
 #include "guard/runtime.h"
 
@@ -72,13 +73,8 @@ struct FlowRecorder::State {
     r.out_bytes = out && out->defined() ? int64_t(out->nbytes()) : 0;
     r.kernel = call.kernel.empty() ? "-" : std::string(call.kernel);
     if (call.policy == LayoutPolicy::ConvLike && call.inputs.size() >= 2) {
-      // Not a violation (the output follows the channels-last input), but a weight left NCHW
-      // under NHWC activations is one the conversion utility missed; cuDNN gets it converted on
-      // every call. (The other way round, NCHW input and NHWC weight, is where a loss span
-      // ends.) A 1x1 kernel's weight is both formats at once and never counts.
       r.weight = short_format(call.inputs[1]);
-      r.unconverted_weight = guard::classify(call.inputs[0]) == guard::LayoutClass::ChannelsLast &&
-                             guard::classify(call.inputs[1]) == guard::LayoutClass::Other;
+      r.unconverted_weight = guard::detail::has_unconverted_weight(call.policy, call.inputs);
     }
     r.conversion_bytes = pending.take();
     // The guard's options as the guard itself reads them at this call (a cached snapshot).

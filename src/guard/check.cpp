@@ -78,6 +78,11 @@ std::optional<size_t> decided_by_earlier(const Tensor& out, std::span<const Tens
 
 }  // namespace
 
+bool detail::has_unconverted_weight(LayoutPolicy policy, std::span<const Tensor> inputs) {
+  return policy == LayoutPolicy::ConvLike && inputs.size() >= 2 && classify(inputs[0]) == LayoutClass::ChannelsLast &&
+         classify(inputs[1]) == LayoutClass::Other;
+}
+
 LayoutClass classify(const Tensor& t) {
   if (!t.defined() || (t.dim() != 4 && t.dim() != 5)) return LayoutClass::NotApplicable;
   const MemoryFormat cl = channels_last_for(t.dim());

@@ -14,4 +14,11 @@ namespace lg::guard::detail {
 std::optional<Finding> find_loss(std::string_view op, LayoutPolicy policy, std::span<const Tensor> inputs,
                                  std::span<const Tensor> outputs, const Options& options, int depth);
 
+// A ConvLike call with a channels-last input (argument 0) and a weight (argument 1) of another
+// format: no violation (the output follows the input), but a weight the conversion utility
+// missed, which the CUDA path converts on every call. (The other way round, NCHW input and
+// channels-last weight, is where a loss span ends.) A 1x1 kernel's weight is both formats at
+// once and never counts.
+bool has_unconverted_weight(LayoutPolicy policy, std::span<const Tensor> inputs);
+
 }  // namespace lg::guard::detail

@@ -1,5 +1,4 @@
 // The store behind warn/record mode and lg::guard::report(); the exit handler.
-#include "guard/spans.h"
 #include "guard/records.h"
 
 #include <algorithm>
@@ -13,8 +12,10 @@
 
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
+#include <layoutguard/layout.h>
 
 #include "guard/runtime.h"
+#include "guard/spans.h"
 
 namespace lg::guard {
 namespace detail {
@@ -31,6 +32,8 @@ struct Store {
   std::map<ConversionKey, ConversionRecord> conversions;
   std::vector<ExpectedLossRecord> expected_losses;  // few: found by a linear search
   std::vector<UnusedExpectation> unused_expectations;
+  std::vector<UnconvertedWeightRecord> unconverted_weights;
+  std::map<std::pair<std::string, std::string>, size_t> unconverted_index;  // (op, module) -> [i]
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> suppressed;  // line -> losses
 };
 
@@ -134,6 +137,18 @@ void record_expected_loss(std::string_view reason, std::string_view op, std::str
   s.expected_losses.push_back({std::string(reason), std::string(op), std::string(module_path), 1});
 }
 
+void record_unconverted_weight(std::string_view op, std::string_view module_path, const Tensor& weight) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  auto [it, fresh] = s.unconverted_index.emplace(std::make_pair(std::string(op), std::string(module_path)),
+                                                 s.unconverted_weights.size());
+  if (fresh)
+    s.unconverted_weights.push_back({std::string(op), std::string(module_path),
+                                     layout::format_name(weight.sizes(), weight.strides()), 0,
+                                     static_cast<int64_t>(weight.nbytes())});
+  ++s.unconverted_weights[it->second].count;
+}
+
 void record_unused_expectation(std::string_view reason, std::string_view op) {
   Store& s = store();
   std::lock_guard lock(s.mutex);
@@ -182,6 +197,7 @@ Report report() {
     r.violations = s.violations;
     r.expected_losses = s.expected_losses;
     r.unused_expectations = s.unused_expectations;
+    r.unconverted_weights = s.unconverted_weights;
     // A line repeated in the file never matches: the first copy takes every loss.
     std::set<std::tuple<std::string, std::string, std::string>> listed;
     for (const Suppression& line : lines) {
@@ -223,6 +239,8 @@ void clear_report() {
   s.conversions.clear();
   s.expected_losses.clear();
   s.unused_expectations.clear();
+  s.unconverted_weights.clear();
+  s.unconverted_index.clear();
   s.suppressed.clear();
 }
 

@@ -30,6 +30,9 @@ int64_t record_violation(const std::string& key, uint32_t op_index,
 void record_expected_loss(std::string_view reason, std::string_view op, std::string_view module_path);
 void record_unused_expectation(std::string_view reason, std::string_view op);
 
+// Counts a convolution call whose channels-last input met a weight of another format.
+void record_unconverted_weight(std::string_view op, std::string_view module_path, const Tensor& weight);
+
 // Counts a loss that a suppressions line silenced.
 void record_suppressed(const Suppression& line);
 

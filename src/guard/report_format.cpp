@@ -118,6 +118,13 @@ std::string report_json(const Report& r) {
                                {"nchw_output_bytes", s.nchw_output_bytes},
                                {"conversion_bytes", s.conversion_bytes}});
   j["span_sites_not_followed"] = r.span_sites_not_followed;
+  j["unconverted_weights"] = nlohmann::json::array();
+  for (const UnconvertedWeightRecord& w : r.unconverted_weights)
+    j["unconverted_weights"].push_back({{"op", w.op},
+                                        {"module", w.module_path},
+                                        {"weight_format", w.weight_format},
+                                        {"count", w.count},
+                                        {"weight_bytes", w.weight_bytes}});
   j["ops"] = nlohmann::json::array();
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
@@ -158,6 +165,11 @@ std::string summary_text(const Report& r) {
     if (s.steps_not_listed > 0)
       out += "    (" + std::to_string(s.steps_not_listed) + " more calls at steps beyond the 64 listed)\n";
   }
+  for (const UnconvertedWeightRecord& w : r.unconverted_weights)
+    out += "  weight not converted: " + where(w.op, w.module_path) + " (x" + std::to_string(w.count) +
+           "): channels_last input, " + w.weight_format + " weight of " + human_bytes(w.weight_bytes) +
+           "; convert it once (convert_conv2d_weight_memory_format, Module::to(channels_last)): on CUDA it is "
+           "converted at every call\n";
   if (r.span_sites_not_followed > 0)
     out += "  spans: " + std::to_string(r.span_sites_not_followed) + " losses at sites beyond the 256 followed\n";
   for (const ExpectedLossRecord& e : r.expected_losses)

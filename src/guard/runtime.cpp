@@ -110,6 +110,8 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   if (collect) {
     ensure_exit_handler();
     record_call(op_index, call.op);
+    if (call.depth == 0 && has_unconverted_weight(call.policy, call.inputs))
+      record_unconverted_weight(call.op, call.module_path, call.inputs[1]);
   }
   const int64_t converted = maybe_record_conversion(call, op_index, collect, !o.events_path.empty());
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so

@@ -1,6 +1,7 @@
 // The guard's own loss spans (warn/record, spans=1): followed while the run goes on, summed per
 // lost site over a loop; restored by a conv, left by a reduction, never restored; expected
 // losses; spans=0; forgotten by clear_report; rendered in the summary and the JSON report.
+// And the report's other data-flow finding: convolutions whose weight was never converted.
 #include <doctest/doctest.h>
 
 #include <thread>
@@ -152,6 +153,43 @@ TEST_CASE("spans: a suppressed loss opens no span, and throw mode follows nothin
   lg::guard::set_options(options_with(Mode::Throw, "backtrace=0"));
   CHECK_THROWS_AS((void)drop_layout()({cl4()}), lg::LayoutViolation);
   CHECK(lg::guard::report().loss_spans.empty());
+}
+
+TEST_CASE("report: convolutions with a channels-last input and an NCHW weight, by module") {
+  CleanGuard clean;
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  const Tensor x = cl4();
+  const Tensor nchw_3x3 = lg::randn({8, 8, 3, 3});
+  const Tensor nchw_1x1 = lg::randn({8, 8, 1, 1});  // both formats at once: never counted
+  for (int step = 0; step < 2; ++step) {
+    lg::guard::ModuleScope scope("stem");
+    const Tensor y = lg::conv2d(x, nchw_3x3, std::nullopt, {1}, {1});
+    REQUIRE(y.is_contiguous(MemoryFormat::ChannelsLast));  // no violation: the input decides
+    (void)lg::conv2d(y, nchw_1x1);
+    (void)lg::conv2d(y, cl_weight(), std::nullopt, {1}, {1});
+  }
+  (void)lg::conv2d(x.contiguous(), nchw_3x3, std::nullopt, {1}, {1});  // NCHW input: nothing missed
+  const lg::guard::Report r = lg::guard::report();
+  CHECK(r.violation_count() == 0);
+  REQUIRE(r.unconverted_weights.size() == 1);
+  const lg::guard::UnconvertedWeightRecord& w = r.unconverted_weights[0];
+  CHECK(w.op == "conv2d");
+  CHECK(w.module_path == "stem");
+  CHECK(w.count == 2);
+  CHECK(w.weight_bytes == 8 * 8 * 3 * 3 * 4);
+  CHECK(w.weight_format == lg::layout::format_name(nchw_3x3.sizes(), nchw_3x3.strides()));
+  CHECK(lg::guard::summary_text(r).find("weight not converted: conv2d @ stem (x2)") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(lg::guard::report_json(r));
+  REQUIRE(j["unconverted_weights"].size() == 1);
+  CHECK(j["unconverted_weights"][0]["count"] == 2);
+
+  // Module::to(channels_last) converts the weights the way the listing asks for.
+  lg::guard::clear_report();
+  {
+    lg::guard::ModuleScope scope("stem");
+    (void)lg::conv2d(x, nchw_3x3.contiguous(MemoryFormat::ChannelsLast), std::nullopt, {1}, {1});
+  }
+  CHECK(lg::guard::report().unconverted_weights.empty());
 }
 
 TEST_CASE("spans: threads follow their own data into one site's totals (thread)") {

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -46,25 +45,19 @@ class Progress {
   bool shown_ = false;
 };
 
-// The run's violations as a suppressions file (op:module lines): the baseline of a ratchet.
-// With it in LAYOUTGUARD_OPTIONS=suppressions=FILE, the losses known today stay quiet and only
-// a new one fails the next audit or test run.
-void write_suppressions(const std::string& path, const guard::Report& report, std::span<const std::string_view> args) {
-  std::set<std::string> lines;
-  for (const guard::ViolationRecord& v : report.violations) {
-    const std::string& module = v.first.module_path;
-    if (module.find_first_of("*?") != std::string::npos)
-      throw ValueError("[layoutguard audit] --write-suppressions: module path '" + module +
-                       "' holds a glob character ('*' or '?'), which a suppressions line cannot match exactly");
-    lines.insert(v.first.op + ":" + (module.empty() ? std::string(guard::kTopLevelModule) : module));
+// The run's violations as a suppressions file (guard::write_baseline): the baseline of a
+// ratchet. With it in LAYOUTGUARD_OPTIONS=suppressions=FILE, the losses known today stay quiet
+// and only a new one fails the next audit or test run.
+void write_suppressions(const std::string& path, std::span<const std::string_view> args) {
+  std::string written_by = "layoutguard audit";
+  for (std::string_view a : args) written_by += " " + std::string(a);
+  size_t lines = 0;
+  try {
+    lines = guard::write_baseline(path, written_by);
+  } catch (const Error&) {
+    throw ValueError("[layoutguard audit] --write-suppressions " + path + ": cannot write");
   }
-  std::ofstream f(path);
-  f << "# Known layout losses, written by: layoutguard audit";
-  for (std::string_view a : args) f << " " << a;
-  f << "\n# Use as LAYOUTGUARD_OPTIONS=suppressions=" << path << " so that only new losses are reported.\n";
-  for (const std::string& line : lines) f << line << "\n";
-  if (!f) throw ValueError("[layoutguard audit] --write-suppressions " + path + ": cannot write");
-  std::cout << "wrote " << lines.size() << " suppression" << (lines.size() == 1 ? "" : "s") << " to " << path << "\n";
+  std::cout << "wrote " << lines << " suppression" << (lines == 1 ? "" : "s") << " to " << path << "\n";
 }
 
 }  // namespace
@@ -191,7 +184,7 @@ int audit_command(std::span<const std::string_view> args) {
     f << audit::flow_dot(rows, setup.model + " (" + format_label(setup) + ")");
     if (!f) throw ValueError("[layoutguard audit] --dot " + dot_path + ": cannot write");
   }
-  if (!suppressions_out.empty()) write_suppressions(suppressions_out, report, args);
+  if (!suppressions_out.empty()) write_suppressions(suppressions_out, args);
   return report.violations.empty() && !over_budget ? 0 : 1;
 }
 

@@ -64,6 +64,7 @@ struct Options {
   bool summary = true;                     // table of recorded events at exit
   bool spans = true;                       // follow each loss's NCHW data for the report (warn/record)
   std::string report_path;                 // JSON report written at exit (empty: none)
+  std::string write_suppressions_path;     // baseline of the run's violations written at exit
   std::string log_path;                    // warn-mode log file (empty: the spdlog default sink)
   std::string events_path;                 // one JSON line per checked call (empty: none)
   bool shadow = false;                     // re-run checked ops on contiguous copies, compare

@@ -122,6 +122,16 @@ std::string report_json(const Report& r);
 std::string suppression_line(const SuppressionUse& use);
 // 1.5 MiB, 12.0 KiB, 512 B: how the summary, the audit and its spans print byte counts.
 std::string human_bytes(int64_t bytes);
+// The run as a suppressions file's lines, sorted: one per distinct violation -- op:module, or
+// for a call outside every module op:(top)@function when its call site is known (else
+// op:(top)) -- and every line of the file in force that silenced a loss. Fed back as
+// suppressions=FILE, today's losses stay quiet and a new one is reported; lines that silenced
+// nothing are left out, so rewriting the file from its own run drops them (a ratchet). '*'
+// and '?' inside a module path or function name become '?', which matches them.
+std::vector<std::string> baseline_lines(const Report& r);
+// Writes baseline_lines(report()) to path under a comment naming `written_by`; lg::Error
+// naming the path if it cannot be written. Returns the number of lines.
+size_t write_baseline(const std::string& path, const std::string& written_by);
 // The human summary table (what summary=1 prints to stderr at exit).
 std::string summary_text(const Report& r);
 // Writes report_json(report()) to path; lg::Error naming the path if it cannot be written.

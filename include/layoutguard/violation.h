@@ -58,6 +58,10 @@ struct ViolationInfo {
   std::string module_path;  // "" outside any guard::ModuleScope
   int depth = 0;            // 0: called from user code
   std::string backtrace;    // symbolised frames; "" when backtrace=0
+  // For a call outside every module: the first function on its stack that is neither
+  // layoutguard's nor the standard library's ("app::preprocess"), which keys an
+  // op:(top)@function suppressions line; "" inside a module or when the stack had none.
+  std::string call_site;
 };
 
 // The what() text of a LayoutViolation with these facts.

@@ -92,6 +92,19 @@ const Suppression* Options::call_site_suppression_for(std::string_view op, std::
 
 namespace lg::guard::detail {
 
+std::string first_caller_function() {
+  // A template's demangled name may start with its return type ("void lg::f<float>"), so the
+  // namespace is looked for after a space as well.
+  const auto in_namespace = [](std::string_view name, std::string_view ns) {
+    return name.starts_with(ns) || name.find(" " + std::string(ns)) != std::string_view::npos;
+  };
+  for (const std::string& name : call_stack_functions()) {
+    if (name.empty() || name.starts_with("__") || in_namespace(name, "lg::") || in_namespace(name, "std::")) continue;
+    return name;
+  }
+  return "";
+}
+
 std::vector<std::string> call_stack_functions() {
   const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
   std::vector<std::string> out;

@@ -16,4 +16,9 @@ std::string capture_backtrace();
 // address, so a loss repeated in a loop costs the stack walk only.
 std::vector<std::string> call_stack_functions();
 
+// The first of call_stack_functions() that is neither layoutguard's (lg::relu, the public
+// entry points) nor the standard library's (std::function's invoker): the caller's own code,
+// which an op:(top)@function line keys. "" when the stack has none (a stripped binary).
+std::string first_caller_function();
+
 }  // namespace lg::guard::detail

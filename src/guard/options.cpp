@@ -41,6 +41,7 @@ constexpr Key kKeys[] = {
     {"summary", Kind::Bool, "print a table of recorded events at exit"},
     {"spans", Kind::Bool, "follow each loss to the ops that ran on its NCHW data (warn/record report)"},
     {"report", Kind::Path, "write a JSON report to this file at exit"},
+    {"write_suppressions", Kind::Path, "write the run's violations at exit as a suppressions file (a baseline)"},
     {"log_path", Kind::Path, "write warn-mode reports to this file"},
     {"events", Kind::Path, "write one JSON line per checked op call to this file"},
     {"shadow", Kind::Bool, "re-run checked ops on contiguous copies and compare values"},
@@ -203,7 +204,10 @@ void apply(Options& o, const Key& key, std::string_view value) {
     case Kind::Path:
       if (value.empty()) bad_value(key, value, "empty");
       check_writable(key, value);
-      (key.name == "report" ? o.report_path : key.name == "log_path" ? o.log_path : o.events_path) = std::string(value);
+      (key.name == "report"               ? o.report_path
+       : key.name == "log_path"           ? o.log_path
+       : key.name == "write_suppressions" ? o.write_suppressions_path
+                                          : o.events_path) = std::string(value);
       return;
     case Kind::Suppressions:
       if (value.empty()) bad_value(key, value, "empty");
@@ -235,6 +239,7 @@ std::string value_text(const Options& o, const Key& key) {
   if (n == "summary") return o.summary ? "1" : "0";
   if (n == "spans") return o.spans ? "1" : "0";
   if (n == "report") return o.report_path;
+  if (n == "write_suppressions") return o.write_suppressions_path;
   if (n == "log_path") return o.log_path;
   if (n == "events") return o.events_path;
   if (n == "shadow") return o.shadow ? "1" : "0";

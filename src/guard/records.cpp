@@ -65,6 +65,15 @@ void at_exit() {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
+  if (!o.write_suppressions_path.empty()) {
+    try {
+      const size_t n = write_baseline(o.write_suppressions_path, "LAYOUTGUARD_OPTIONS=write_suppressions= at exit");
+      std::fprintf(stderr, "[layoutguard] wrote %zu suppressions line%s to %s\n", n, n == 1 ? "" : "s",
+                   o.write_suppressions_path.c_str());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
   if (o.summary && (r.checked_calls > 0 || !r.violations.empty()))
     std::fputs(summary_text(r).c_str(), stderr);
 }

@@ -89,6 +89,7 @@ std::string report_json(const Report& r) {
                                {"formats_out", formats(f.outputs)},
                                {"inputs", ins},
                                {"outputs", outs},
+                               {"call_site", f.call_site},
                                {"first_backtrace", f.backtrace}});
   }
   j["conversions"] = nlohmann::json::array();

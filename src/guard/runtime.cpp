@@ -35,6 +35,7 @@ ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_ba
   v.module_path = call.module_path;
   v.depth = call.depth;
   if (with_backtrace) v.backtrace = capture_backtrace();
+  if (call.module_path.empty()) v.call_site = first_caller_function();
   return v;
 }
 

@@ -80,6 +80,18 @@ TEST_CASE("record writes the JSON report at exit, silently with summary=0") {
   CHECK((*probe)["violations"] == 3);
 }
 
+TEST_CASE("write_suppressions= writes a baseline at exit that silences the run's losses when read back") {
+  lg::testing::TempPath file("lg-env-baseline");
+  const std::string out = run_probe("LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0:write_suppressions=" + file.str());
+  CHECK(count_of(out, "call: ok") == 3);
+  CHECK(contains(out, "[layoutguard] wrote 1 suppressions line to " + file.str()));
+  const std::string baseline = lg::testing::read_text(file.str());
+  // A call outside every module is keyed by its call site: the probe calls the op from main.
+  CHECK(contains(baseline, "\nprobe.drop_layout:(top)@main\n"));
+  CHECK(baseline.starts_with("# Known layout losses"));
+  CHECK(count_of(run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=suppressions=" + file.str()), "call: ok") == 3);
+}
+
 TEST_CASE("allow= and a suppressions file silence the op under throw") {
   CHECK(count_of(run_probe("LAYOUTGUARD=throw LAYOUTGUARD_OPTIONS=allow=probe.drop_layout"), "call: ok") == 3);
   lg::testing::TempPath file("lg-env-suppressions");

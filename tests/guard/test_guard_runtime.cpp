@@ -205,6 +205,53 @@ TEST_CASE("a suppressions line op@function-glob silences the loss at that call s
   CHECK(r.violation_count() == 1);
 }
 
+TEST_CASE("baseline_lines: a loss outside every module is keyed by its call site; read back, it silences that site only") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  lose_in_preprocess(x);
+  {
+    lg::guard::ModuleScope m("decoder");
+    lg::guard::ModuleScope up("up*1");  // a glob character in a module name
+    drop_layout()({x});
+  }
+  lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].first.call_site.ends_with("lose_in_preprocess"));
+  CHECK(r.violations[1].first.call_site.empty());  // inside a module: the module keys it
+  std::vector<std::string> lines = lg::guard::baseline_lines(r);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "test.drop_layout:(top)@" + r.violations[0].first.call_site);
+  CHECK(lines[1] == "test.drop_layout:decoder.up?1");
+  CHECK(nlohmann::json::parse(lg::guard::report_json(r))["violations"][0]["call_site"] == r.violations[0].first.call_site);
+
+  TempPath file("lg-baseline");
+  CHECK(lg::guard::write_baseline(file.str(), "a test") == 2);
+  lg::guard::clear_report();
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_NOTHROW(lose_in_preprocess(x));
+  CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);  // a new call site is a new loss
+  CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);
+  {
+    lg::guard::ModuleScope m("decoder");
+    lg::guard::ModuleScope up("up*1");
+    CHECK_NOTHROW(drop_layout()({x}));
+  }
+
+  // Rewriting from a run under the baseline keeps the lines that silenced a loss and adds the
+  // new losses; the line that silenced nothing this time (decoder.up?1) is dropped.
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:suppressions=" + file.str()));
+  lose_in_preprocess(x);
+  lose_in_postprocess(x);
+  r = lg::guard::report();
+  lines = lg::guard::baseline_lines(r);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].ends_with("lose_in_postprocess"));
+  CHECK(lines[1].ends_with("lose_in_preprocess"));
+  CHECK_THROWS_WITH_AS(lg::guard::write_baseline("/nonexistent-dir/known.txt", "a test"),
+                       doctest::Contains("cannot write the suppressions baseline to '/nonexistent-dir/known.txt'"), lg::Error);
+}
+
 TEST_CASE("the report lists each suppressions line with the losses it silenced; a line that silenced none is unused") {
   CleanGuard clean;
   const Tensor x = cl4();

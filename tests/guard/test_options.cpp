@@ -91,6 +91,8 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
   CHECK(contains(config_error("", "hidden_views=2"), "key 'hidden_views' got '2'; allowed values: 0, 1"));
   CHECK(contains(config_error("", "spans=yes"), "key 'spans' got 'yes'; allowed values: 0, 1"));
+  CHECK(contains(config_error("", "write_suppressions="), "key 'write_suppressions'"));
+  CHECK(contains(config_error("", "write_suppressions=/nonexistent-dir/known.txt"), "key 'write_suppressions'"));
   CHECK(contains(config_error("", "report="), "key 'report' got '' (empty)"));
   // Paths written later are checked now: a missing directory, a directory, an unwritable file.
   CHECK(contains(config_error("", "log_path=/proc/x/y.log"), "key 'log_path' got '/proc/x/y.log' (its directory does not exist)"));

@@ -5,7 +5,6 @@
 // live tensors plus 256 sites of at most 64 distinct steps per list.
 #include "guard/spans.h"
 
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -25,7 +24,7 @@ struct Sites {
   std::vector<LossSpanRecord> records;            // in order of first loss
   std::unordered_map<std::string, uint32_t> index;  // op \x1f module \x1f reason -> record
   int64_t not_followed = 0;
-  std::atomic<uint64_t> generation{0};  // bumped by clear_span_records
+  uint64_t generation = 0;  // bumped by clear_span_records
 };
 Sites& sites() {
   static Sites* s = new Sites;  // never destroyed: the exit handler reads it after statics go
@@ -76,12 +75,6 @@ void follow_call(const hooks::OpCall& call, int64_t converted_bytes, bool lost, 
   const int64_t converted = t.pending.take();
   if (!lost && t.span_of.empty()) return;  // the common case: no span is live on this thread
 
-  Sites& s = sites();
-  const uint64_t generation = s.generation.load(std::memory_order_acquire);
-  if (t.generation != generation) {
-    t.span_of.clear();
-    t.generation = generation;
-  }
   std::optional<uint32_t> site;
   for (const Tensor& in : call.inputs)
     if ((site = t.span_of.find(in))) break;  // data of two losses: the first input's span
@@ -90,8 +83,16 @@ void follow_call(const hooks::OpCall& call, int64_t converted_bytes, bool lost, 
   const Tensor* out = main_operand(call.outputs);
   const Next next = next_of(out);
   const int64_t out_bytes = next == Next::Nchw ? static_cast<int64_t>(out->nbytes()) : 0;
+  Sites& s = sites();
   {
     std::lock_guard lock(s.mutex);
+    // Site numbers from before a clear_report name nothing now (or another site).
+    if (t.generation != s.generation) {
+      t.span_of.clear();
+      t.generation = s.generation;
+      site.reset();
+      if (!lost) return;
+    }
     if (!site) {  // a new loss opens (or repeats) its site's span
       const std::string key =
           std::string(call.op) + '\x1f' + std::string(call.module_path) + '\x1f' + std::string(expected_reason);
@@ -114,7 +115,6 @@ void follow_call(const hooks::OpCall& call, int64_t converted_bytes, bool lost, 
       r.conversion_bytes += converted;
       r.nchw_output_bytes += out_bytes;
     } else {
-      if (*site >= s.records.size()) return;  // cleared by another thread since the lookup
       LossSpanRecord& r = s.records[*site];
       r.conversion_bytes += converted;
       switch (next) {
@@ -145,7 +145,7 @@ void clear_span_records() {
   s.records.clear();
   s.index.clear();
   s.not_followed = 0;
-  s.generation.fetch_add(1, std::memory_order_acq_rel);
+  ++s.generation;
 }
 
 }  // namespace lg::guard::detail

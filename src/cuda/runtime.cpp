@@ -135,7 +135,7 @@ namespace {
 std::atomic<bool> g_allow_tf32{true};
 std::atomic<bool> g_cudnn_benchmark{false};
 // On since session 15: the CUDA suite passed with it on and off on an H100, and cuDNN's
-// training-phase node took 0.36-0.45x of our kernels' time at batch 256 (docs/performance.md).
+// training-phase node took 0.34-0.45x of our kernels' time at batch 256 (docs/performance.md).
 std::atomic<bool> g_cudnn_batch_norm{true};
 }  // namespace
 void set_allow_tf32(bool on) { g_allow_tf32.store(on, std::memory_order_relaxed); }

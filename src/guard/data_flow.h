@@ -28,6 +28,7 @@ inline const Tensor* main_operand(std::span<const Tensor> ts) {
 class PendingBytes {
  public:
   void add(const hooks::OpCall& call, int64_t bytes) {
+    if (bytes == 0 && bytes_ == 0) return;  // nothing pending, nothing to add: the common call
     if (call.root_op != root_ || call.module_path != module_) {
       bytes_ = 0;
       root_ = call.root_op;

@@ -10,8 +10,8 @@
 namespace lg::guard {
 namespace {
 
-// A suppressions glob that matches `text` itself: '*' and '?' cannot be escaped, so each
-// becomes '?', which matches it (and, rarely, another character in its place).
+// A suppressions glob that matches `text` itself: globs have no escape, so '*' becomes '?',
+// which matches it (and, rarely, another character in its place); a '?' already matches itself.
 std::string exact_glob(std::string text) {
   for (char& c : text)
     if (c == '*') c = '?';

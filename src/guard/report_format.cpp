@@ -38,7 +38,8 @@ std::string where(const std::string& op, const std::string& module_path) {
 // "add @ layer1.0 (x20), relu @ layer1.0 (x20)": a span's steps on one line.
 std::string steps_text(const std::vector<SpanStep>& steps) {
   std::string out;
-  for (const SpanStep& s : steps) out += (out.empty() ? "" : ", ") + where(s.op, s.module_path) + " (x" + std::to_string(s.count) + ")";
+  for (const SpanStep& s : steps)
+    out += (out.empty() ? "" : ", ") + where(s.op, s.module_path) + " (x" + std::to_string(s.count) + ")";
   return out;
 }
 
@@ -149,10 +150,8 @@ std::string summary_text(const Report& r) {
     out += line;
   }
   for (const ViolationRecord& v : r.violations)
-    out += "  violation: " + v.first.op + " @ " +
-           (v.first.module_path.empty() ? std::string("(no module)") : v.first.module_path) + ": " +
-           formats(v.first.inputs) + " -> " + formats(v.first.outputs) + " (x" +
-           std::to_string(v.count) + ")\n";
+    out += "  violation: " + where(v.first.op, v.first.module_path) + ": " + formats(v.first.inputs) + " -> " +
+           formats(v.first.outputs) + " (x" + std::to_string(v.count) + ")\n";
   for (const LossSpanRecord& s : r.loss_spans) {
     out += "  span: " + where(s.op, s.module_path) + " lost channels_last" +
            (s.expected_loss.empty() ? "" : " (expected: " + s.expected_loss + ")") + " x" + std::to_string(s.losses) +
@@ -174,8 +173,7 @@ std::string summary_text(const Report& r) {
   if (r.span_sites_not_followed > 0)
     out += "  spans: " + std::to_string(r.span_sites_not_followed) + " losses at sites beyond the 256 followed\n";
   for (const ExpectedLossRecord& e : r.expected_losses)
-    out += "  expected loss: " + e.op + " @ " + (e.module_path.empty() ? std::string("(no module)") : e.module_path) +
-           " (x" + std::to_string(e.count) + "): " + e.reason + "\n";
+    out += "  expected loss: " + where(e.op, e.module_path) + " (x" + std::to_string(e.count) + "): " + e.reason + "\n";
   for (const SuppressionUse& u : r.suppressions)
     out += (u.suppressed > 0 ? "  suppressed: " : "  unused suppression: ") + suppression_line(u) +
            (u.suppressed > 0 ? " (x" + std::to_string(u.suppressed) + ")" : " (matched no loss; remove it?)") + "\n";

@@ -122,6 +122,11 @@ std::string report_json(const Report& r);
 std::string suppression_line(const SuppressionUse& use);
 // 1.5 MiB, 12.0 KiB, 512 B: how the summary, the audit and its spans print byte counts.
 std::string human_bytes(int64_t bytes);
+// The suppressions line that silences `v` where it happened: op:module inside a module, else
+// op:(top)@call_site, or op:(top) when the call site is unknown. '*' and '#' in a module path
+// or function name are written as '?', which matches them (globs have no escape; '#' would
+// start a comment).
+std::string suppression_line_for(const ViolationInfo& v);
 // The run as a suppressions file's lines, sorted: one per distinct violation -- op:module, or
 // for a call outside every module op:(top)@function when its call site is known (else
 // op:(top)) -- and every line of the file in force that silenced a loss. Fed back as

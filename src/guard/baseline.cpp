@@ -12,22 +12,24 @@ namespace {
 
 // A suppressions glob that matches `text` itself: globs have no escape, so '*' becomes '?',
 // which matches it (and, rarely, another character in its place); a '?' already matches itself.
+// So does '#', which would start a comment in the file (a lambda's "{lambda()#1}").
 std::string exact_glob(std::string text) {
   for (char& c : text)
-    if (c == '*') c = '?';
+    if (c == '*' || c == '#') c = '?';
   return text;
 }
 
 }  // namespace
 
+std::string suppression_line_for(const ViolationInfo& v) {
+  if (!v.module_path.empty()) return v.op + ":" + exact_glob(v.module_path);
+  const std::string top = v.op + ":" + std::string(kTopLevelModule);
+  return v.call_site.empty() ? top : top + "@" + exact_glob(v.call_site);
+}
+
 std::vector<std::string> baseline_lines(const Report& r) {
   std::set<std::string> lines;
-  for (const ViolationRecord& v : r.violations) {
-    const ViolationInfo& f = v.first;
-    if (!f.module_path.empty()) lines.insert(f.op + ":" + exact_glob(f.module_path));
-    else if (!f.call_site.empty()) lines.insert(f.op + ":" + std::string(kTopLevelModule) + "@" + exact_glob(f.call_site));
-    else lines.insert(f.op + ":" + std::string(kTopLevelModule));
-  }
+  for (const ViolationRecord& v : r.violations) lines.insert(suppression_line_for(v.first));
   for (const SuppressionUse& u : r.suppressions)
     if (u.suppressed > 0) lines.insert(suppression_line(u));
   return {lines.begin(), lines.end()};

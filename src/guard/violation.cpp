@@ -1,6 +1,8 @@
 // LayoutViolation and ShadowMismatch: the facts of a broken contract and their fixed text.
 #include <layoutguard/violation.h>
 
+#include <layoutguard/report.h>
+
 namespace lg {
 
 OperandLayout OperandLayout::of(std::string role, size_t index, const Tensor& t) {
@@ -50,7 +52,7 @@ std::string format_violation(const ViolationInfo& v) {
   text += "  module: " + (v.module_path.empty() ? std::string("(none: not inside a guard::ModuleScope)")
                                                  : v.module_path);
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
-  text += "\n";
+  text += "\n  suppressions line that silences it here: " + guard::suppression_line_for(v) + "\n";
   if (v.backtrace.empty())
     text += "  stack trace: not captured (LAYOUTGUARD_OPTIONS backtrace=0)\n";
   else

@@ -277,6 +277,7 @@ TEST_CASE("baseline_lines: a loss outside every module is keyed by its call site
   CHECK_NOTHROW(lose_in_lambda(x));
   CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);
 
+  CHECK_THROWS_WITH_AS(lg::guard::write_baseline("", "a test"), doctest::Contains("received an empty path"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::guard::write_baseline("/nonexistent-dir/known.txt", "a test"),
                        doctest::Contains("cannot write the suppressions baseline to '/nonexistent-dir/known.txt'"), lg::Error);
 }

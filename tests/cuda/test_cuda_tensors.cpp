@@ -117,10 +117,14 @@ TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-
   // Odd sizes take the scalar tiles; sizes divisible by 2 or 4 the packed ones for 2- and
   // 1-byte types (partial 64- and 128-wide tiles included); 3 to 5 channels the few-planes
   // kernel (packed when the plane divides into 16-byte packets, partial chunks included);
-  // planes of at most 64 pixels the short-planes kernel (72 channels: a partial chunk).
+  // planes of at most 64 pixels the short-planes kernel (72 channels: a partial chunk), and so
+  // do at most 64 channels over a long plane; there the walk over the short side runs with the
+  // packet dividing it (64, 24 and 40 channels in float16) and not (49 and 25 pixels, 24
+  // channels in uint8), over several block strides (56 x 256, 64 x 600, 24 x 800).
   const std::vector<std::vector<int64_t>> shapes{
-      {3, 70, 9, 11}, {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}, {2, 68, 12, 20}, {3, 130, 10, 14},
-      {2, 5, 30, 20}, {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64}, {1, 264, 5, 5}};
+      {3, 70, 9, 11},  {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}, {2, 68, 12, 20}, {3, 130, 10, 14},
+      {2, 5, 30, 20},  {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64},
+      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}};
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
     for (const auto& shape : shapes) {
       CAPTURE(dt);

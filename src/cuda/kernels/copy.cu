@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cuda/kernels/device_types.cuh"
+#include "cuda/kernels/row_walk.h"
 
 namespace lg::cuda::kernels {
 namespace {
@@ -182,39 +183,54 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
     batch_offsets<I>(p, b, dbase, sbase);
     const T* in = src + sbase;
     T* out = dst + dbase;
+    // Planar side: element q of the run is (m, k) = (q / K, q % K); interleaved side: element
+    // q of the chunk is (k, m) = (q / w, q % w), and V divides w, so a packet stays in one row.
+    // RowWalk keeps both without dividing per element (see row_walk.h). When V divides K (every
+    // channel count of ResNet), a planar-side packet is V neighbours of one plane, so its slots
+    // are fixed offsets apart.
+    const bool whole_rows = K % V == 0;
+    const I first = static_cast<I>(threadIdx.x) * V, step = static_cast<I>(blockDim.x) * V;
     if constexpr (kPlanarSrc) {
-      for (I q = threadIdx.x * V; q < w * K; q += blockDim.x * V) {
+      RowWalk<I> at(first, step, K);
+      for (I q = first; q < w * K; q += step, at.advance()) {
         const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
+        if (whole_rows) {
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const I m = (q + e) / K, k = q + e - m * K;
-          stage[k * kRow + m] = v.v[e];
+          for (int e = 0; e < V; ++e) stage[(at.col + e) * kRow + at.row] = v.v[e];
+        } else {
+          RowWalk<I> e_at = at;
+#pragma unroll
+          for (int e = 0; e < V; ++e, e_at.next()) stage[e_at.col * kRow + e_at.row] = v.v[e];
         }
       }
     } else {
-      for (I q = threadIdx.x * V; q < K * w; q += blockDim.x * V) {
-        const I k = q / w, m = q - k * w;
-        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + k * M + m0 + m);
+      RowWalk<I> at(first, step, w);
+      for (I q = first; q < K * w; q += step, at.advance()) {
+        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + at.row * M + m0 + at.col);
 #pragma unroll
-        for (int e = 0; e < V; ++e) stage[k * kRow + m + e] = v.v[e];
+        for (int e = 0; e < V; ++e) stage[at.row * kRow + at.col + e] = v.v[e];
       }
     }
     __syncthreads();
     if constexpr (kPlanarSrc) {
-      for (I q = threadIdx.x * V; q < K * w; q += blockDim.x * V) {
-        const I k = q / w, m = q - k * w;
+      RowWalk<I> at(first, step, w);
+      for (I q = first; q < K * w; q += step, at.advance()) {
         Packet<T, V> v;
 #pragma unroll
-        for (int e = 0; e < V; ++e) v.v[e] = stage[k * kRow + m + e];
-        *reinterpret_cast<Packet<T, V>*>(out + k * M + m0 + m) = v;
+        for (int e = 0; e < V; ++e) v.v[e] = stage[at.row * kRow + at.col + e];
+        *reinterpret_cast<Packet<T, V>*>(out + at.row * M + m0 + at.col) = v;
       }
     } else {
-      for (I q = threadIdx.x * V; q < w * K; q += blockDim.x * V) {
+      RowWalk<I> at(first, step, K);
+      for (I q = first; q < w * K; q += step, at.advance()) {
         Packet<T, V> v;
+        if (whole_rows) {
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const I m = (q + e) / K, k = q + e - m * K;
-          v.v[e] = stage[k * kRow + m];
+          for (int e = 0; e < V; ++e) v.v[e] = stage[(at.col + e) * kRow + at.row];
+        } else {
+          RowWalk<I> e_at = at;
+#pragma unroll
+          for (int e = 0; e < V; ++e, e_at.next()) v.v[e] = stage[e_at.col * kRow + e_at.row];
         }
         *reinterpret_cast<Packet<T, V>*>(out + m0 * K + q) = v;
       }

@@ -37,7 +37,8 @@ cudaError_t convert_dense(void* out, ScalarType out_type, const void* src, Scala
 // Every element of operand 0 set to the `element_bytes`-byte pattern in `bits`.
 cudaError_t fill_strided(const Geometry& g, int element_bytes, uint64_t bits, cudaStream_t stream);
 
-// The pointwise ops layoutguard computes on CUDA; the semantics of each match the CPU kernel of
+// The pointwise ops layoutguard computes on CUDA, grouped by arity (unary, binary, compare,
+// where: the kernels rely on that order); the semantics of each match the CPU kernel of
 // the same name (src/cpu/pointwise.cpp).
 enum class PointwiseOp : int {
   Neg, Abs, Relu, Relu6, LeakyRelu, Elu, Sigmoid, Tanh, Gelu, Silu, Hardswish, Hardsigmoid, Exp, Log,

@@ -1,8 +1,11 @@
-// The Pointwise family on CUDA. One kernel per (input storage type, arity) with the op as a
-// kernel-uniform switch: every thread of a launch takes the same branch, so the switch costs a
-// few instructions, and the build instantiates 8 dtypes x 4 arities instead of one kernel per op
-// and dtype. The math mirrors src/cpu/pointwise.cpp: 16-bit floats compute in float, integer
-// add/mul/neg wrap through unsigned arithmetic, NaN passes through max/min and the clamps.
+// The Pointwise family on CUDA. One kernel per (input storage type, arity, dense or strided)
+// with the op chosen inside: each thread picks its op once, before its element loop, and then
+// runs a loop compiled for that op alone (dispatch_op). Picking it per element cost a branch
+// tree and an indirect jump per element, which made float16 relu instruction-bound (SASS of
+// session 16: docs/performance.md). The build instantiates 8 dtypes x 4 arities x 2 forms
+// instead of a kernel per op and dtype. The math mirrors src/cpu/pointwise.cpp: 16-bit floats
+// compute in float, integer add/mul/neg wrap through unsigned arithmetic, NaN passes through
+// max/min and the clamps.
 #include "core/integer_math.h"
 #include "cuda/kernels/device_types.cuh"
 
@@ -127,22 +130,56 @@ __device__ inline bool compare(PointwiseOp op, C a, C b) {
 
 enum class Arity { Unary, Binary, Compare, Where };
 
-// One element: operand offsets in `off` ([0] the output).
-template <typename S, Arity kArity>
-__device__ inline void apply(const Geometry& g, PointwiseOp op, const PointwiseParams& p, const int64_t* off) {
+// The ops of each arity are one contiguous run of the enum (launch.h keeps that order).
+__host__ __device__ constexpr Arity arity_of(PointwiseOp op) {
+  if (op == PointwiseOp::Where) return Arity::Where;
+  if (op >= PointwiseOp::Eq) return Arity::Compare;
+  if (op >= PointwiseOp::Add) return Arity::Binary;
+  return Arity::Unary;
+}
+__host__ __device__ constexpr bool floating_only(PointwiseOp op) {
+  return (op >= PointwiseOp::LeakyRelu && op <= PointwiseOp::Rsqrt) || op == PointwiseOp::Div;
+}
+
+template <PointwiseOp kOp>
+struct OpTag {
+  static constexpr PointwiseOp value = kOp;
+};
+
+// Calls fn(OpTag<op>{}) where op is the runtime `op`, trying the ops from kFrom on that have
+// arity kArity and that storage type S takes (the host never asks an integer type for a
+// floating-only op, so those loops are not compiled). An if-chain run once per thread.
+template <typename S, Arity kArity, PointwiseOp kFrom = PointwiseOp::Neg, typename Fn>
+__device__ inline void dispatch_op(PointwiseOp op, Fn&& fn) {
+  if constexpr (kFrom <= PointwiseOp::Where) {
+    constexpr auto kNext = static_cast<PointwiseOp>(static_cast<int>(kFrom) + 1);
+    if constexpr (arity_of(kFrom) == kArity && (kFloating<S> || !floating_only(kFrom))) {
+      if (op == kFrom) {
+        fn(OpTag<kFrom>{});
+        return;
+      }
+    }
+    if constexpr (kFrom < PointwiseOp::Where) dispatch_op<S, kArity, kNext>(op, fn);
+  }
+}
+
+// One element: operand offsets in `off` ([0] the output). kOp is a constant here, so the
+// switches of unary/binary/compare fold to the op's own code.
+template <typename S, Arity kArity, PointwiseOp kOp>
+__device__ inline void apply(const Geometry& g, const PointwiseParams& p, const int64_t* off) {
   using T = Storage<S>;
   using C = typename T::Compute;
   if constexpr (kArity == Arity::Unary) {
     const C x = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
-    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(unary<C>(op, x, p));
+    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(unary<C>(kOp, x, p));
   } else if constexpr (kArity == Arity::Binary) {
     const C a = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
     const C b = T::load(reinterpret_cast<const S*>(g.data[2])[off[2]]);
-    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(binary<C>(op, a, b, p));
+    reinterpret_cast<S*>(g.data[0])[off[0]] = T::store(binary<C>(kOp, a, b, p));
   } else if constexpr (kArity == Arity::Compare) {
     const C a = T::load(reinterpret_cast<const S*>(g.data[1])[off[1]]);
     const C b = T::load(reinterpret_cast<const S*>(g.data[2])[off[2]]);
-    reinterpret_cast<bool*>(g.data[0])[off[0]] = compare<C>(op, a, b);
+    reinterpret_cast<bool*>(g.data[0])[off[0]] = compare<C>(kOp, a, b);
   } else {
     const bool c = reinterpret_cast<const bool*>(g.data[1])[off[1]];
     reinterpret_cast<S*>(g.data[0])[off[0]] = c ? reinterpret_cast<const S*>(g.data[2])[off[2]]
@@ -156,12 +193,14 @@ inline constexpr int kOperands = kArity == Arity::Unary ? 2 : kArity == Arity::W
 // Any strides: offsets decoded per element.
 template <typename S, Arity kArity>
 __global__ void pointwise_strided(Geometry g, PointwiseOp op, PointwiseParams p) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < g.numel;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t off[kOperands<kArity>];
-    offsets_of<kOperands<kArity>>(g, i, off);
-    apply<S, kArity>(g, op, p, off);
-  }
+  dispatch_op<S, kArity>(op, [&](auto tag) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < g.numel;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      int64_t off[kOperands<kArity>];
+      offsets_of<kOperands<kArity>>(g, i, off);
+      apply<S, kArity, decltype(tag)::value>(g, p, off);
+    }
+  });
 }
 
 // N consecutive elements of one operand, moved as one aligned load or store.
@@ -172,10 +211,10 @@ struct alignas(sizeof(E) * N) Pack {
 template <typename S>
 inline constexpr int kPack = 16 / sizeof(S) > 8 ? 8 : static_cast<int>(16 / sizeof(S));
 
-// Dense operands (one unit-stride run each, aligned to their pack): each thread moves N
+// Dense operands (one unit-stride run each, aligned to their pack), op kOp: each thread moves N
 // elements per operand with one vector access; the tail runs element by element.
-template <typename S, Arity kArity>
-__global__ void pointwise_packed(Geometry g, PointwiseOp op, PointwiseParams p) {
+template <typename S, Arity kArity, PointwiseOp kOp>
+__device__ inline void packed_loop(const Geometry& g, const PointwiseParams& p) {
   constexpr int N = kPack<S>;
   using T = Storage<S>;
   using C = typename T::Compute;
@@ -193,14 +232,14 @@ __global__ void pointwise_packed(Geometry g, PointwiseOp op, PointwiseParams p) 
     } else if constexpr (kArity == Arity::Unary) {
       const Pack<S, N> a = reinterpret_cast<const Pack<S, N>*>(g.data[1])[v];
 #pragma unroll
-      for (int k = 0; k < N; ++k) o.v[k] = T::store(unary<C>(op, T::load(a.v[k]), p));
+      for (int k = 0; k < N; ++k) o.v[k] = T::store(unary<C>(kOp, T::load(a.v[k]), p));
     } else {
       const Pack<S, N> a = reinterpret_cast<const Pack<S, N>*>(g.data[1])[v];
       const Pack<S, N> b = reinterpret_cast<const Pack<S, N>*>(g.data[2])[v];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        if constexpr (kArity == Arity::Compare) o.v[k] = compare<C>(op, T::load(a.v[k]), T::load(b.v[k]));
-        else o.v[k] = T::store(binary<C>(op, T::load(a.v[k]), T::load(b.v[k]), p));
+        if constexpr (kArity == Arity::Compare) o.v[k] = compare<C>(kOp, T::load(a.v[k]), T::load(b.v[k]));
+        else o.v[k] = T::store(binary<C>(kOp, T::load(a.v[k]), T::load(b.v[k]), p));
       }
     }
     reinterpret_cast<Pack<Out, N>*>(g.data[0])[v] = o;
@@ -209,8 +248,13 @@ __global__ void pointwise_packed(Geometry g, PointwiseOp op, PointwiseParams p) 
     int64_t off[kOperands<kArity>];
 #pragma unroll
     for (int k = 0; k < kOperands<kArity>; ++k) off[k] = i;
-    apply<S, kArity>(g, op, p, off);
+    apply<S, kArity, kOp>(g, p, off);
   }
+}
+
+template <typename S, Arity kArity>
+__global__ void pointwise_packed(Geometry g, PointwiseOp op, PointwiseParams p) {
+  dispatch_op<S, kArity>(op, [&](auto tag) { packed_loop<S, kArity, decltype(tag)::value>(g, p); });
 }
 
 bool aligned(const void* ptr, size_t bytes) { return reinterpret_cast<uintptr_t>(ptr) % bytes == 0; }
@@ -229,17 +273,6 @@ cudaError_t launch(const Geometry& g, PointwiseOp op, const PointwiseParams& p, 
     pointwise_strided<S, kArity><<<blocks_for(g.numel, kThreads), kThreads, 0, stream>>>(g, op, p);
   }
   return cudaGetLastError();
-}
-
-Arity arity_of(PointwiseOp op) {
-  if (op == PointwiseOp::Where) return Arity::Where;
-  if (op >= PointwiseOp::Eq) return Arity::Compare;
-  if (op >= PointwiseOp::Add) return Arity::Binary;
-  return Arity::Unary;
-}
-
-bool floating_only(PointwiseOp op) {
-  return (op >= PointwiseOp::LeakyRelu && op <= PointwiseOp::Rsqrt) || op == PointwiseOp::Div;
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
   g.ndim = static_cast<int>(sizes.size());
   for (int d = 0; d < g.ndim; ++d) {
     g.sizes[d] = sizes[static_cast<size_t>(d)];
+    g.dividers[d] = kernels::IndexDivider::of(static_cast<uint64_t>(g.sizes[d]));
     for (size_t k = 0; k < ops.size(); ++k) g.strides[k][d] = strides[static_cast<size_t>(d)][k];
   }
   return g;

@@ -146,6 +146,26 @@ TEST_CASE("binary ops, comparisons and where on CUDA equal the CPU's, with broad
   }
 }
 
+TEST_CASE("the strided kernels decode eight unmerged dims of odd sizes") {
+  // Two operands permuted differently keep all eight dims apart, so every element's index is
+  // divided by seven sizes (the IndexDividers of the Geometry) and the outermost takes the rest.
+  const std::vector<int64_t> sizes{2, 3, 5, 2, 7, 3, 2, 3};
+  const Tensor a = noise_in(sizes, MemoryFormat::Contiguous, lg::kFloat32, 31).permute({7, 0, 5, 2, 6, 1, 4, 3});
+  const Tensor b = noise_in(sizes, MemoryFormat::Contiguous, lg::kFloat32, 32).permute({1, 3, 0, 6, 2, 7, 5, 4});
+  const Tensor b_like_a = b.contiguous().view(a.sizes());  // same sizes as a, other strides
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
+    CAPTURE(dt);
+    const Tensor x = a.to(dt);
+    const Tensor yt = b_like_a.to(dt).transpose(0, 7).contiguous().transpose(0, 7);  // strides unlike x's
+    check_same(lg::add(x.cuda(), yt.cuda()), lg::add(x, yt));
+    check_same(lg::relu(x.cuda()), lg::relu(x));
+    Tensor dst = lg::zeros(x.sizes(), lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0)));
+    Tensor dst_view = dst.transpose(2, 5);
+    dst_view.copy_(x.cuda().transpose(2, 5));  // the generic copy kernel: both sides strided
+    check_same(dst, x);
+  }
+}
+
 TEST_CASE("in-place and out= forms on CUDA keep the destination's strides") {
   const Tensor x = noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 12);
   Tensor d = x.cuda();

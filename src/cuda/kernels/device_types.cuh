@@ -60,6 +60,8 @@ bool visit(ScalarType t, Fn&& fn) {
 // Element offsets of operands 0 .. n-1 for linear index i of the iteration space. The loops
 // are unrolled over the fixed maximum so every index into the Geometry is a compile-time
 // constant: a dynamically indexed kernel parameter would be copied to local memory per thread.
+// Dims are divided through the Geometry's precomputed IndexDividers (a multiply-high instead
+// of a 64-bit division); the outermost dim takes what is left of i, undivided.
 template <int N>
 __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N]) {
 #pragma unroll
@@ -67,23 +69,30 @@ __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N
 #pragma unroll
   for (int d = kMaxDims - 1; d >= 0; --d) {
     if (d >= g.ndim) continue;
-    const int64_t s = g.sizes[d];
-    const int64_t idx = i % s;
-    i /= s;
+    int64_t idx = i;
+    if (d > 0) {
+      const int64_t q = static_cast<int64_t>(g.dividers[d].quotient(static_cast<uint64_t>(i)));
+      idx = i - q * g.sizes[d];
+      i = q;
+    }
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] += idx * g.strides[k][d];
   }
 }
 
-// Offset of row-major position i over `dims` sizes with the given strides (unrolled over the
-// fixed maximum, like offsets_of).
+// Offset of row-major position i < the product of `dims` sizes, with the given strides
+// (unrolled over the fixed maximum, like offsets_of; the outermost dim is not divided).
 __device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* size, const int64_t* stride) {
   int64_t off = 0;
 #pragma unroll
   for (int d = kMaxDims - 1; d >= 0; --d) {
     if (d >= dims) continue;
-    off += (i % size[d]) * stride[d];
-    i /= size[d];
+    if (d == 0) {
+      off += i * stride[0];
+    } else {
+      off += (i % size[d]) * stride[d];
+      i /= size[d];
+    }
   }
   return off;
 }

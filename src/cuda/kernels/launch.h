@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/kernels/index_divider.h"
+
 namespace lg::cuda::kernels {
 
 // Dims left after dropping size-1 dims and merging the ones every operand steps through evenly;
@@ -21,6 +23,7 @@ struct Geometry {
   int operands = 0;
   int64_t numel = 0;
   int64_t sizes[kMaxDims] = {};
+  IndexDivider dividers[kMaxDims] = {};  // IndexDivider::of(sizes[d]), set with the sizes
   char* data[kMaxOperands] = {};
   int64_t strides[kMaxOperands][kMaxDims] = {};
 };

@@ -369,19 +369,19 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
         char* dst = static_cast<char*>(p.dst);
         const int64_t K = p.rows, M = p.cols;
         if (narrow && planar_src)
-          copy_few_planes<T, int32_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+          launch_kernel(copy_few_planes<T, int32_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M, plane_stride);
         else if (narrow)
-          copy_few_planes<T, int32_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+          launch_kernel(copy_few_planes<T, int32_t, kV, false>, grid, kThreads, stream, src, dst, p, K, M, plane_stride);
         else if (planar_src)
-          copy_few_planes<T, int64_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+          launch_kernel(copy_few_planes<T, int64_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M, plane_stride);
         else
-          copy_few_planes<T, int64_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M, plane_stride);
+          launch_kernel(copy_few_planes<T, int64_t, kV, false>, grid, kThreads, stream, src, dst, p, K, M, plane_stride);
         return cudaGetLastError();
       }
       const int64_t chunks = (p.rows + kThreads - 1) / kThreads * p.batches;
       const unsigned blocks = static_cast<unsigned>(chunks < max_blocks ? chunks : max_blocks);
-      if (narrow) copy_thin<T, int32_t><<<blocks, kThreads, 0, stream>>>(p);
-      else copy_thin<T, int64_t><<<blocks, kThreads, 0, stream>>>(p);
+      if (narrow) launch_kernel(copy_thin<T, int32_t>, blocks, kThreads, stream, p);
+      else launch_kernel(copy_thin<T, int64_t>, blocks, kThreads, stream, p);
       return cudaGetLastError();
     }
     // A short plane, both sides dense over it (rows unit-stride in src, cols in dst): the packed
@@ -395,10 +395,10 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
         const unsigned grid = static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
         const char* src = static_cast<const char*>(p.src);
         char* dst = static_cast<char*>(p.dst);
-        if (narrow && planar_src) copy_short_planes<T, int32_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
-        else if (narrow) copy_short_planes<T, int32_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
-        else if (planar_src) copy_short_planes<T, int64_t, kV, true><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
-        else copy_short_planes<T, int64_t, kV, false><<<grid, kThreads, 0, stream>>>(src, dst, p, K, M);
+        if (narrow && planar_src) launch_kernel(copy_short_planes<T, int32_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M);
+        else if (narrow) launch_kernel(copy_short_planes<T, int32_t, kV, false>, grid, kThreads, stream, src, dst, p, K, M);
+        else if (planar_src) launch_kernel(copy_short_planes<T, int64_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M);
+        else launch_kernel(copy_short_planes<T, int64_t, kV, false>, grid, kThreads, stream, src, dst, p, K, M);
         return cudaGetLastError();
       }
     }
@@ -416,14 +416,14 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
       const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                       static_cast<unsigned>(p.batches < 65535 ? p.batches : 65535));
       const dim3 block(kTile, kTileRows);
-      if (packed && narrow) copy_transposed<T, int32_t, V><<<grid, block, 0, stream>>>(p);
-      else if (packed) copy_transposed<T, int64_t, V><<<grid, block, 0, stream>>>(p);
-      else if (narrow) copy_transposed<T, int32_t, 1><<<grid, block, 0, stream>>>(p);
-      else copy_transposed<T, int64_t, 1><<<grid, block, 0, stream>>>(p);
+      if (packed && narrow) launch_kernel(copy_transposed<T, int32_t, V>, grid, block, stream, p);
+      else if (packed) launch_kernel(copy_transposed<T, int64_t, V>, grid, block, stream, p);
+      else if (narrow) launch_kernel(copy_transposed<T, int32_t, 1>, grid, block, stream, p);
+      else launch_kernel(copy_transposed<T, int64_t, 1>, grid, block, stream, p);
       return cudaGetLastError();
     }
   }
-  copy_generic<T><<<blocks_for(g.numel, kThreads), kThreads, 0, stream>>>(g);
+  launch_kernel(copy_generic<T>, blocks_for(g.numel, kThreads), kThreads, stream, g);
   return cudaGetLastError();
 }
 
@@ -444,10 +444,10 @@ cudaError_t fill_strided(const Geometry& g, int element_bytes, uint64_t bits, cu
   if (g.numel == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(g.numel, kThreads);
   switch (element_bytes) {
-    case 1: fill_generic<uint8_t><<<blocks, kThreads, 0, stream>>>(g, static_cast<uint8_t>(bits)); break;
-    case 2: fill_generic<uint16_t><<<blocks, kThreads, 0, stream>>>(g, static_cast<uint16_t>(bits)); break;
-    case 4: fill_generic<uint32_t><<<blocks, kThreads, 0, stream>>>(g, static_cast<uint32_t>(bits)); break;
-    case 8: fill_generic<uint64_t><<<blocks, kThreads, 0, stream>>>(g, bits); break;
+    case 1: launch_kernel(fill_generic<uint8_t>, blocks, kThreads, stream, g, static_cast<uint8_t>(bits)); break;
+    case 2: launch_kernel(fill_generic<uint16_t>, blocks, kThreads, stream, g, static_cast<uint16_t>(bits)); break;
+    case 4: launch_kernel(fill_generic<uint32_t>, blocks, kThreads, stream, g, static_cast<uint32_t>(bits)); break;
+    case 8: launch_kernel(fill_generic<uint64_t>, blocks, kThreads, stream, g, bits); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -461,7 +461,7 @@ cudaError_t convert_dense(void* out, ScalarType out_type, const void* src, Scala
     using D = decltype(d);
     visit(src_type, [&](auto s) {
       using S = decltype(s);
-      convert_kernel<D, S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(static_cast<D*>(out),
+      launch_kernel(convert_kernel<D, S>, blocks_for(n, kThreads), kThreads, stream, static_cast<D*>(out),
                                                                               static_cast<const S*>(src), n);
       err = cudaGetLastError();
     });

@@ -11,6 +11,10 @@
 
 #include "cuda/kernels/launch.h"
 
+#if defined(LG_CUDA_EMULATION)
+#include "cuda/kernels/emulation.h"
+#endif
+
 namespace lg::cuda::kernels {
 
 template <typename S>
@@ -103,6 +107,19 @@ inline bool dense_1d(const Geometry& g) {
   for (int k = 0; k < g.operands; ++k)
     if (g.strides[k][0] != 1) return false;
   return true;
+}
+
+// kernel<<<grid, block, 0, stream>>>(args...), each argument converted to its parameter's type;
+// in the host emulation build (emulation.h) the same kernel runs on host threads instead.
+template <typename... Params, typename... Args>
+inline void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, const Args&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "launch_kernel: one argument per kernel parameter");
+#if defined(LG_CUDA_EMULATION)
+  (void)stream;
+  emulation::run(grid, block, [&] { kernel(static_cast<Params>(args)...); });
+#else
+  kernel<<<grid, block, 0, stream>>>(static_cast<Params>(args)...);
+#endif
 }
 
 // Blocks for a grid-stride loop over n elements.

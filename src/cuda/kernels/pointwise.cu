@@ -268,9 +268,9 @@ cudaError_t launch(const Geometry& g, PointwiseOp op, const PointwiseParams& p, 
     packed = aligned(g.data[k], (is_bool ? sizeof(bool) : sizeof(S)) * N);
   }
   if (packed) {
-    pointwise_packed<S, kArity><<<blocks_for((g.numel + N - 1) / N, kThreads), kThreads, 0, stream>>>(g, op, p);
+    launch_kernel(pointwise_packed<S, kArity>, blocks_for((g.numel + N - 1) / N, kThreads), kThreads, stream, g, op, p);
   } else {
-    pointwise_strided<S, kArity><<<blocks_for(g.numel, kThreads), kThreads, 0, stream>>>(g, op, p);
+    launch_kernel(pointwise_strided<S, kArity>, blocks_for(g.numel, kThreads), kThreads, stream, g, op, p);
   }
   return cudaGetLastError();
 }

@@ -1,0 +1,165 @@
+// The CUDA copy and pointwise kernels' own source, run on host threads (emulation.h), against
+// the CPU backend: every transpose kernel the copy launcher picks (square tiles scalar and
+// packed, short planes with and without the packet dividing the plane, few planes, thin
+// planes), the generic copy over eight unmerged dims, fill, and the pointwise ops in their
+// packed and strided forms with the op dispatch of pointwise.cu. The Geometry comes from
+// make_geometry, as on the device, with host pointers. In the ASan+UBSan build this also
+// catches a kernel reading or writing outside its tensors. Timing and the device's memory
+// model are not what this checks: the GPU suite (tests/cuda) is.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <layoutguard/layoutguard.h>
+
+#include "cuda/geometry.h"
+#include "cuda/kernels/launch.h"
+#include "support/op_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using namespace lg::testing;
+namespace kernels = lg::cuda::kernels;
+
+std::vector<uint8_t> bytes_in_order(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  const auto* p = static_cast<const uint8_t*>(c.data_ptr());
+  return std::vector<uint8_t>(p, p + c.nbytes());
+}
+
+// dst.copy_(src) through the emulated kernels::copy_strided; dst keeps its strides.
+void emulated_copy(const Tensor& dst, const Tensor& src) {
+  const kernels::Geometry g = lg::cuda::detail::make_geometry(dst, {&src}, "copy_");
+  REQUIRE(kernels::copy_strided(g, static_cast<int>(src.itemsize()), nullptr) == cudaSuccess);
+}
+
+}  // namespace
+
+TEST_SUITE("cuda-emulation") {
+
+TEST_CASE("emulated NCHW <-> NHWC copies equal the CPU's, through every transpose kernel") {
+  // As tests/cuda/test_cuda_tensors.cpp: odd sizes (scalar tiles), even ones (packed tiles),
+  // 3-5 channels (few planes), 1-3-pixel planes (thin), planes or channel counts of at most
+  // 64 (short planes: 64, 40 and 24 channels over long planes, 49- and 25-pixel planes).
+  const std::vector<std::vector<int64_t>> shapes{
+      {3, 70, 9, 11},  {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}, {2, 68, 12, 20}, {3, 130, 10, 14},
+      {2, 5, 30, 20},  {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64},
+      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}, {2, 2048, 7, 7}};
+  for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
+    for (const auto& shape : shapes) {
+      CAPTURE(dt);
+      CAPTURE(lg::to_string(shape));
+      const Tensor x = lg::mul(noise_in(shape, MemoryFormat::Contiguous, lg::kFloat32, 21), 50.0).to(dt);
+      const Tensor to_cl = lg::empty(shape, lg::TensorOptions().dtype(dt), MemoryFormat::ChannelsLast);
+      emulated_copy(to_cl, x);
+      CHECK(bytes_in_order(to_cl) == bytes_in_order(x));
+      const Tensor back = lg::empty(shape, lg::TensorOptions().dtype(dt));
+      emulated_copy(back, to_cl);
+      CHECK(bytes_in_order(back) == bytes_in_order(x));
+    }
+}
+
+TEST_CASE("emulated copies off the packet alignment, over eight unmerged dims, and 5-D") {
+  // A base one element off the 16-byte alignment: the scalar tiles.
+  const Tensor flat = lg::mul(noise_in({1 + 2 * 64 * 8 * 8}, MemoryFormat::Contiguous, lg::kFloat32, 23), 50.0)
+                          .to(lg::kFloat16);
+  const Tensor off = flat.narrow(0, 1, 2 * 64 * 8 * 8).view({2, 64, 8, 8});
+  REQUIRE(reinterpret_cast<uintptr_t>(off.data_ptr()) % 4 != 0);
+  const Tensor off_cl = lg::empty({2, 64, 8, 8}, lg::TensorOptions().dtype(lg::kFloat16), MemoryFormat::ChannelsLast);
+  emulated_copy(off_cl, off);
+  CHECK(bytes_in_order(off_cl) == bytes_in_order(off));
+  // Both sides permuted differently: the generic kernel, seven divided dims.
+  const Tensor a = noise_in({2, 3, 5, 2, 7, 3, 2, 3}, MemoryFormat::Contiguous, lg::kFloat32, 31)
+                       .permute({7, 0, 5, 2, 6, 1, 4, 3});
+  const Tensor dst = lg::zeros(a.sizes()).transpose(2, 5);
+  emulated_copy(dst, a.transpose(2, 5));
+  CHECK(bytes_in_order(dst.transpose(2, 5)) == bytes_in_order(a));
+  const Tensor x5 = noise_in({2, 37, 3, 9, 10}, MemoryFormat::Contiguous, lg::kFloat32, 22);
+  const Tensor d5 = lg::empty(x5.sizes(), {}, MemoryFormat::ChannelsLast3d);
+  emulated_copy(d5, x5);
+  CHECK(bytes_in_order(d5) == bytes_in_order(x5));
+}
+
+TEST_CASE("emulated fill writes every element of a strided view and nothing else") {
+  const Tensor base = lg::zeros({2, 16, 6, 6}).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor view = base.slice(1, 0, 16, 2);
+  const kernels::Geometry g = lg::cuda::detail::make_geometry(view, {}, "fill_");
+  const float value = 2.5f;
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, 4);
+  REQUIRE(kernels::fill_strided(g, 4, bits, nullptr) == cudaSuccess);
+  const std::vector<double> v = values(base.contiguous());
+  int64_t filled = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+    const int64_t c = i / 36 % 16;
+    CHECK(v[static_cast<size_t>(i)] == (c % 2 == 0 ? 2.5 : 0.0));
+    filled += v[static_cast<size_t>(i)] == 2.5;
+  }
+  CHECK(filled == 2 * 8 * 36);
+}
+
+TEST_CASE("emulated pointwise kernels equal the CPU ops, packed and strided, op picked per thread") {
+  struct Case {
+    std::string name;
+    kernels::PointwiseOp op;
+    kernels::PointwiseParams params;
+    std::function<Tensor(const Tensor&, const Tensor&)> cpu;
+    bool positive = false;
+  };
+  kernels::PointwiseParams none, clamp_params, add_params, leaky;
+  clamp_params.lo = -1.0;
+  clamp_params.hi = 2.0;
+  clamp_params.has_lo = clamp_params.has_hi = true;
+  add_params.alpha = 0.5;
+  leaky.alpha = 0.2;
+  using K = kernels::PointwiseOp;
+  const std::vector<Case> cases{
+      {"neg", K::Neg, none, [](const Tensor& a, const Tensor&) { return lg::neg(a); }},
+      {"abs", K::Abs, none, [](const Tensor& a, const Tensor&) { return lg::abs(a); }},
+      {"relu", K::Relu, none, [](const Tensor& a, const Tensor&) { return lg::relu(a); }},
+      {"relu6", K::Relu6, none, [](const Tensor& a, const Tensor&) { return lg::relu6(a); }},
+      {"leaky_relu", K::LeakyRelu, leaky, [](const Tensor& a, const Tensor&) { return lg::leaky_relu(a, 0.2); }},
+      {"sigmoid", K::Sigmoid, none, [](const Tensor& a, const Tensor&) { return lg::sigmoid(a); }},
+      {"tanh", K::Tanh, none, [](const Tensor& a, const Tensor&) { return lg::tanh(a); }},
+      {"silu", K::Silu, none, [](const Tensor& a, const Tensor&) { return lg::silu(a); }},
+      {"hardswish", K::Hardswish, none, [](const Tensor& a, const Tensor&) { return lg::hardswish(a); }},
+      {"sqrt", K::Sqrt, none, [](const Tensor& a, const Tensor&) { return lg::sqrt(a); }, true},
+      {"clamp", K::Clamp, clamp_params, [](const Tensor& a, const Tensor&) { return lg::clamp(a, -1.0, 2.0); }},
+      {"add", K::Add, add_params, [](const Tensor& a, const Tensor& b) { return lg::add(a, b, 0.5); }},
+      {"sub", K::Sub, none, [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
+      {"mul", K::Mul, none, [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
+      {"maximum", K::Maximum, none, [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
+      {"lt", K::Lt, none, [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
+  };
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16})
+    for (const Case& c : cases) {
+      const bool unary = c.op < K::Add;
+      // 2x8x9x7 = 1008 elements: packets and a tail; the bias broadcast is strided.
+      Tensor a = noise_in({2, 8, 9, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 41);
+      if (c.positive) a = lg::add(lg::abs(a), 0.25);
+      a = lg::mul(a, 3.0).to(dt);
+      const Tensor b = lg::mul(noise_in({2, 8, 9, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 42), 3.0).to(dt);
+      const Tensor bias = noise_in({8, 1, 1}, MemoryFormat::Contiguous, lg::kFloat32, 43).to(dt);
+      std::vector<std::pair<std::string, Tensor>> others{{"dense", b}};
+      if (!unary) others.push_back({"bias", bias.expand(a.sizes())});
+      if (unary) others.push_back({"strided", a.slice(3, 0, 7, 2)});
+      for (const auto& [form, other] : others) {
+        CAPTURE(dt);
+        CAPTURE(c.name);
+        CAPTURE(form);
+        const Tensor in = unary && form == "strided" ? other : a;
+        const Tensor want = c.cpu(in, other);
+        const Tensor out = lg::empty_like(want);
+        const kernels::Geometry g = unary ? lg::cuda::detail::make_geometry(out, {&in}, "pointwise")
+                                          : lg::cuda::detail::make_geometry(out, {&in, &other}, "pointwise");
+        REQUIRE(kernels::pointwise(c.op, lg::cuda::detail::scalar_type(dt), g, c.params, nullptr) == cudaSuccess);
+        check_close(values(out), values(want), tol_for(dt));
+      }
+    }
+}
+
+}  // TEST_SUITE

@@ -4,7 +4,7 @@
 // a launch runs its blocks one after another on blockDim host threads (kept between launches);
 // __syncthreads is a barrier of the block's threads, and __shared__ arrays are function
 // statics, so the threads of a block share them. Only what the emulated kernels use is here
-// (no atomics, no warp intrinsics). This checks indexing and synchronisation logic, not
+// (double atomicAdd, no warp intrinsics). This checks indexing and synchronisation logic, not
 // speed, memory-model subtleties or device math.
 #pragma once
 
@@ -12,7 +12,9 @@
 #error "emulation.h is for host compilation of .cu files only"
 #endif
 
+#include <atomic>
 #include <barrier>
+#include <bit>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
@@ -37,8 +39,10 @@
 #define __forceinline__ inline
 
 namespace lg::cuda::kernels {
-// The device math library's float and double overloads, as the host's.
-using std::erf, std::exp, std::expm1, std::log, std::pow, std::sqrt, std::tanh;
+// The device math library's float and double overloads and bit casts, as the host's.
+using std::erf, std::exp, std::expm1, std::isinf, std::log, std::pow, std::sqrt, std::tanh;
+inline float __int_as_float(int bits) { return std::bit_cast<float>(bits); }
+inline double __longlong_as_double(long long bits) { return std::bit_cast<double>(bits); }
 }  // namespace lg::cuda::kernels
 
 namespace lg::cuda::kernels::emulation {
@@ -136,6 +140,9 @@ inline void run(dim3 grid, dim3 block, const std::function<void()>& kernel) {
 #define blockIdx (::lg::cuda::kernels::emulation::block_index)
 #define blockDim (::lg::cuda::kernels::emulation::block_dim)
 #define gridDim (::lg::cuda::kernels::emulation::grid_dim)
+// The float atomics the norm kernels use, on host memory.
+inline double atomicAdd(double* address, double value) { return std::atomic_ref<double>(*address).fetch_add(value); }
+
 // The launchers return cudaGetLastError(); an emulated launch has no error to report, and the
 // emulation links no CUDA runtime.
 #define cudaGetLastError() (::cudaSuccess)

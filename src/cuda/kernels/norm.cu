@@ -175,8 +175,8 @@ void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, co
   const unsigned blocks = blocks_for(a.numel / V, kThreads);
   const S* x = reinterpret_cast<const S*>(in);
   S* y = reinterpret_cast<S*>(out);
-  if (a.channels_innermost) channel_affine_kernel<S, V, true><<<blocks, kThreads, 0, stream>>>(a, x, y, scale, shift);
-  else channel_affine_kernel<S, V, false><<<blocks, kThreads, 0, stream>>>(a, x, y, scale, shift);
+  if (a.channels_innermost) launch_kernel(channel_affine_kernel<S, V, true>, blocks, kThreads, stream, a, x, y, scale, shift);
+  else launch_kernel(channel_affine_kernel<S, V, false>, blocks, kThreads, stream, a, x, y, scale, shift);
 }
 
 }  // namespace
@@ -189,9 +189,9 @@ cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const 
   visit(stats_type, [&](auto s) {
     using S = decltype(s);
     if constexpr (kFloating<S>) {
-      coefficients_kernel<S><<<blocks_for(channels, kThreads), kThreads, 0, stream>>>(
-          channels, static_cast<const S*>(mean), static_cast<const S*>(var), static_cast<const S*>(w),
-          static_cast<const S*>(b), eps, scale, shift);
+      launch_kernel(coefficients_kernel<S>, blocks_for(channels, kThreads), kThreads, stream, channels,
+                    static_cast<const S*>(mean), static_cast<const S*>(var), static_cast<const S*>(w),
+                    static_cast<const S*>(b), eps, scale, shift);
       err = cudaGetLastError();
     }
   });
@@ -228,14 +228,14 @@ cudaError_t channel_sums(const ChannelAffine& a, const char* in, ScalarType type
       if (a.channels_innermost) {
         const int64_t gx = (a.channels + 31) / 32, positions = a.numel / a.channels;
         const int64_t gy = std::max<int64_t>(1, std::min<int64_t>((positions + 255) / 256, std::max<int64_t>(1, 4096 / gx)));
-        channel_sums_innermost<S><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<int64_t>(gy, 65535))),
-                                    dim3(32, 8), 0, stream>>>(a, x, shift_sums, shift_scale, power, out);
+        const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<int64_t>(gy, 65535)));
+        launch_kernel(channel_sums_innermost<S>, grid, dim3(32, 8), stream, a, x, shift_sums, shift_scale, power, out);
       } else {
         const int64_t per_channel = a.numel / a.channels;
         const int64_t gy =
             std::max<int64_t>(1, std::min<int64_t>((per_channel + 8191) / 8192, std::max<int64_t>(1, 4096 / a.channels)));
-        channel_sums_planar<S><<<dim3(static_cast<unsigned>(a.channels), static_cast<unsigned>(std::min<int64_t>(gy, 65535))),
-                                 kThreads, 0, stream>>>(a, x, shift_sums, shift_scale, power, out);
+        const dim3 grid(static_cast<unsigned>(a.channels), static_cast<unsigned>(std::min<int64_t>(gy, 65535)));
+        launch_kernel(channel_sums_planar<S>, grid, kThreads, stream, a, x, shift_sums, shift_scale, power, out);
       }
       err = cudaGetLastError();
     }
@@ -249,7 +249,7 @@ cudaError_t batch_statistics(const BatchStatistics& st, ScalarType stats_type, c
   visit(stats_type, [&](auto s) {
     using S = decltype(s);
     if constexpr (kFloating<S>) {
-      batch_statistics_kernel<S><<<blocks_for(st.channels, kThreads), kThreads, 0, stream>>>(st);
+      launch_kernel(batch_statistics_kernel<S>, blocks_for(st.channels, kThreads), kThreads, stream, st);
       err = cudaGetLastError();
     }
   });
@@ -264,7 +264,7 @@ cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type,
     using S = decltype(s);
     if constexpr (kFloating<S>) {
       const unsigned blocks = static_cast<unsigned>(v.groups < 65535 * 16 ? v.groups : 65535 * 16);
-      moments_kernel<S><<<blocks, kThreads, 0, stream>>>(v, reinterpret_cast<const S*>(in), shift, power, out);
+      launch_kernel(moments_kernel<S>, blocks, kThreads, stream, v, reinterpret_cast<const S*>(in), shift, power, out);
       err = cudaGetLastError();
     }
   });
@@ -279,8 +279,8 @@ cudaError_t group_affine(const GroupedView& v, const char* in, char* out, Scalar
   visit(type, [&](auto s) {
     using S = decltype(s);
     if constexpr (kFloating<S>) {
-      affine_kernel<S><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(v, reinterpret_cast<const S*>(in),
-                                                                        reinterpret_cast<S*>(out), mean, scale, shift, w, b);
+      launch_kernel(affine_kernel<S>, blocks_for(n, kThreads), kThreads, stream, v, reinterpret_cast<const S*>(in),
+                    reinterpret_cast<S*>(out), mean, scale, shift, w, b);
       err = cudaGetLastError();
     }
   });

@@ -84,7 +84,7 @@ cudaError_t reduce(const ReduceArgs& a, ScalarType type, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
-    reduce_kernel<S><<<blocks_for(a.outputs, kThreads), kThreads, 0, stream>>>(a);
+    launch_kernel(reduce_kernel<S>, blocks_for(a.outputs, kThreads), kThreads, stream, a);
     err = cudaGetLastError();
   });
   return err;
@@ -96,7 +96,7 @@ cudaError_t softmax(const SoftmaxArgs& a, ScalarType type, cudaStream_t stream) 
   visit(type, [&](auto s) {
     using S = decltype(s);
     if constexpr (kFloating<S>) {
-      softmax_kernel<S><<<blocks_for(a.lines, kThreads), kThreads, 0, stream>>>(a);
+      launch_kernel(softmax_kernel<S>, blocks_for(a.lines, kThreads), kThreads, stream, a);
       err = cudaGetLastError();
     }
   });

@@ -210,7 +210,7 @@ cudaError_t launch_over_output(const Args& a, ScalarType type, cudaStream_t stre
 template <typename S>
 struct UpsampleLaunch {
   static cudaError_t run(const InterpArgs& a, unsigned blocks, cudaStream_t stream) {
-    upsample_kernel<S><<<blocks, kThreads, 0, stream>>>(a);
+    launch_kernel(upsample_kernel<S>, blocks, kThreads, stream, a);
     return cudaGetLastError();
   }
 };
@@ -236,12 +236,12 @@ struct PoolLaunch {
           int64_t packets = 1;
           for (int d = 0; d < 5; ++d) packets *= a.out.size[d];
           packets /= V;
-          pool_channels_last_kernel<S, V><<<blocks_for(packets, kThreads), kThreads, 0, stream>>>(a, packets);
+          launch_kernel(pool_channels_last_kernel<S, V>, blocks_for(packets, kThreads), kThreads, stream, a, packets);
           return cudaGetLastError();
         }
       }
     }
-    pool_kernel<S><<<blocks, kThreads, 0, stream>>>(a);
+    launch_kernel(pool_kernel<S>, blocks, kThreads, stream, a);
     return cudaGetLastError();
   }
 };
@@ -260,10 +260,10 @@ cudaError_t pad(const PadArgs& a, int element_bytes, cudaStream_t stream) {
   if (a.numel == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(a.numel, kThreads);
   switch (element_bytes) {
-    case 1: pad_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(a); break;
-    case 2: pad_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(a); break;
-    case 4: pad_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(a); break;
-    case 8: pad_kernel<uint64_t><<<blocks, kThreads, 0, stream>>>(a); break;
+    case 1: launch_kernel(pad_kernel<uint8_t>, blocks, kThreads, stream, a); break;
+    case 2: launch_kernel(pad_kernel<uint16_t>, blocks, kThreads, stream, a); break;
+    case 4: launch_kernel(pad_kernel<uint32_t>, blocks, kThreads, stream, a); break;
+    case 8: launch_kernel(pad_kernel<uint64_t>, blocks, kThreads, stream, a); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -1,0 +1,168 @@
+// The CUDA reduction, softmax and batch-norm kernels' own source on host threads (emulation.h)
+// against the CPU backend. The kernels' arguments are built as src/cuda/reduce_ops.cpp and
+// src/cuda/norm_ops.cpp build them (those files need the CUDA runtime, so they are not
+// compiled here); the batch-norm case runs the same launch sequence as the device path:
+// channel sums, squared deviations, statistics with the running-stat update, affine map.
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <layoutguard/layoutguard.h>
+
+#include "cuda/geometry.h"
+#include "cuda/kernels/launch.h"
+#include "support/op_testing.h"
+
+namespace {
+
+using lg::MemoryFormat;
+using lg::Tensor;
+using namespace lg::testing;
+namespace kernels = lg::cuda::kernels;
+
+// reduce_ops.cpp's ReduceArgs for reducing `input` into `out` (size 1 where reduced, kept dims).
+kernels::ReduceArgs reduce_args(const Tensor& out, const Tensor& input, kernels::ReduceOp op) {
+  kernels::ReduceArgs a;
+  a.out = static_cast<char*>(out.data_ptr());
+  a.in = static_cast<const char*>(input.data_ptr());
+  a.outputs = out.numel();
+  a.count = 1;
+  a.op = op;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (input.size(d) == 1) continue;
+    if (out.size(d) == 1) {
+      a.red_size[a.reduced] = input.size(d);
+      a.red_stride[a.reduced] = input.stride(d);
+      a.count *= input.size(d);
+      ++a.reduced;
+    } else {
+      a.kept_size[a.kept] = input.size(d);
+      a.kept_in_stride[a.kept] = input.stride(d);
+      a.kept_out_stride[a.kept] = out.stride(d);
+      ++a.kept;
+    }
+  }
+  return a;
+}
+
+kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_t dim, bool log) {
+  kernels::SoftmaxArgs a;
+  a.out = static_cast<char*>(out.data_ptr());
+  a.in = static_cast<const char*>(input.data_ptr());
+  a.log = log;
+  a.lines = 1;
+  a.n = input.size(dim);
+  a.in_stride = input.stride(dim);
+  a.out_stride = out.stride(dim);
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d == dim || input.size(d) == 1) continue;
+    a.other_size[a.other] = input.size(d);
+    a.other_in_stride[a.other] = input.stride(d);
+    a.other_out_stride[a.other] = out.stride(d);
+    a.lines *= input.size(d);
+    ++a.other;
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_SUITE("cuda-emulation") {
+
+TEST_CASE("emulated sum, mean, amax and amin over NHWC and NCHW inputs equal the CPU's") {
+  for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+    for (lg::DType dt : {lg::kFloat32, lg::kFloat16})
+      for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 3}, {1}, {0, 2}, {0, 1, 2, 3}}) {
+        CAPTURE(fmt);
+        CAPTURE(dt);
+        CAPTURE(lg::to_string(dims));
+        const Tensor x = noise_in({3, 10, 6, 5}, fmt, lg::kFloat32, 51).to(dt);
+        const std::vector<std::pair<kernels::ReduceOp, Tensor>> cases{
+            {kernels::ReduceOp::Sum, lg::sum(x, dims, true)},
+            {kernels::ReduceOp::Mean, lg::mean(x, dims, true)},
+            {kernels::ReduceOp::Max, lg::amax(x, dims, true)},
+            {kernels::ReduceOp::Min, lg::amin(x, dims, true)}};
+        for (const auto& [op, want] : cases) {
+          const Tensor out = lg::empty_like(want);
+          REQUIRE(kernels::reduce(reduce_args(out, x, op), lg::cuda::detail::scalar_type(dt), nullptr) == cudaSuccess);
+          check_close(values(out), values(want), tol_for(dt));
+        }
+      }
+}
+
+TEST_CASE("emulated softmax and log_softmax along every dim of an NHWC tensor equal the CPU's") {
+  const Tensor x = lg::mul(noise_in({2, 7, 4, 5}, MemoryFormat::ChannelsLast, lg::kFloat32, 52), 4.0);
+  for (int64_t dim = 0; dim < 4; ++dim)
+    for (bool log : {false, true}) {
+      CAPTURE(dim);
+      CAPTURE(log);
+      const Tensor want = log ? lg::log_softmax(x, dim) : lg::softmax(x, dim);
+      const Tensor out = lg::empty_like(want);
+      REQUIRE(kernels::softmax(softmax_args(out, x, dim, log), kernels::ScalarType::Float32, nullptr) == cudaSuccess);
+      check_close(values(out), values(want), tol_for(lg::kFloat32));
+    }
+}
+
+TEST_CASE("emulated training batch norm (sums, squares, statistics, affine) equals the CPU's, NHWC and NCHW") {
+  for (MemoryFormat fmt : {MemoryFormat::ChannelsLast, MemoryFormat::Contiguous})
+    for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
+      CAPTURE(fmt);
+      CAPTURE(dt);
+      // 40 channels: a partial 32-channel block in the channels-innermost sums kernel.
+      const Tensor x = lg::add(noise_in({3, 40, 9, 7}, fmt, lg::kFloat32, 53), 2.0).to(dt);
+      const Tensor w = lg::rand({40}), b = lg::randn({40});
+      Tensor rm_cpu = lg::randn({40}), rv_cpu = lg::add(lg::rand({40}), 0.5);
+      Tensor rm = rm_cpu.clone(), rv = rv_cpu.clone();
+      const Tensor want = lg::batch_norm(x, w, b, rm_cpu, rv_cpu, true, 0.1, 1e-5);
+
+      kernels::ChannelAffine a;
+      a.numel = x.numel();
+      a.channels = 40;
+      a.channels_innermost = fmt == MemoryFormat::ChannelsLast;
+      a.inner = 9 * 7;
+      const Tensor out = lg::empty_like(x);
+      const Tensor sums = lg::zeros({2, 40}, lg::kFloat64), coefficients = lg::empty({2, 40});
+      double* sum = static_cast<double*>(sums.data_ptr());
+      const char* in = static_cast<const char*>(x.data_ptr());
+      const kernels::ScalarType type = lg::cuda::detail::scalar_type(dt);
+      const double count = static_cast<double>(x.numel() / 40);
+      REQUIRE(kernels::channel_sums(a, in, type, nullptr, 0.0, 1, sum, nullptr) == cudaSuccess);
+      REQUIRE(kernels::channel_sums(a, in, type, sum, 1.0 / count, 2, sum + 40, nullptr) == cudaSuccess);
+      kernels::BatchStatistics st;
+      st.channels = 40;
+      st.count = count;
+      st.sums = sum;
+      st.squares = sum + 40;
+      st.running_mean = rm.data_ptr();
+      st.running_var = rv.data_ptr();
+      st.w = w.data_ptr();
+      st.b = b.data_ptr();
+      st.scale = static_cast<float*>(coefficients.data_ptr());
+      st.shift = st.scale + 40;
+      REQUIRE(kernels::batch_statistics(st, kernels::ScalarType::Float32, nullptr) == cudaSuccess);
+      REQUIRE(kernels::channel_affine(a, in, static_cast<char*>(out.data_ptr()), type, st.scale, st.shift, nullptr) ==
+              cudaSuccess);
+      check_close(values(out), values(want), tol_for(dt));
+      check_close(values(rm), values(rm_cpu), tol_for(lg::kFloat32));
+      check_close(values(rv), values(rv_cpu), tol_for(lg::kFloat32));
+    }
+}
+
+TEST_CASE("emulated evaluation batch norm (coefficients, affine) equals the CPU's") {
+  const Tensor x = noise_in({2, 24, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 54).to(lg::kFloat16);
+  const Tensor w = lg::rand({24}), b = lg::randn({24}), rm = lg::randn({24}), rv = lg::add(lg::rand({24}), 0.5);
+  const Tensor want = lg::batch_norm(x, w, b, rm, rv, false, 0.1, 1e-3);
+  kernels::ChannelAffine a;
+  a.numel = x.numel();
+  a.channels = 24;
+  a.channels_innermost = true;
+  const Tensor coefficients = lg::empty({2, 24}), out = lg::empty_like(x);
+  float* scale = static_cast<float*>(coefficients.data_ptr());
+  REQUIRE(kernels::channel_coefficients(24, kernels::ScalarType::Float32, rm.data_ptr(), rv.data_ptr(), w.data_ptr(),
+                                        b.data_ptr(), 1e-3, scale, scale + 24, nullptr) == cudaSuccess);
+  REQUIRE(kernels::channel_affine(a, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
+                                  kernels::ScalarType::Float16, scale, scale + 24, nullptr) == cudaSuccess);
+  check_close(values(out), values(want), tol_for(lg::kFloat16));
+}
+
+}  // TEST_SUITE

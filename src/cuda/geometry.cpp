@@ -50,6 +50,16 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
   return g;
 }
 
+kernels::View5 view5(const Tensor& t) {
+  LG_ASSERT(t.dim() == 5, "view5 takes a 5-D tensor");
+  kernels::View5 v;
+  for (int d = 0; d < 5; ++d) {
+    v.size[d] = t.size(d);
+    v.stride[d] = t.stride(d);
+  }
+  return v;
+}
+
 kernels::ScalarType scalar_type(DType dtype) {
   switch (dtype) {
     case DType::Float32: return kernels::ScalarType::Float32;

@@ -19,4 +19,7 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
 
 kernels::ScalarType scalar_type(DType dtype);
 
+// The sizes and strides of a 5-D tensor (pooling and upsampling see 2-D ops with depth 1).
+kernels::View5 view5(const Tensor& t);
+
 }  // namespace lg::cuda::detail

@@ -17,16 +17,8 @@ namespace {
 
 namespace kernels = cuda::kernels;
 
-kernels::View5 view5(const Tensor& t) {
-  kernels::View5 v;
-  for (int d = 0; d < 5; ++d) {
-    v.size[d] = t.size(d);
-    v.stride[d] = t.stride(d);
-  }
-  return v;
-}
-
 using cuda::detail::device_table;
+using cuda::detail::view5;
 
 void upsample_cuda(const Tensor& out, const Tensor& input, const dispatch::InterpTaps& taps) {
   kernels::InterpArgs a;

@@ -20,15 +20,7 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 namespace kernels = lg::cuda::kernels;
-
-kernels::View5 view5(const Tensor& t) {
-  kernels::View5 v;
-  for (int d = 0; d < 5; ++d) {
-    v.size[d] = t.size(d);
-    v.stride[d] = t.stride(d);
-  }
-  return v;
-}
+using lg::cuda::detail::view5;
 
 // Windows of kernel k, stride s, padding p over n positions: [begin, end) clamped to the input,
 // and the count of the window clipped to the padded input (count_include_pad).

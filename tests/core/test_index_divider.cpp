@@ -54,12 +54,13 @@ TEST_CASE("IndexDivider divides like '/' for every divisor to 4096 and around ev
     REQUIRE_MESSAGE(mismatches(d, rng, 200000) == 0, "divisor " << d);
 }
 
-TEST_CASE("IndexDivider of 1 and of 2^63") {
+TEST_CASE("IndexDivider of 1, of 2^63 and of 0") {
   const IndexDivider one = IndexDivider::of(1), top = IndexDivider::of(uint64_t{1} << 63);
   for (uint64_t n : {uint64_t{0}, uint64_t{5}, kLimit}) {
     CHECK(one.quotient(n) == n);
     CHECK(top.quotient(n) == 0);
   }
   CHECK(IndexDivider{}.quotient(12345) == 12345);  // the default is the divisor 1
+  CHECK(IndexDivider::of(0).quotient(12345) == 12345);  // an empty dim: no division by zero
 }
 }  // TEST_SUITE

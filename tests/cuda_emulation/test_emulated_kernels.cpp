@@ -84,6 +84,16 @@ TEST_CASE("emulated copies off the packet alignment, over eight unmerged dims, a
   CHECK(bytes_in_order(d5) == bytes_in_order(x5));
 }
 
+TEST_CASE("empty tensors: a Geometry with a dim of size 0 is made and nothing is launched") {
+  // make_geometry keeps size-0 dims; their divider must not divide by zero on the host.
+  const Tensor x = lg::empty({2, 0, 5, 7}, {}, MemoryFormat::ChannelsLast);
+  const Tensor y = lg::empty({2, 0, 5, 7});
+  const kernels::Geometry g = lg::cuda::detail::make_geometry(y, {&x}, "copy_");
+  CHECK(g.numel == 0);
+  CHECK(kernels::copy_strided(g, 4, nullptr) == cudaSuccess);
+  CHECK(kernels::pointwise(kernels::PointwiseOp::Relu, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
+}
+
 TEST_CASE("emulated fill writes every element of a strided view and nothing else") {
   const Tensor base = lg::zeros({2, 16, 6, 6}).contiguous(MemoryFormat::ChannelsLast);
   const Tensor view = base.slice(1, 0, 16, 2);

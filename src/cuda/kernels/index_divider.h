@@ -21,9 +21,11 @@ struct IndexDivider {
   uint64_t magic = 1;  // the divisor 1: mulhi(n, 1) = 0, shift 0
   uint32_t shift = 0;
 
-  // 1 <= d <= 2^63 (sizes of merged dims; a size of 0 never reaches a kernel launch).
+  // 1 <= d <= 2^63. d = 0 (a dim of an empty tensor, for which nothing is launched) gives the
+  // divisor 1 rather than dividing by zero here.
   static IndexDivider of(uint64_t d) {
     IndexDivider r;
+    if (d == 0) return r;
     while (r.shift < 64 && (uint64_t{1} << r.shift) < d) ++r.shift;
     const Uint128 above = (static_cast<Uint128>(1) << r.shift) - d;  // 2^s - d < d
     r.magic = static_cast<uint64_t>((above << 64) / d) + 1;

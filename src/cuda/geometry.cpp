@@ -56,6 +56,8 @@ kernels::View5 view5(const Tensor& t) {
   for (int d = 0; d < 5; ++d) {
     v.size[d] = t.size(d);
     v.stride[d] = t.stride(d);
+    v.size_divider[d] = kernels::IndexDivider::of(static_cast<uint64_t>(v.size[d]));
+    v.stride_divider[d] = kernels::IndexDivider::of(static_cast<uint64_t>(v.stride[d]));
   }
   return v;
 }

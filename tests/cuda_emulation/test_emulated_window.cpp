@@ -2,7 +2,7 @@
 // backend. The windows and source maps the infer steps hand the kernels are written out here
 // for the cases tested (window_ops.cpp only fetches them to the device): 3x3 stride 2 pad 1
 // max and average pooling over NHWC (the packed channels-last kernel, with and without
-// indices) and NCHW, and constant padding of an NHWC tensor.
+// indices) and NCHW, nearest and bilinear upsampling, and constant padding of an NHWC tensor.
 #include <cstring>
 #include <vector>
 
@@ -81,6 +81,57 @@ TEST_CASE("emulated max and average pooling equal the CPU's, NHWC packed and NCH
           check_close(values(out), values(want), tol_for(dt));
           if (with_indices) CHECK(values(indices) == values(want_indices));
         }
+}
+
+TEST_CASE("emulated nearest and bilinear upsampling equal the CPU's, NHWC and NCHW") {
+  // Per output position of each dim, the taps the infer step would hand the kernel: nearest
+  // floor(o * in / out); bilinear (align_corners false) the two neighbours of
+  // (o + 0.5) * in / out - 0.5, clamped at 0, weighted by distance.
+  struct Taps {
+    int taps = 1;
+    std::vector<int64_t> index;
+    std::vector<double> weight;
+  };
+  const auto taps_for = [](int64_t in, int64_t out, bool linear) {
+    Taps t;
+    t.taps = linear ? 2 : 1;
+    const double scale = static_cast<double>(in) / static_cast<double>(out);
+    for (int64_t o = 0; o < out; ++o) {
+      if (!linear) {
+        t.index.push_back(std::min<int64_t>(static_cast<int64_t>(static_cast<double>(o) * scale), in - 1));
+        t.weight.push_back(1.0);
+        continue;
+      }
+      const double src = std::max(0.0, (static_cast<double>(o) + 0.5) * scale - 0.5);
+      const int64_t i0 = std::min<int64_t>(static_cast<int64_t>(src), in - 1), i1 = std::min<int64_t>(i0 + 1, in - 1);
+      const double w1 = src - static_cast<double>(i0);
+      t.index.insert(t.index.end(), {i0, i1});
+      t.weight.insert(t.weight.end(), {1.0 - w1, w1});
+    }
+    return t;
+  };
+  for (MemoryFormat fmt : {MemoryFormat::ChannelsLast, MemoryFormat::Contiguous})
+    for (bool linear : {false, true}) {
+      CAPTURE(fmt);
+      CAPTURE(linear);
+      const Tensor x = noise_in({2, 6, 5, 7}, fmt, lg::kFloat32, 63);
+      const Tensor want = linear ? lg::upsample_bilinear2d(x, {9, 16}, false) : lg::upsample_nearest2d(x, {9, 16});
+      const Tensor out = lg::empty_like(want);
+      const Taps depth{1, {0}, {1.0}}, rows = taps_for(5, 9, linear), cols = taps_for(7, 16, linear);
+      kernels::InterpArgs a;
+      a.out = view5(out.unsqueeze(2));
+      a.in = view5(x.unsqueeze(2));
+      a.out_data = static_cast<char*>(out.data_ptr());
+      a.in_data = static_cast<const char*>(x.data_ptr());
+      const Taps* per_dim[3] = {&depth, &rows, &cols};
+      for (int i = 0; i < 3; ++i) {
+        a.taps[i] = per_dim[i]->taps;
+        a.index[i] = per_dim[i]->index.data();
+        a.weight[i] = per_dim[i]->weight.data();
+      }
+      REQUIRE(kernels::upsample(a, kernels::ScalarType::Float32, nullptr) == cudaSuccess);
+      check_close(values(out), values(want), tol_for(lg::kFloat32));
+    }
 }
 
 TEST_CASE("emulated constant pad of an NHWC tensor equals the CPU's") {

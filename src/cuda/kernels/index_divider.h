@@ -18,6 +18,7 @@ namespace lg::cuda::kernels {
 __extension__ typedef unsigned __int128 Uint128;  // __extension__: GCC's type, quiet under -Wpedantic
 
 struct IndexDivider {
+  uint64_t divisor = 1;
   uint64_t magic = 1;  // the divisor 1: mulhi(n, 1) = 0, shift 0
   uint32_t shift = 0;
 
@@ -26,6 +27,7 @@ struct IndexDivider {
   static IndexDivider of(uint64_t d) {
     IndexDivider r;
     if (d == 0) return r;
+    r.divisor = d;
     while (r.shift < 64 && (uint64_t{1} << r.shift) < d) ++r.shift;
     const Uint128 above = (static_cast<Uint128>(1) << r.shift) - d;  // 2^s - d < d
     r.magic = static_cast<uint64_t>((above << 64) / d) + 1;
@@ -41,6 +43,8 @@ struct IndexDivider {
 #endif
     return (high + n) >> shift;
   }
+  // n % d for 0 <= n < 2^63.
+  LG_HOST_DEVICE uint64_t remainder(uint64_t n) const { return n - quotient(n) * divisor; }
 };
 
 }  // namespace lg::cuda::kernels

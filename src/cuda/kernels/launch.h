@@ -57,10 +57,12 @@ struct PointwiseParams {
 cudaError_t pointwise(PointwiseOp op, ScalarType input_type, const Geometry& g, const PointwiseParams& p,
                       cudaStream_t stream);
 
-// A 5-D (N, C, D, H, W) view: sizes and strides in elements.
+// A 5-D (N, C, D, H, W) view: sizes and strides in elements, with their IndexDividers (set with
+// them by cuda::detail::view5; a stride of 0 keeps the divisor 1 and is not divided by).
 struct View5 {
   int64_t size[5] = {};
   int64_t stride[5] = {};
+  IndexDivider size_divider[5] = {}, stride_divider[5] = {};
 };
 
 // Upsampling: output position o of spatial dim i (0 = D, 1 = H, 2 = W) blends taps[i] input

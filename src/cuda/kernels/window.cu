@@ -8,10 +8,14 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// The logical (n, c, d, h, w) of the element at offset i of a dense view.
+// The logical (n, c, d, h, w) of the element at offset i of a dense view: (i / stride) % size
+// per dim, through the view's IndexDividers (ten 64-bit division routines per element before).
 __device__ inline void coords_of(const View5& v, int64_t i, int64_t (&idx)[5]) {
 #pragma unroll
-  for (int d = 0; d < 5; ++d) idx[d] = v.stride[d] == 0 ? 0 : (i / v.stride[d]) % v.size[d];
+  for (int d = 0; d < 5; ++d) {
+    const uint64_t step = v.stride_divider[d].quotient(static_cast<uint64_t>(i));
+    idx[d] = v.stride[d] == 0 ? 0 : static_cast<int64_t>(v.size_divider[d].remainder(step));
+  }
 }
 
 // The CPU kernel's start value of a max window: -inf, or the type's lowest value.
@@ -112,22 +116,26 @@ __global__ void pool_kernel(PoolArgs a) {
 // thread pools V neighbouring channels of one output position, reading each window tap as one
 // 16-byte packet. Same window tables and results as pool_kernel.
 template <typename S, int V>
-__global__ void pool_channels_last_kernel(PoolArgs a, int64_t packets) {
+__global__ void pool_channels_last_kernel(PoolArgs a, int64_t packets, IndexDivider channel_packets) {
   using T = Storage<S>;
   using C = typename T::Compute;
   const S* x = reinterpret_cast<const S*>(a.in_data);
   S* o = reinterpret_cast<S*>(a.out_data);
-  const int64_t channel_packets = a.out.size[1] / V;
   for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < packets;
        p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = p;
-    const int64_t c0 = (rest % channel_packets) * V;
-    rest /= channel_packets;
-    const int64_t ow = rest % a.out.size[4];
-    rest /= a.out.size[4];
-    const int64_t oh = rest % a.out.size[3];
-    rest /= a.out.size[3];
-    const int64_t od = rest % a.out.size[2], n = rest / a.out.size[2];
+    // p = (((n * D + od) * H + oh) * W + ow) * channel_packets + c0 / V, decoded by dividers.
+    uint64_t rest = static_cast<uint64_t>(p);
+    uint64_t next = channel_packets.quotient(rest);
+    const int64_t c0 = static_cast<int64_t>(rest - next * channel_packets.divisor) * V;
+    rest = next;
+    next = a.out.size_divider[4].quotient(rest);
+    const int64_t ow = static_cast<int64_t>(rest - next * a.out.size_divider[4].divisor);
+    rest = next;
+    next = a.out.size_divider[3].quotient(rest);
+    const int64_t oh = static_cast<int64_t>(rest - next * a.out.size_divider[3].divisor);
+    rest = next;
+    next = a.out.size_divider[2].quotient(rest);
+    const int64_t od = static_cast<int64_t>(rest - next * a.out.size_divider[2].divisor), n = static_cast<int64_t>(next);
     const S* base = x + n * a.in.stride[0] + c0;
     const int64_t d0 = a.begin[0][od], d1 = a.end[0][od], h0 = a.begin[1][oh], h1 = a.end[1][oh];
     const int64_t w0 = a.begin[2][ow], w1 = a.end[2][ow];
@@ -236,7 +244,8 @@ struct PoolLaunch {
           int64_t packets = 1;
           for (int d = 0; d < 5; ++d) packets *= a.out.size[d];
           packets /= V;
-          launch_kernel(pool_channels_last_kernel<S, V>, blocks_for(packets, kThreads), kThreads, stream, a, packets);
+          launch_kernel(pool_channels_last_kernel<S, V>, blocks_for(packets, kThreads), kThreads, stream, a, packets,
+                        IndexDivider::of(static_cast<uint64_t>(a.out.size[1] / V)));
           return cudaGetLastError();
         }
       }

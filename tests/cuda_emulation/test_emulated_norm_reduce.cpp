@@ -3,6 +3,7 @@
 // src/cuda/norm_ops.cpp build them (those files need the CUDA runtime, so they are not
 // compiled here); the batch-norm case runs the same launch sequence as the device path:
 // channel sums, squared deviations, statistics with the running-stat update, affine map.
+#include <cmath>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -146,6 +147,55 @@ TEST_CASE("emulated training batch norm (sums, squares, statistics, affine) equa
       check_close(values(rm), values(rm_cpu), tol_for(lg::kFloat32));
       check_close(values(rv), values(rv_cpu), tol_for(lg::kFloat32));
     }
+}
+
+TEST_CASE("emulated group moments and group affine give group_norm and layer_norm of an NHWC tensor") {
+  // As norm_ops.cpp runs them: sums, squared deviations from the mean, then the affine map with
+  // the statistics made on the host. Outer dims are the groups, inner dims a group's elements.
+  const Tensor x = lg::add(noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 55), 1.5);
+  const auto view_of = [&](int outer) {
+    kernels::GroupedView v;
+    v.groups = 1;
+    v.inner_count = 1;
+    for (int d = 0; d < 4; ++d) {
+      const bool inner = d >= outer;
+      int& dims = inner ? v.inner_dims : v.outer_dims;
+      (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
+      (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
+      (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);  // out = empty_like(x)
+      ++dims;
+      (inner ? v.inner_count : v.groups) *= x.size(d);
+    }
+    return v;
+  };
+  for (int outer : {2, 1}) {  // (N, C) groups: instance statistics; (N) groups: layer statistics
+    CAPTURE(outer);
+    const kernels::GroupedView v = view_of(outer);
+    const char* in = static_cast<const char*>(x.data_ptr());
+    std::vector<double> sums(static_cast<size_t>(v.groups)), squares(sums.size()), scale(sums.size());
+    REQUIRE(kernels::group_moments(v, in, kernels::ScalarType::Float32, nullptr, 1, sums.data(), nullptr) == cudaSuccess);
+    std::vector<double> mean(sums.size());
+    for (size_t g = 0; g < sums.size(); ++g) mean[g] = sums[g] / static_cast<double>(v.inner_count);
+    REQUIRE(kernels::group_moments(v, in, kernels::ScalarType::Float32, mean.data(), 2, squares.data(), nullptr) ==
+            cudaSuccess);
+    for (size_t g = 0; g < sums.size(); ++g)
+      scale[g] = 1.0 / std::sqrt(squares[g] / static_cast<double>(v.inner_count) + 1e-5);
+    const Tensor out = lg::empty_like(x);
+    Tensor want;
+    std::vector<double> w, b;
+    if (outer == 2) {
+      want = lg::group_norm(x, 6);
+    } else {
+      const Tensor weight = lg::rand({6, 5, 7}), bias = lg::randn({6, 5, 7});
+      want = lg::layer_norm(x, {6, 5, 7}, weight, bias);
+      w = values(weight);  // the inner elements in row-major (C, H, W) order, as the kernel reads j
+      b = values(bias);
+    }
+    REQUIRE(kernels::group_affine(v, in, static_cast<char*>(out.data_ptr()), kernels::ScalarType::Float32, mean.data(),
+                                  scale.data(), nullptr, w.empty() ? nullptr : w.data(), b.empty() ? nullptr : b.data(),
+                                  nullptr) == cudaSuccess);
+    check_close(values(out), values(want), tol_for(lg::kFloat32));
+  }
 }
 
 TEST_CASE("emulated evaluation batch norm (coefficients, affine) equals the CPU's") {

@@ -84,9 +84,11 @@ __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N
   }
 }
 
-// Offset of row-major position i < the product of `dims` sizes, with the given strides
-// (unrolled over the fixed maximum, like offsets_of; the outermost dim is not divided).
-__device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* size, const int64_t* stride) {
+// Offset of row-major position i < the product of `dims` sizes, with the given strides and the
+// sizes' IndexDividers (unrolled over the fixed maximum, like offsets_of; the outermost dim is
+// not divided).
+__device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* size, const int64_t* stride,
+                                           const IndexDivider* divider) {
   int64_t off = 0;
 #pragma unroll
   for (int d = kMaxDims - 1; d >= 0; --d) {
@@ -94,11 +96,17 @@ __device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* s
     if (d == 0) {
       off += i * stride[0];
     } else {
-      off += (i % size[d]) * stride[d];
-      i /= size[d];
+      const int64_t q = static_cast<int64_t>(divider[d].quotient(static_cast<uint64_t>(i)));
+      off += (i - q * size[d]) * stride[d];
+      i = q;
     }
   }
   return off;
+}
+
+// divider[d] = IndexDivider::of(size[d]) for d < dims (host side, before a launch).
+inline void set_dividers(IndexDivider* divider, const int64_t* size, int dims) {
+  for (int d = 0; d < dims; ++d) divider[d] = IndexDivider::of(static_cast<uint64_t>(size[d]));
 }
 
 // Whether every operand runs with unit stride over one merged dim (the dense fast path).

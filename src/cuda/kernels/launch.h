@@ -116,6 +116,7 @@ struct ReduceArgs {
   int kept = 0, reduced = 0;
   int64_t kept_size[kMaxDims] = {}, kept_in_stride[kMaxDims] = {}, kept_out_stride[kMaxDims] = {};
   int64_t red_size[kMaxDims] = {}, red_stride[kMaxDims] = {};
+  IndexDivider kept_divider[kMaxDims] = {}, red_divider[kMaxDims] = {};  // set by reduce() itself
   int64_t outputs = 0, count = 0;
   char* out = nullptr;
   const char* in = nullptr;
@@ -127,6 +128,7 @@ cudaError_t reduce(const ReduceArgs& a, ScalarType type, cudaStream_t stream);
 struct SoftmaxArgs {
   int other = 0;
   int64_t other_size[kMaxDims] = {}, other_in_stride[kMaxDims] = {}, other_out_stride[kMaxDims] = {};
+  IndexDivider other_divider[kMaxDims] = {};  // set by softmax() itself
   int64_t lines = 0, n = 0, in_stride = 0, out_stride = 0;
   char* out = nullptr;
   const char* in = nullptr;
@@ -142,6 +144,8 @@ struct GroupedView {
   int64_t outer_size[kMaxDims] = {}, outer_stride[kMaxDims] = {}, outer_out_stride[kMaxDims] = {};
   int64_t inner_size[kMaxDims] = {}, inner_stride[kMaxDims] = {}, inner_out_stride[kMaxDims] = {};
   int64_t groups = 0, inner_count = 0;
+  // Set by group_moments() and group_affine() themselves.
+  IndexDivider outer_divider[kMaxDims] = {}, inner_divider[kMaxDims] = {}, inner_count_divider = {};
 };
 // out[g] = sum over group g of (x - shift[g])^power (power 1 or 2; shift may be null), in double.
 cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type, const double* shift, int power,

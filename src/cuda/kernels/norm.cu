@@ -30,11 +30,11 @@ template <typename S>
 __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, int power, double* out) {
   __shared__ double partial[kThreads];
   for (int64_t g = blockIdx.x; g < v.groups; g += gridDim.x) {
-    const S* base = x + row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride);
+    const S* base = x + row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride, v.outer_divider);
     const double s = shift != nullptr ? shift[g] : 0.0;
     double acc = 0;
     for (int64_t j = threadIdx.x; j < v.inner_count; j += blockDim.x) {
-      const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride)])) - s;
+      const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride, v.inner_divider)])) - s;
       acc += power == 1 ? d : d * d;
     }
     const double total = block_sum(partial, acc);
@@ -50,10 +50,10 @@ __global__ void affine_kernel(GroupedView v, const S* x, S* y, const double* mea
   const int64_t n = v.groups * v.inner_count;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t g = i / v.inner_count, j = i % v.inner_count;
-    const int64_t xo = row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride);
+    const int64_t g = static_cast<int64_t>(v.inner_count_divider.quotient(static_cast<uint64_t>(i))), j = i - g * v.inner_count;
+    const int64_t xo = row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride, v.inner_divider);
     const int64_t yo =
-        row_major_offset(g, v.outer_dims, v.outer_size, v.outer_out_stride) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_out_stride);
+        row_major_offset(g, v.outer_dims, v.outer_size, v.outer_out_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_out_stride, v.inner_divider);
     double r = (static_cast<double>(T::load(x[xo])) - mean[g]) * scale[g];
     if (w != nullptr) r *= w[j];
     if (shift != nullptr) r += shift[g];
@@ -256,9 +256,21 @@ cudaError_t batch_statistics(const BatchStatistics& st, ScalarType stats_type, c
   return err;
 }
 
-cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type, const double* shift, int power,
+namespace {
+// The view with its dividers set, as the kernels read it.
+GroupedView with_dividers(const GroupedView& view) {
+  GroupedView v = view;
+  set_dividers(v.outer_divider, v.outer_size, v.outer_dims);
+  set_dividers(v.inner_divider, v.inner_size, v.inner_dims);
+  v.inner_count_divider = IndexDivider::of(static_cast<uint64_t>(v.inner_count));
+  return v;
+}
+}  // namespace
+
+cudaError_t group_moments(const GroupedView& view, const char* in, ScalarType type, const double* shift, int power,
                           double* out, cudaStream_t stream) {
-  if (v.groups == 0) return cudaSuccess;
+  if (view.groups == 0) return cudaSuccess;
+  const GroupedView v = with_dividers(view);
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
@@ -271,10 +283,11 @@ cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type,
   return err;
 }
 
-cudaError_t group_affine(const GroupedView& v, const char* in, char* out, ScalarType type, const double* mean,
+cudaError_t group_affine(const GroupedView& view, const char* in, char* out, ScalarType type, const double* mean,
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream) {
-  const int64_t n = v.groups * v.inner_count;
+  const int64_t n = view.groups * view.inner_count;
   if (n == 0) return cudaSuccess;
+  const GroupedView v = with_dividers(view);
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);

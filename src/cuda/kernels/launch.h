@@ -166,6 +166,7 @@ cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const 
 struct ChannelAffine {
   int64_t numel = 0, channels = 1, inner = 1;
   bool channels_innermost = false;
+  IndexDivider channels_divider = {}, inner_divider = {};  // set by the launchers themselves
 };
 cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,
                            const float* shift, cudaStream_t stream);

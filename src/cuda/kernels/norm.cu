@@ -89,12 +89,13 @@ __global__ void channel_affine_kernel(ChannelAffine a, const S* x, S* y, const f
     const Packet<S, V> in = reinterpret_cast<const Packet<S, V>*>(x)[p];
     Packet<S, V> out;
     if constexpr (kChannelsInnermost) {
-      const int64_t c0 = i % a.channels;
+      const int64_t c0 = static_cast<int64_t>(a.channels_divider.remainder(static_cast<uint64_t>(i)));
 #pragma unroll
       for (int v = 0; v < V; ++v)
         out.v[v] = T::store(static_cast<C>(static_cast<float>(T::load(in.v[v])) * scale[c0 + v] + shift[c0 + v]));
     } else {
-      const int64_t c = (i / a.inner) % a.channels;
+      const int64_t c =
+          static_cast<int64_t>(a.channels_divider.remainder(a.inner_divider.quotient(static_cast<uint64_t>(i))));
       const float sc = scale[c], sh = shift[c];
 #pragma unroll
       for (int v = 0; v < V; ++v) out.v[v] = T::store(static_cast<C>(static_cast<float>(T::load(in.v[v])) * sc + sh));
@@ -138,7 +139,7 @@ __global__ void channel_sums_planar(ChannelAffine a, const S* x, const double* s
   double acc = 0;
   for (int64_t i = blockIdx.y * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < per_channel;
        i += static_cast<int64_t>(gridDim.y) * blockDim.x) {
-    const int64_t n = i / a.inner, s = i - n * a.inner;
+    const int64_t n = static_cast<int64_t>(a.inner_divider.quotient(static_cast<uint64_t>(i))), s = i - n * a.inner;
     const double d = static_cast<double>(Storage<S>::load(x[(n * a.channels + c) * a.inner + s])) - shift;
     acc += power == 1 ? d : d * d;
   }
@@ -167,6 +168,14 @@ __global__ void batch_statistics_kernel(BatchStatistics st) {
     st.scale[c] = static_cast<float>(scale);
     st.shift[c] = static_cast<float>(b - mean * scale);
   }
+}
+
+// The view with its dividers set, as the kernels read it.
+ChannelAffine with_dividers(const ChannelAffine& view) {
+  ChannelAffine a = view;
+  a.channels_divider = IndexDivider::of(static_cast<uint64_t>(a.channels));
+  a.inner_divider = IndexDivider::of(static_cast<uint64_t>(a.inner));
+  return a;
 }
 
 template <typename S, int V>
@@ -198,9 +207,10 @@ cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const 
   return err;
 }
 
-cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, ScalarType type, const float* scale,
+cudaError_t channel_affine(const ChannelAffine& view, const char* in, char* out, ScalarType type, const float* scale,
                            const float* shift, cudaStream_t stream) {
-  if (a.numel == 0) return cudaSuccess;
+  if (view.numel == 0) return cudaSuccess;
+  const ChannelAffine a = with_dividers(view);
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
@@ -216,9 +226,10 @@ cudaError_t channel_affine(const ChannelAffine& a, const char* in, char* out, Sc
   return err;
 }
 
-cudaError_t channel_sums(const ChannelAffine& a, const char* in, ScalarType type, const double* shift_sums,
+cudaError_t channel_sums(const ChannelAffine& view, const char* in, ScalarType type, const double* shift_sums,
                          double shift_scale, int power, double* out, cudaStream_t stream) {
-  if (a.numel == 0) return cudaSuccess;
+  if (view.numel == 0) return cudaSuccess;
+  const ChannelAffine a = with_dividers(view);
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);

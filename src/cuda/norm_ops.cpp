@@ -1,8 +1,10 @@
-// batch_norm, group_norm, instance_norm and layer_norm on CUDA. The device computes per-group
-// moments and applies the affine map (kernels/norm.cu); the host turns the moments into
-// statistics and updates the running stats with core/channel_statistics.h, as the CPU does, so
-// both devices normalise with the same numbers. The moments cross to the host once per pass (a
-// few KB): a fused device-side reduction is the faster design and is left for later.
+// batch_norm, group_norm, instance_norm and layer_norm on CUDA. group_norm, layer_norm and
+// instance_norm without running stats never leave the device (kernels::group_normalize: moments,
+// statistics, scales and the affine map in five launches; before session 16 the moments crossed
+// to the host twice per call). Where running stats must be updated (instance_norm tracking
+// them, batch norm on strides the kernels below do not take), the device computes the moments
+// and the affine map and the host turns the moments into statistics and updates the running
+// stats with core/channel_statistics.h, as the CPU does.
 //
 // Batch norm on dense NCHW or channels-last tensors never leaves the device: in evaluation a
 // small kernel turns the running stats into per-channel scale and shift; in training two
@@ -165,6 +167,30 @@ void batch_norm_training_cuda(const kernels::ChannelAffine& a, DType dt, const T
   apply_channel_affine(a, out, input, st.scale, st.shift, op);
 }
 
+// group_normalize with its workspace and the weights as float64 on the device: no host trip.
+void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const Tensor& input, int64_t per_stat,
+                         int64_t channels, double eps, const Tensor& plane_w, const Tensor& plane_b,
+                         const Tensor& inner_w, const Tensor& inner_b, std::string_view op) {
+  const Device device = out.device();
+  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
+  const auto as_f64 = [&](const Tensor& t) { return t.defined() ? t.contiguous().to(f64) : Tensor(); };
+  const Tensor pw = as_f64(plane_w), pb = as_f64(plane_b), iw = as_f64(inner_w), ib = as_f64(inner_b);
+  const Tensor workspace = empty({5, v.groups}, f64);
+  kernels::GroupNormArgs a;
+  a.per_stat = per_stat;
+  a.channels = channels;
+  a.eps = eps;
+  a.plane_w = ptr(pw);
+  a.plane_b = ptr(pb);
+  a.inner_w = ptr(iw);
+  a.inner_b = ptr(ib);
+  a.workspace = static_cast<double*>(workspace.data_ptr());
+  cuda::detail::check_launch(
+      kernels::group_normalize(v, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),
+                               cuda::detail::scalar_type(input.dtype()), a, cuda::detail::stream_for(device)),
+      "kernels::group_normalize", op, device);
+}
+
 void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
   const std::string_view op = "channel norm (CUDA)";
   if (out.numel() == 0) return;
@@ -194,6 +220,9 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
   }
   v.groups = N * C;
   v.inner_count = input.size(2) * input.size(3) * input.size(4);
+  // group_norm, and instance_norm without running stats: statistics per sample, all on the device.
+  if (!p.across_batch && p.use_input_stats && !p.running_mean.defined())
+    return normalize_on_device(v, out, input, C / p.groups, C, p.eps, p.weight, p.bias, Tensor(), Tensor(), op);
   norm::ChannelStatistics stats(N, C, p.groups, p.across_batch, v.inner_count);
   if (p.use_input_stats) {
     const std::vector<double> shift = stats.set_means(moments(v, input, Tensor(), 1, op));
@@ -217,7 +246,6 @@ void channel_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::C
 void layer_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::LayerNormParams& p) {
   const std::string_view op = "layer_norm (CUDA)";
   if (out.numel() == 0) return;
-  const Device device = out.device();
   const int64_t rank = input.dim(), k = p.normalized_dims;
   LG_CHECK_NOT_IMPLEMENTED(rank - k <= kernels::kMaxDims && k <= kernels::kMaxDims, "[layer_norm] on CUDA supports at most ",
                            kernels::kMaxDims, " leading and normalised dims, but got input of size ", input.sizes());
@@ -236,17 +264,7 @@ void layer_norm_cuda(const Tensor& out, const Tensor& input, const dispatch::Lay
     ++dims;
     (inner ? v.inner_count : v.groups) *= input.size(d);
   }
-  const double K = static_cast<double>(v.inner_count);
-  const std::vector<double> sums = moments(v, input, Tensor(), 1, op);
-  std::vector<double> mean(sums.size()), rstd(sums.size());
-  for (size_t r = 0; r < sums.size(); ++r) mean[r] = sums[r] / K;
-  const Tensor mean_dev = to_device(mean, device);
-  const std::vector<double> sq = moments(v, input, mean_dev, 2, op);
-  for (size_t r = 0; r < sq.size(); ++r) rstd[r] = 1.0 / std::sqrt(sq[r] / K + p.eps);
-  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
-  const Tensor w = p.weight.defined() ? p.weight.contiguous().to(f64) : Tensor();
-  const Tensor b = p.bias.defined() ? p.bias.contiguous().to(f64) : Tensor();
-  affine(v, out, input, mean_dev, to_device(rstd, device), Tensor(), w, b, op);
+  normalize_on_device(v, out, input, 1, 1, p.eps, Tensor(), Tensor(), p.weight, p.bias, op);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // compiled here); the batch-norm case runs the same launch sequence as the device path:
 // channel sums, squared deviations, statistics with the running-stat update, affine map.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -196,6 +197,63 @@ TEST_CASE("emulated group moments and group affine give group_norm and layer_nor
                                   nullptr) == cudaSuccess);
     check_close(values(out), values(want), tol_for(lg::kFloat32));
   }
+}
+
+TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm entirely on the device") {
+  // The five launches norm_ops.cpp makes for these ops, with host buffers for device ones.
+  const Tensor x = lg::add(noise_in({2, 6, 1, 5, 7}, MemoryFormat::ChannelsLast3d, lg::kFloat32, 56), 0.5);
+  const Tensor w = lg::rand({6}), b = lg::randn({6});
+  struct Case {
+    std::string name;
+    int outer;
+    int64_t per_stat;
+    Tensor want;
+  };
+  const Tensor x4 = x.squeeze(2);
+  const Tensor lw = lg::rand({6, 1, 5, 7}), lb = lg::randn({6, 1, 5, 7});
+  const std::vector<Case> cases{
+      {"group_norm, 2 groups", 2, 3, lg::group_norm(x4, 2, w, b).unsqueeze(2)},
+      {"instance_norm", 2, 1, lg::group_norm(x4, 6, w, b).unsqueeze(2)},
+      {"layer_norm", 1, 1, lg::layer_norm(x, {6, 1, 5, 7}, lw, lb)},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    kernels::GroupedView v;
+    v.groups = 1;
+    v.inner_count = 1;
+    for (int d = 0; d < 5; ++d) {
+      const bool inner = d >= c.outer;
+      int& dims = inner ? v.inner_dims : v.outer_dims;
+      (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
+      (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
+      (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);
+      ++dims;
+      (inner ? v.inner_count : v.groups) *= x.size(d);
+    }
+    const bool layer = c.outer == 1;
+    const std::vector<double> pw = values(w), pb = values(b), iw = values(lw), ib = values(lb);
+    std::vector<double> workspace(static_cast<size_t>(5 * v.groups));
+    kernels::GroupNormArgs a;
+    a.per_stat = c.per_stat;
+    a.channels = layer ? 1 : 6;
+    a.plane_w = layer ? nullptr : pw.data();
+    a.plane_b = layer ? nullptr : pb.data();
+    a.inner_w = layer ? iw.data() : nullptr;
+    a.inner_b = layer ? ib.data() : nullptr;
+    a.workspace = workspace.data();
+    const Tensor out = lg::empty_like(x);
+    REQUIRE(kernels::group_normalize(v, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
+                                     kernels::ScalarType::Float32, a, nullptr) == cudaSuccess);
+    check_close(values(out), values(c.want), tol_for(lg::kFloat32));
+  }
+  // A statistic that does not divide the planes is refused, not read past.
+  kernels::GroupNormArgs bad;
+  bad.per_stat = 4;
+  kernels::GroupedView v;
+  v.groups = 6;
+  v.inner_count = 1;
+  CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, bad, nullptr) ==
+        cudaErrorInvalidValue);
 }
 
 TEST_CASE("emulated evaluation batch norm (coefficients, affine) equals the CPU's") {

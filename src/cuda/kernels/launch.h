@@ -155,6 +155,22 @@ cudaError_t group_moments(const GroupedView& v, const char* in, ScalarType type,
 cudaError_t group_affine(const GroupedView& v, const char* in, char* out, ScalarType type, const double* mean,
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
 
+// group_norm, instance_norm (without running stats) and layer_norm with every step on the
+// device, in five launches: moments of each group of the view (a "plane"), the mean of each
+// statistic (per_stat consecutive planes share one: group_norm's channels of a group; 1 for
+// instance and layer norm), squared deviations from it, scale and shift per plane, the affine
+// map. plane_w / plane_b (nullable, `channels` doubles) weight plane p by entry p % channels
+// (group and instance norm); inner_w / inner_b (nullable, inner_count doubles) weight inner
+// element j (layer norm). workspace: 5 * v.groups doubles on the device.
+struct GroupNormArgs {
+  int64_t per_stat = 1, channels = 1;
+  double eps = 1e-5;
+  const double *plane_w = nullptr, *plane_b = nullptr, *inner_w = nullptr, *inner_b = nullptr;
+  double* workspace = nullptr;
+};
+cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
+                            cudaStream_t stream);
+
 // Per channel c < channels: scale[c] = w[c] / sqrt(var[c] + eps), shift[c] = b[c] - mean[c] *
 // scale[c] (w, b may be null: 1 and 0), computed in double and stored as float, with mean, var, w
 // and b all of `stats_type` -- evaluation-mode batch norm on the device, no host round trip.

@@ -188,6 +188,32 @@ void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, co
   else launch_kernel(channel_affine_kernel<S, V, false>, blocks, kThreads, stream, a, x, y, scale, shift);
 }
 
+// Statistic s covers planes s * per_stat ... + per_stat - 1; each plane gets its statistic's
+// mean (sums / count).
+__global__ void plane_means_kernel(const double* sums, int64_t planes, int64_t per_stat, double count, double* mean) {
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < planes;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t first = p / per_stat * per_stat;
+    double total = 0;
+    for (int64_t k = 0; k < per_stat; ++k) total += sums[first + k];
+    mean[p] = total / count;
+  }
+}
+
+// scale[p] = (w ? w[p % channels] : 1) / sqrt(variance of p's statistic + eps),
+// shift[p] = b ? b[p % channels] : 0; the variance is the statistic's squares / count.
+__global__ void plane_scales_kernel(const double* squares, int64_t planes, int64_t per_stat, double count, double eps,
+                                    const double* w, const double* b, int64_t channels, double* scale, double* shift) {
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < planes;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t first = p / per_stat * per_stat, c = p % channels;
+    double total = 0;
+    for (int64_t k = 0; k < per_stat; ++k) total += squares[first + k];
+    scale[p] = (w != nullptr ? w[c] : 1.0) / sqrt(total / count + eps);
+    shift[p] = b != nullptr ? b[c] : 0.0;
+  }
+}
+
 }  // namespace
 
 cudaError_t channel_coefficients(int64_t channels, ScalarType stats_type, const void* mean, const void* var,
@@ -309,6 +335,26 @@ cudaError_t group_affine(const GroupedView& view, const char* in, char* out, Sca
     }
   });
   return err;
+}
+
+cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
+                            cudaStream_t stream) {
+  const int64_t planes = v.groups;
+  if (planes == 0 || v.inner_count == 0) return cudaSuccess;
+  if (a.per_stat < 1 || planes % a.per_stat != 0 || a.channels < 1) return cudaErrorInvalidValue;
+  double *sums = a.workspace, *mean = sums + planes, *squares = mean + planes, *scale = squares + planes,
+         *shift = scale + planes;
+  const double count = static_cast<double>(a.per_stat * v.inner_count);
+  const unsigned blocks = blocks_for(planes, kThreads);
+  cudaError_t err = group_moments(v, in, type, nullptr, 1, sums, stream);
+  if (err != cudaSuccess) return err;
+  launch_kernel(plane_means_kernel, blocks, kThreads, stream, sums, planes, a.per_stat, count, mean);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = group_moments(v, in, type, mean, 2, squares, stream)) != cudaSuccess) return err;
+  launch_kernel(plane_scales_kernel, blocks, kThreads, stream, squares, planes, a.per_stat, count, a.eps, a.plane_w,
+                a.plane_b, a.channels, scale, shift);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  return group_affine(v, in, out, type, mean, scale, shift, a.inner_w, a.inner_b, stream);
 }
 
 }  // namespace lg::cuda::kernels

@@ -8,6 +8,7 @@
 // model are not what this checks: the GPU suite (tests/cuda) is.
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -170,6 +171,56 @@ TEST_CASE("emulated pointwise kernels equal the CPU ops, packed and strided, op 
         check_close(values(out), values(want), tol_for(dt));
       }
     }
+}
+
+TEST_CASE("emulated integer ops wrap, and comparisons and where take every operand form, as on the CPU") {
+  using K = kernels::PointwiseOp;
+  for (lg::DType dt : {lg::kInt64, lg::kInt32, lg::kUInt8}) {
+    CAPTURE(dt);
+    const Tensor a = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 71), 120.0).to(dt);
+    const Tensor b = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 72), 120.0).to(dt);
+    kernels::PointwiseParams add3;
+    add3.alpha = 3.0;
+    const std::vector<std::tuple<K, kernels::PointwiseParams, Tensor>> cases{
+        {K::Add, add3, lg::add(a, b, 3)}, {K::Mul, {}, lg::mul(a, b)},       {K::Sub, {}, lg::sub(a, b)},
+        {K::Maximum, {}, lg::maximum(a, b)}, {K::Eq, {}, lg::eq(a, b)},     {K::Ge, {}, lg::ge(a, b)}};
+    for (const auto& [op, params, want] : cases) {
+      CAPTURE(static_cast<int>(op));
+      const Tensor out = lg::empty_like(want);
+      const kernels::Geometry g = lg::cuda::detail::make_geometry(out, {&a, &b}, "pointwise");
+      REQUIRE(kernels::pointwise(op, lg::cuda::detail::scalar_type(dt), g, params, nullptr) == cudaSuccess);
+      CHECK(values(out) == values(want));
+    }
+    // Floating-only ops are refused for integers, not computed.
+    const Tensor out = lg::empty_like(a);
+    const kernels::Geometry g = lg::cuda::detail::make_geometry(out, {&a}, "pointwise");
+    CHECK(kernels::pointwise(K::Exp, lg::cuda::detail::scalar_type(dt), g, {}, nullptr) == cudaErrorInvalidValue);
+  }
+  // where(cond, x, y): the bool condition is operand 1, packed (dense) and strided (broadcast y).
+  const Tensor x = noise_in({2, 8, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 73);
+  const Tensor cond = lg::gt(x, 0.0);
+  for (const Tensor& y : {noise_in({2, 8, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 74),
+                          noise_in({8, 1, 1}, MemoryFormat::Contiguous, lg::kFloat32, 75).expand(x.sizes())}) {
+    const Tensor want = lg::where(cond, x, y);
+    const Tensor out = lg::empty_like(want);
+    const kernels::Geometry g = lg::cuda::detail::make_geometry(out, {&cond, &x, &y}, "pointwise");
+    REQUIRE(kernels::pointwise(K::Where, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
+    CHECK(values(out) == values(want));
+  }
+}
+
+TEST_CASE("emulated dense dtype conversion equals the CPU's casts") {
+  const Tensor x = lg::mul(noise_in({3, 7, 11}, MemoryFormat::Contiguous, lg::kFloat32, 76), 300.0);
+  for (lg::DType to : {lg::kFloat16, lg::kBFloat16, lg::kFloat64, lg::kInt32, lg::kUInt8, lg::kBool}) {
+    CAPTURE(to);
+    // uint8 from values it can hold: a float outside its range has no defined conversion.
+    const Tensor src = to == lg::kUInt8 ? lg::clamp(lg::abs(x), 0.0, 250.0) : x;
+    const Tensor want = src.to(to);
+    const Tensor out = lg::empty_like(want);
+    REQUIRE(kernels::convert_dense(out.data_ptr(), lg::cuda::detail::scalar_type(to), src.data_ptr(),
+                                   kernels::ScalarType::Float32, src.numel(), nullptr) == cudaSuccess);
+    CHECK(values(out) == values(want));
+  }
 }
 
 }  // TEST_SUITE

@@ -67,6 +67,24 @@ kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_
   return a;
 }
 
+// The dims of x before `outer` index the groups, the rest a group's elements, as norm_ops.cpp
+// splits them; the output is empty_like(x), so it has x's strides.
+kernels::GroupedView grouped_view(const Tensor& x, int outer) {
+  kernels::GroupedView v;
+  v.groups = 1;
+  v.inner_count = 1;
+  for (int d = 0; d < static_cast<int>(x.dim()); ++d) {
+    const bool inner = d >= outer;
+    int& dims = inner ? v.inner_dims : v.outer_dims;
+    (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
+    (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
+    (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);
+    ++dims;
+    (inner ? v.inner_count : v.groups) *= x.size(d);
+  }
+  return v;
+}
+
 }  // namespace
 
 TEST_SUITE("cuda-emulation") {
@@ -154,24 +172,9 @@ TEST_CASE("emulated group moments and group affine give group_norm and layer_nor
   // As norm_ops.cpp runs them: sums, squared deviations from the mean, then the affine map with
   // the statistics made on the host. Outer dims are the groups, inner dims a group's elements.
   const Tensor x = lg::add(noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 55), 1.5);
-  const auto view_of = [&](int outer) {
-    kernels::GroupedView v;
-    v.groups = 1;
-    v.inner_count = 1;
-    for (int d = 0; d < 4; ++d) {
-      const bool inner = d >= outer;
-      int& dims = inner ? v.inner_dims : v.outer_dims;
-      (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
-      (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
-      (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);  // out = empty_like(x)
-      ++dims;
-      (inner ? v.inner_count : v.groups) *= x.size(d);
-    }
-    return v;
-  };
   for (int outer : {2, 1}) {  // (N, C) groups: instance statistics; (N) groups: layer statistics
     CAPTURE(outer);
-    const kernels::GroupedView v = view_of(outer);
+    const kernels::GroupedView v = grouped_view(x, outer);
     const char* in = static_cast<const char*>(x.data_ptr());
     std::vector<double> sums(static_cast<size_t>(v.groups)), squares(sums.size()), scale(sums.size());
     REQUIRE(kernels::group_moments(v, in, kernels::ScalarType::Float32, nullptr, 1, sums.data(), nullptr) == cudaSuccess);
@@ -218,18 +221,7 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
-    kernels::GroupedView v;
-    v.groups = 1;
-    v.inner_count = 1;
-    for (int d = 0; d < 5; ++d) {
-      const bool inner = d >= c.outer;
-      int& dims = inner ? v.inner_dims : v.outer_dims;
-      (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
-      (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
-      (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);
-      ++dims;
-      (inner ? v.inner_count : v.groups) *= x.size(d);
-    }
+    const kernels::GroupedView v = grouped_view(x, c.outer);
     const bool layer = c.outer == 1;
     const std::vector<double> pw = values(w), pb = values(b), iw = values(lw), ib = values(lb);
     std::vector<double> workspace(static_cast<size_t>(5 * v.groups));

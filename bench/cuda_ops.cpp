@@ -4,7 +4,7 @@
 // ResNet-50 shapes in float16, NHWC against NCHW. A benchmark, not a test: medians and
 // ratios, no pass/fail. Then batch norm on ResNet-50's activation shapes in NHWC, on our
 // kernels against cuDNN's norm-forward node (lg::cuda::set_cudnn_batch_norm), in training and
-// in evaluation.
+// in evaluation; then group, instance and layer norm on the device against relu.
 //
 //   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]
 // --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,35 @@ void batch_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
       }
 }
 
+// group_norm, instance_norm and layer_norm, NHWC, all on the device since session 16: time per
+// call and the bandwidth of the minimum traffic (the input read three times -- two moment
+// passes and the affine map -- and the output written once), next to relu on the same tensor.
+void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
+  std::printf("\nnormalisation on the device, NHWC, batch %lld (GB/s over 3 reads + 1 write)\n",
+              static_cast<long long>(batch));
+  const std::vector<int64_t> s{batch, 256, 28, 28};
+  for (lg::DType dt : {lg::kFloat16, lg::kFloat32}) {
+    const lg::TensorOptions opts = lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0));
+    const Tensor x = lg::randn(s).to(opts).contiguous(MemoryFormat::ChannelsLast);
+    const Tensor w = lg::rand({256}).to(opts), b = lg::randn({256}).to(opts);
+    const Tensor lw = lg::rand({256, 28, 28}).to(opts), lb = lg::randn({256, 28, 28}).to(opts);
+    const double bytes = 4.0 * static_cast<double>(x.nbytes());
+    const std::vector<std::pair<const char*, std::function<void()>>> ops{
+        {"relu (reference: 1 read + 1 write)", [&] { (void)lg::relu(x); }},
+        {"group_norm, 32 groups", [&] { (void)lg::group_norm(x, 32, w, b); }},
+        {"group_norm, 256 groups (instance)", [&] { (void)lg::group_norm(x, 256, w, b); }},
+        {"layer_norm over (C, H, W)", [&] { (void)lg::layer_norm(x, {256, 28, 28}, lw, lb); }},
+    };
+    for (const auto& [name, call] : ops) {
+      const double ms = per_call_ms(call, reps, true);
+      const std::string shape = lg::to_string(s) + " " + std::string(lg::dtype_name(dt));
+      std::printf("%-40s %-24s %9.4f ms %8.1f GB/s\n", name, shape.c_str(), ms, bytes / (ms * 1e-3) / 1e9);
+      results.add({{"section", "cuda_group_norm"}, {"case", name}, {"shape", shape}, {"median_ms", ms},
+                   {"gb_per_s", bytes / (ms * 1e-3) / 1e9}});
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,6 +160,7 @@ int main(int argc, char** argv) {
   }
 
   if (!conv_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
+  if (!conv_only) group_norm_rows(results, args.smoke ? 2 : 32, reps);
 
   // cuDNN convolutions, float16, batch 32 (256 without --quick): ours NHWC vs ours NCHW.
   struct Shape {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <layoutguard/device.h>
+
 namespace lg::cuda {
 
 // True when the CUDA backend is compiled in and at least one device answers (the probe kernel
@@ -45,5 +47,34 @@ bool cudnn_benchmark();
 // which our kernels then run at memory bandwidth (docs/design.md, "Batch norm on cuDNN").
 void set_cudnn_batch_norm(bool on);
 bool cudnn_batch_norm();
+
+// A marker in a device's queue of layoutguard work, for timing it on the device, like
+// torch.cuda.Event(enable_timing=True). record() places it behind everything layoutguard has
+// queued on the device so far (every kernel and copy there runs on one stream); query() says,
+// without waiting, whether the device has reached it; synchronize() waits until it has.
+// elapsed_ms(end) is the device time from this event to `end` (both recorded, same device;
+// it waits for `end`). A build without CUDA throws NotCompiledError on construction, and a
+// device that is not visible gives DeviceError.
+class Event {
+ public:
+  explicit Event(Device device = Device::cuda(0));
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void record();
+  bool query() const;
+  void synchronize() const;
+  double elapsed_ms(const Event& end) const;
+  Device device() const { return device_; }
+  bool recorded() const { return recorded_; }
+
+ private:
+  Device device_;
+  void* handle_ = nullptr;  // cudaEvent_t
+  bool recorded_ = false;
+};
 
 }  // namespace lg::cuda

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <layoutguard/cuda.h>
+
 #include "support/tensor_testing.h"
 
 namespace {
@@ -380,6 +382,21 @@ TEST_CASE("LAYOUTGUARD_LOG_LEVEL accepts spdlog's levels and rejects anything el
   if (saved) setenv("LAYOUTGUARD_LOG_LEVEL", restore.c_str(), 1);
   else unsetenv("LAYOUTGUARD_LOG_LEVEL");
   lg::logging::reload_level_from_env();
+}
+
+TEST_CASE("cuda::Event refuses a CPU device, and names why a CUDA one cannot be used without a GPU") {
+  expect_error<lg::ValueError>([] { lg::cuda::Event e(lg::Device::cpu()); },
+                               {"[cuda::Event]", "received device cpu", "Device::cuda(i)"});
+  if (lg::cuda::is_available()) return;  // a GPU here: tests/cuda/test_cuda_event.cpp times with it
+  try {
+    lg::cuda::Event e(lg::Device::cuda(0));
+    FAIL("expected an exception");
+  } catch (const lg::NotCompiledError& e) {  // a build without CUDA
+    CHECK(std::string(e.what()).find("built without CUDA") != std::string::npos);
+  } catch (const lg::DeviceError& e) {  // CUDA compiled in, no device visible
+    CHECK(std::string(e.what()).find("[cuda::Event] received device cuda:0") != std::string::npos);
+    CHECK(std::string(e.what()).find("visible") != std::string::npos);
+  }
 }
 
 }  // TEST_SUITE

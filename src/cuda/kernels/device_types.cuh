@@ -75,9 +75,9 @@ __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N
     if (d >= g.ndim) continue;
     int64_t idx = i;
     if (d > 0) {
-      const int64_t q = static_cast<int64_t>(g.dividers[d].quotient(static_cast<uint64_t>(i)));
-      idx = i - q * g.sizes[d];
-      i = q;
+      uint64_t rest = 0;
+      i = static_cast<int64_t>(g.dividers[d].divmod(static_cast<uint64_t>(i), rest));
+      idx = static_cast<int64_t>(rest);
     }
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] += idx * g.strides[k][d];
@@ -86,9 +86,8 @@ __device__ inline void offsets_of(const Geometry& g, int64_t i, int64_t (&off)[N
 
 // Offset of row-major position i < the product of `dims` sizes, with the given strides and the
 // sizes' IndexDividers (unrolled over the fixed maximum, like offsets_of; the outermost dim is
-// not divided).
-__device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* size, const int64_t* stride,
-                                           const IndexDivider* divider) {
+// not divided, so its divider is not read).
+__device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* stride, const IndexDivider* divider) {
   int64_t off = 0;
 #pragma unroll
   for (int d = kMaxDims - 1; d >= 0; --d) {
@@ -96,9 +95,9 @@ __device__ inline int64_t row_major_offset(int64_t i, int dims, const int64_t* s
     if (d == 0) {
       off += i * stride[0];
     } else {
-      const int64_t q = static_cast<int64_t>(divider[d].quotient(static_cast<uint64_t>(i)));
-      off += (i - q * size[d]) * stride[d];
-      i = q;
+      uint64_t rest = 0;
+      i = static_cast<int64_t>(divider[d].divmod(static_cast<uint64_t>(i), rest));
+      off += static_cast<int64_t>(rest) * stride[d];
     }
   }
   return off;

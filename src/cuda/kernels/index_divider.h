@@ -45,6 +45,12 @@ struct IndexDivider {
   }
   // n % d for 0 <= n < 2^63.
   LG_HOST_DEVICE uint64_t remainder(uint64_t n) const { return n - quotient(n) * divisor; }
+  // n / d, with n % d in `rest`: one step of decoding a row-major index, innermost dim first.
+  LG_HOST_DEVICE uint64_t divmod(uint64_t n, uint64_t& rest) const {
+    const uint64_t q = quotient(n);
+    rest = n - q * divisor;
+    return q;
+  }
 };
 
 }  // namespace lg::cuda::kernels

@@ -30,11 +30,11 @@ template <typename S>
 __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, int power, double* out) {
   __shared__ double partial[kThreads];
   for (int64_t g = blockIdx.x; g < v.groups; g += gridDim.x) {
-    const S* base = x + row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride, v.outer_divider);
+    const S* base = x + row_major_offset(g, v.outer_dims, v.outer_stride, v.outer_divider);
     const double s = shift != nullptr ? shift[g] : 0.0;
     double acc = 0;
     for (int64_t j = threadIdx.x; j < v.inner_count; j += blockDim.x) {
-      const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride, v.inner_divider)])) - s;
+      const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_stride, v.inner_divider)])) - s;
       acc += power == 1 ? d : d * d;
     }
     const double total = block_sum(partial, acc);
@@ -50,10 +50,12 @@ __global__ void affine_kernel(GroupedView v, const S* x, S* y, const double* mea
   const int64_t n = v.groups * v.inner_count;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t g = static_cast<int64_t>(v.inner_count_divider.quotient(static_cast<uint64_t>(i))), j = i - g * v.inner_count;
-    const int64_t xo = row_major_offset(g, v.outer_dims, v.outer_size, v.outer_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_stride, v.inner_divider);
+    uint64_t within = 0;
+    const int64_t g = static_cast<int64_t>(v.inner_count_divider.divmod(static_cast<uint64_t>(i), within));
+    const int64_t j = static_cast<int64_t>(within);
+    const int64_t xo = row_major_offset(g, v.outer_dims, v.outer_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_stride, v.inner_divider);
     const int64_t yo =
-        row_major_offset(g, v.outer_dims, v.outer_size, v.outer_out_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_size, v.inner_out_stride, v.inner_divider);
+        row_major_offset(g, v.outer_dims, v.outer_out_stride, v.outer_divider) + row_major_offset(j, v.inner_dims, v.inner_out_stride, v.inner_divider);
     double r = (static_cast<double>(T::load(x[xo])) - mean[g]) * scale[g];
     if (w != nullptr) r *= w[j];
     if (shift != nullptr) r += shift[g];
@@ -139,7 +141,9 @@ __global__ void channel_sums_planar(ChannelAffine a, const S* x, const double* s
   double acc = 0;
   for (int64_t i = blockIdx.y * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < per_channel;
        i += static_cast<int64_t>(gridDim.y) * blockDim.x) {
-    const int64_t n = static_cast<int64_t>(a.inner_divider.quotient(static_cast<uint64_t>(i))), s = i - n * a.inner;
+    uint64_t within = 0;
+    const int64_t n = static_cast<int64_t>(a.inner_divider.divmod(static_cast<uint64_t>(i), within));
+    const int64_t s = static_cast<int64_t>(within);
     const double d = static_cast<double>(Storage<S>::load(x[(n * a.channels + c) * a.inner + s])) - shift;
     acc += power == 1 ? d : d * d;
   }

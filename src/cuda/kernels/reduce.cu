@@ -16,26 +16,26 @@ __global__ void reduce_kernel(ReduceArgs a) {
   S* o = reinterpret_cast<S*>(a.out);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.outputs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const S* base = x + row_major_offset(i, a.kept, a.kept_size, a.kept_in_stride, a.kept_divider);
-    S* dst = o + row_major_offset(i, a.kept, a.kept_size, a.kept_out_stride, a.kept_divider);
+    const S* base = x + row_major_offset(i, a.kept, a.kept_in_stride, a.kept_divider);
+    S* dst = o + row_major_offset(i, a.kept, a.kept_out_stride, a.kept_divider);
     if (a.op == ReduceOp::Sum || a.op == ReduceOp::Mean) {
       if constexpr (kFloating<S>) {
         double acc = 0;
         for (int64_t j = 0; j < a.count; ++j)
-          acc += static_cast<double>(T::load(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride, a.red_divider)]));
+          acc += static_cast<double>(T::load(base[row_major_offset(j, a.reduced, a.red_stride, a.red_divider)]));
         if (a.op == ReduceOp::Mean) acc /= static_cast<double>(a.count);
         *dst = T::store(static_cast<C>(acc));
       } else {
         uint64_t acc = 0;
         for (int64_t j = 0; j < a.count; ++j)
-          acc += static_cast<uint64_t>(static_cast<int64_t>(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride, a.red_divider)]));
+          acc += static_cast<uint64_t>(static_cast<int64_t>(base[row_major_offset(j, a.reduced, a.red_stride, a.red_divider)]));
         *dst = static_cast<S>(static_cast<int64_t>(acc));
       }
     } else {
       const bool max = a.op == ReduceOp::Max;
       C best = T::load(base[0]);
       for (int64_t j = 1; j < a.count; ++j) {
-        const C v = T::load(base[row_major_offset(j, a.reduced, a.red_size, a.red_stride, a.red_divider)]);
+        const C v = T::load(base[row_major_offset(j, a.reduced, a.red_stride, a.red_divider)]);
         if constexpr (std::is_floating_point_v<C>) {
           if (v != v || best != best) {
             if (best == best) best = v;
@@ -57,8 +57,8 @@ __global__ void softmax_kernel(SoftmaxArgs a) {
   S* o = reinterpret_cast<S*>(a.out);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.lines;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const S* in = x + row_major_offset(i, a.other, a.other_size, a.other_in_stride, a.other_divider);
-    S* out = o + row_major_offset(i, a.other, a.other_size, a.other_out_stride, a.other_divider);
+    const S* in = x + row_major_offset(i, a.other, a.other_in_stride, a.other_divider);
+    S* out = o + row_major_offset(i, a.other, a.other_out_stride, a.other_divider);
     C mx = T::load(in[0]);
     for (int64_t j = 1; j < a.n; ++j) {
       const C v = T::load(in[j * a.in_stride]);

@@ -124,18 +124,13 @@ __global__ void pool_channels_last_kernel(PoolArgs a, int64_t packets, IndexDivi
   for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < packets;
        p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     // p = (((n * D + od) * H + oh) * W + ow) * channel_packets + c0 / V, decoded by dividers.
-    uint64_t rest = static_cast<uint64_t>(p);
-    uint64_t next = channel_packets.quotient(rest);
-    const int64_t c0 = static_cast<int64_t>(rest - next * channel_packets.divisor) * V;
-    rest = next;
-    next = a.out.size_divider[4].quotient(rest);
-    const int64_t ow = static_cast<int64_t>(rest - next * a.out.size_divider[4].divisor);
-    rest = next;
-    next = a.out.size_divider[3].quotient(rest);
-    const int64_t oh = static_cast<int64_t>(rest - next * a.out.size_divider[3].divisor);
-    rest = next;
-    next = a.out.size_divider[2].quotient(rest);
-    const int64_t od = static_cast<int64_t>(rest - next * a.out.size_divider[2].divisor), n = static_cast<int64_t>(next);
+    uint64_t packet = 0, w = 0, h = 0, d = 0;
+    uint64_t rest = channel_packets.divmod(static_cast<uint64_t>(p), packet);
+    rest = a.out.size_divider[4].divmod(rest, w);
+    rest = a.out.size_divider[3].divmod(rest, h);
+    const int64_t n = static_cast<int64_t>(a.out.size_divider[2].divmod(rest, d));
+    const int64_t c0 = static_cast<int64_t>(packet) * V, ow = static_cast<int64_t>(w), oh = static_cast<int64_t>(h),
+                  od = static_cast<int64_t>(d);
     const S* base = x + n * a.in.stride[0] + c0;
     const int64_t d0 = a.begin[0][od], d1 = a.end[0][od], h0 = a.begin[1][oh], h1 = a.end[1][oh];
     const int64_t w0 = a.begin[2][ow], w1 = a.end[2][ow];

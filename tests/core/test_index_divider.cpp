@@ -62,5 +62,12 @@ TEST_CASE("IndexDivider of 1, of 2^63 and of 0") {
   }
   CHECK(IndexDivider{}.quotient(12345) == 12345);  // the default is the divisor 1
   CHECK(IndexDivider::of(0).quotient(12345) == 12345);  // an empty dim: no division by zero
+  // divmod and remainder: one decoding step.
+  const IndexDivider by49 = IndexDivider::of(49);
+  uint64_t rest = 0;
+  CHECK(by49.divmod(49 * 1000 + 48, rest) == 1000);
+  CHECK(rest == 48);
+  CHECK(by49.remainder(49 * 7) == 0);
+  CHECK(by49.divisor == 49);
 }
 }  // TEST_SUITE

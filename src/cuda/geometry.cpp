@@ -50,6 +50,63 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
   return g;
 }
 
+namespace {
+[[noreturn]] void too_many_dims(std::string_view op, const Tensor& t) {
+  throw NotImplementedError(lg::detail::str("[", op, "] on CUDA supports at most ", kernels::kMaxDims,
+                                            " non-trivial dims, but got input of size ", t.sizes()));
+}
+}  // namespace
+
+kernels::ReduceArgs reduce_args(const Tensor& out, const Tensor& input) {
+  kernels::ReduceArgs a;
+  a.out = static_cast<char*>(out.data_ptr());
+  a.in = static_cast<const char*>(input.data_ptr());
+  a.outputs = out.numel();
+  a.count = 1;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (input.size(d) == 1) continue;
+    if (out.size(d) == 1) {
+      if (a.reduced == kernels::kMaxDims) too_many_dims("reduce", input);
+      a.red_size[a.reduced] = input.size(d);
+      a.red_stride[a.reduced] = input.stride(d);
+      a.count *= input.size(d);
+      ++a.reduced;
+    } else {
+      if (a.kept == kernels::kMaxDims) too_many_dims("reduce", input);
+      a.kept_size[a.kept] = input.size(d);
+      a.kept_in_stride[a.kept] = input.stride(d);
+      a.kept_out_stride[a.kept] = out.stride(d);
+      ++a.kept;
+    }
+  }
+  return a;
+}
+
+kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_t dim, bool log) {
+  kernels::SoftmaxArgs a;
+  a.out = static_cast<char*>(out.data_ptr());
+  a.in = static_cast<const char*>(input.data_ptr());
+  a.log = log;
+  a.lines = 1;
+  if (input.dim() == 0) {
+    a.n = 1;
+    return a;
+  }
+  a.n = input.size(dim);
+  a.in_stride = input.stride(dim);
+  a.out_stride = out.stride(dim);
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d == dim || input.size(d) == 1) continue;
+    if (a.other == kernels::kMaxDims) too_many_dims("softmax", input);
+    a.other_size[a.other] = input.size(d);
+    a.other_in_stride[a.other] = input.stride(d);
+    a.other_out_stride[a.other] = out.stride(d);
+    a.lines *= input.size(d);
+    ++a.other;
+  }
+  return a;
+}
+
 kernels::View5 view5(const Tensor& t) {
   LG_ASSERT(t.dim() == 5, "view5 takes a 5-D tensor");
   kernels::View5 v;

@@ -19,6 +19,13 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
 
 kernels::ScalarType scalar_type(DType dtype);
 
+// reduce_ops.cpp's arguments, here so tests/cuda_emulation runs the kernels with the same ones.
+// Reducing `input` into `out` (same rank, size 1 where reduced): kept and reduced dims (size-1
+// dims dropped); the op is left for the caller. Throws NotImplementedError beyond kMaxDims.
+kernels::ReduceArgs reduce_args(const Tensor& out, const Tensor& input);
+// softmax / log_softmax of `input` along `dim` into `out`.
+kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_t dim, bool log);
+
 // The sizes and strides of a 5-D tensor (pooling and upsampling see 2-D ops with depth 1).
 kernels::View5 view5(const Tensor& t);
 

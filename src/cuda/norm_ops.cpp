@@ -15,7 +15,6 @@
 // batch norm is first offered to cuDNN (cudnn_batch_norm.cpp), and these kernels take what it
 // declines.
 #include <array>
-#include <cmath>
 #include <optional>
 #include <vector>
 

@@ -1,8 +1,9 @@
 // The CUDA reduction, softmax and batch-norm kernels' own source on host threads (emulation.h)
-// against the CPU backend. The kernels' arguments are built as src/cuda/reduce_ops.cpp and
-// src/cuda/norm_ops.cpp build them (those files need the CUDA runtime, so they are not
-// compiled here); the batch-norm case runs the same launch sequence as the device path:
-// channel sums, squared deviations, statistics with the running-stat update, affine map.
+// against the CPU backend. Reductions and softmax take their arguments from the builders the
+// device path uses (cuda/geometry.cpp); the norms' are built as src/cuda/norm_ops.cpp builds
+// them (that file needs the CUDA runtime, so it is not compiled here); the batch-norm case runs
+// the device path's launch sequence: channel sums, squared deviations, statistics with the
+// running-stat update, affine map.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -21,51 +22,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 namespace kernels = lg::cuda::kernels;
-
-// reduce_ops.cpp's ReduceArgs for reducing `input` into `out` (size 1 where reduced, kept dims).
-kernels::ReduceArgs reduce_args(const Tensor& out, const Tensor& input, kernels::ReduceOp op) {
-  kernels::ReduceArgs a;
-  a.out = static_cast<char*>(out.data_ptr());
-  a.in = static_cast<const char*>(input.data_ptr());
-  a.outputs = out.numel();
-  a.count = 1;
-  a.op = op;
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (input.size(d) == 1) continue;
-    if (out.size(d) == 1) {
-      a.red_size[a.reduced] = input.size(d);
-      a.red_stride[a.reduced] = input.stride(d);
-      a.count *= input.size(d);
-      ++a.reduced;
-    } else {
-      a.kept_size[a.kept] = input.size(d);
-      a.kept_in_stride[a.kept] = input.stride(d);
-      a.kept_out_stride[a.kept] = out.stride(d);
-      ++a.kept;
-    }
-  }
-  return a;
-}
-
-kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_t dim, bool log) {
-  kernels::SoftmaxArgs a;
-  a.out = static_cast<char*>(out.data_ptr());
-  a.in = static_cast<const char*>(input.data_ptr());
-  a.log = log;
-  a.lines = 1;
-  a.n = input.size(dim);
-  a.in_stride = input.stride(dim);
-  a.out_stride = out.stride(dim);
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (d == dim || input.size(d) == 1) continue;
-    a.other_size[a.other] = input.size(d);
-    a.other_in_stride[a.other] = input.stride(d);
-    a.other_out_stride[a.other] = out.stride(d);
-    a.lines *= input.size(d);
-    ++a.other;
-  }
-  return a;
-}
 
 // The dims of x before `outer` index the groups, the rest a group's elements, as norm_ops.cpp
 // splits them; the output is empty_like(x), so it has x's strides.
@@ -104,7 +60,9 @@ TEST_CASE("emulated sum, mean, amax and amin over NHWC and NCHW inputs equal the
             {kernels::ReduceOp::Min, lg::amin(x, dims, true)}};
         for (const auto& [op, want] : cases) {
           const Tensor out = lg::empty_like(want);
-          REQUIRE(kernels::reduce(reduce_args(out, x, op), lg::cuda::detail::scalar_type(dt), nullptr) == cudaSuccess);
+          kernels::ReduceArgs a = lg::cuda::detail::reduce_args(out, x);
+          a.op = op;
+          REQUIRE(kernels::reduce(a, lg::cuda::detail::scalar_type(dt), nullptr) == cudaSuccess);
           check_close(values(out), values(want), tol_for(dt));
         }
       }
@@ -118,7 +76,8 @@ TEST_CASE("emulated softmax and log_softmax along every dim of an NHWC tensor eq
       CAPTURE(log);
       const Tensor want = log ? lg::log_softmax(x, dim) : lg::softmax(x, dim);
       const Tensor out = lg::empty_like(want);
-      REQUIRE(kernels::softmax(softmax_args(out, x, dim, log), kernels::ScalarType::Float32, nullptr) == cudaSuccess);
+      REQUIRE(kernels::softmax(lg::cuda::detail::softmax_args(out, x, dim, log), kernels::ScalarType::Float32, nullptr) ==
+              cudaSuccess);
       check_close(values(out), values(want), tol_for(lg::kFloat32));
     }
 }

@@ -1,4 +1,6 @@
-// make_geometry: the dim merging of src/cpu/elementwise.h, producing the kernels' plain struct.
+// Tensors to the kernels' plain argument structs: make_geometry (the dim merging of
+// src/cpu/elementwise.h), the reduction and softmax arguments, and the 5-D views of pooling and
+// upsampling, each with the IndexDividers its kernel reads.
 #include "cuda/geometry.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Tensors to the kernels' plain argument structs: make_geometry (the dim merging of
 // src/cpu/elementwise.h), the reduction and softmax arguments, and the 5-D views of pooling and
-// upsampling, each with the IndexDividers its kernel reads.
+// upsampling. Geometry and View5 get their IndexDividers here; the reduce and softmax launchers
+// set the dividers of their own structs.
 #include "cuda/geometry.h"
 
 #include <algorithm>

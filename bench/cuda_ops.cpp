@@ -6,8 +6,10 @@
 // kernels against cuDNN's norm-forward node (lg::cuda::set_cudnn_batch_norm), in training and
 // in evaluation; then group, instance and layer norm on the device against relu.
 //
-//   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]
+//   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only | --bandwidth-only] [--cudnn-benchmark]
 // --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
+// --bandwidth-only: the conversion, pointwise and group/instance/layer norm rows, no batch norm
+// or convolutions (a minute less on an H200, for device runs short of time)
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
 #include <cmath>
@@ -111,12 +113,14 @@ void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
 int main(int argc, char** argv) {
   const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
   const bool quick = args.quick;
-  bool conv_only = false, benchmark = false;
+  bool conv_only = false, bandwidth_only = false, benchmark = false;
   for (std::string_view a : args.rest) {
     conv_only |= a == "--conv-only";
+    bandwidth_only |= a == "--bandwidth-only";
     benchmark |= a == "--cudnn-benchmark";
-    if (a != "--conv-only" && a != "--cudnn-benchmark") {
-      std::fprintf(stderr, "usage: cuda_ops [--quick|--smoke] [--json PATH] [--conv-only] [--cudnn-benchmark]\n");
+    if ((a != "--conv-only" && a != "--bandwidth-only" && a != "--cudnn-benchmark") || (conv_only && bandwidth_only)) {
+      std::fprintf(stderr,
+                   "usage: cuda_ops [--quick|--smoke] [--json PATH] [--conv-only | --bandwidth-only] [--cudnn-benchmark]\n");
       return 2;
     }
   }
@@ -159,8 +163,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!conv_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
+  if (!conv_only && !bandwidth_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
   if (!conv_only) group_norm_rows(results, args.smoke ? 2 : 32, reps);
+  if (bandwidth_only) return results.finish();
 
   // cuDNN convolutions, float16, batch 32 (256 without --quick): ours NHWC vs ours NCHW.
   struct Shape {

@@ -174,7 +174,6 @@ void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const
   const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
   const auto as_f64 = [&](const Tensor& t) { return t.defined() ? t.contiguous().to(f64) : Tensor(); };
   const Tensor pw = as_f64(plane_w), pb = as_f64(plane_b), iw = as_f64(inner_w), ib = as_f64(inner_b);
-  const Tensor workspace = empty({5, v.groups}, f64);
   kernels::GroupNormArgs a;
   a.per_stat = per_stat;
   a.channels = channels;
@@ -183,6 +182,7 @@ void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const
   a.plane_b = ptr(pb);
   a.inner_w = ptr(iw);
   a.inner_b = ptr(ib);
+  const Tensor workspace = empty({kernels::group_normalize_workspace(v, a)}, f64);
   a.workspace = static_cast<double*>(workspace.data_ptr());
   cuda::detail::check_launch(
       kernels::group_normalize(v, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),

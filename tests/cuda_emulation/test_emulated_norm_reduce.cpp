@@ -25,7 +25,10 @@ namespace kernels = lg::cuda::kernels;
 
 // The dims of x before `outer` index the groups, the rest a group's elements, as norm_ops.cpp
 // splits them; the output is empty_like(x), so it has x's strides.
-kernels::GroupedView grouped_view(const Tensor& x, int outer) {
+// The view norm_ops.cpp builds: dims before `outer` index the groups; `out` (x itself when
+// undefined) gives the output strides.
+kernels::GroupedView grouped_view(const Tensor& x, int outer, const Tensor& out = Tensor()) {
+  const Tensor& y = out.defined() ? out : x;
   kernels::GroupedView v;
   v.groups = 1;
   v.inner_count = 1;
@@ -34,7 +37,7 @@ kernels::GroupedView grouped_view(const Tensor& x, int outer) {
     int& dims = inner ? v.inner_dims : v.outer_dims;
     (inner ? v.inner_size : v.outer_size)[dims] = x.size(d);
     (inner ? v.inner_stride : v.outer_stride)[dims] = x.stride(d);
-    (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = x.stride(d);
+    (inner ? v.inner_out_stride : v.outer_out_stride)[dims] = y.stride(d);
     ++dims;
     (inner ? v.inner_count : v.groups) *= x.size(d);
   }
@@ -162,41 +165,54 @@ TEST_CASE("emulated group moments and group affine give group_norm and layer_nor
 }
 
 TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm entirely on the device") {
-  // The five launches norm_ops.cpp makes for these ops, with host buffers for device ones.
-  const Tensor x = lg::add(noise_in({2, 6, 1, 5, 7}, MemoryFormat::ChannelsLast3d, lg::kFloat32, 56), 0.5);
-  const Tensor w = lg::rand({6}), b = lg::randn({6});
-  struct Case {
-    std::string name;
-    int outer;
-    int64_t per_stat;
-    Tensor want;
-  };
-  const Tensor x4 = x.squeeze(2);
-  const Tensor lw = lg::rand({6, 1, 5, 7}), lb = lg::randn({6, 1, 5, 7});
-  const std::vector<Case> cases{
-      {"group_norm, 2 groups", 2, 3, lg::group_norm(x4, 2, w, b).unsqueeze(2)},
-      {"instance_norm", 2, 1, lg::group_norm(x4, 6, w, b).unsqueeze(2)},
-      {"layer_norm", 1, 1, lg::layer_norm(x, {6, 1, 5, 7}, lw, lb)},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.name);
-    const kernels::GroupedView v = grouped_view(x, c.outer);
-    const bool layer = c.outer == 1;
-    const std::vector<double> pw = values(w), pb = values(b), iw = values(lw), ib = values(lb);
-    std::vector<double> workspace(static_cast<size_t>(5 * v.groups));
-    kernels::GroupNormArgs a;
-    a.per_stat = c.per_stat;
-    a.channels = layer ? 1 : 6;
-    a.plane_w = layer ? nullptr : pw.data();
-    a.plane_b = layer ? nullptr : pb.data();
-    a.inner_w = layer ? iw.data() : nullptr;
-    a.inner_b = layer ? ib.data() : nullptr;
-    a.workspace = workspace.data();
-    const Tensor out = lg::empty_like(x);
-    REQUIRE(kernels::group_normalize(v, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
-                                     kernels::ScalarType::Float32, a, nullptr) == cudaSuccess);
-    check_close(values(out), values(c.want), tol_for(lg::kFloat32));
-  }
+  // The five launches norm_ops.cpp makes for these ops, with host buffers for device ones: in
+  // NDHWC (lanes over adjacent channels) and NCDHW (lanes over a plane's elements), with maps
+  // small enough for one chunk per plane and large enough for several, into an output of the
+  // input's layout and of the other one.
+  for (const int64_t side : {5, 40})
+    for (MemoryFormat fmt : {MemoryFormat::ChannelsLast3d, MemoryFormat::Contiguous})
+      for (bool other_out : {false, true}) {
+        CAPTURE(side);
+        CAPTURE(fmt);
+        CAPTURE(other_out);
+        const Tensor x = lg::add(noise_in({2, 6, 1, side, 7}, fmt, lg::kFloat32, 56), 0.5);
+        const Tensor w = lg::rand({6}), b = lg::randn({6});
+        struct Case {
+          std::string name;
+          int outer;
+          int64_t per_stat;
+          Tensor want;
+        };
+        const Tensor x4 = x.squeeze(2);
+        const Tensor lw = lg::rand({6, 1, side, 7}), lb = lg::randn({6, 1, side, 7});
+        const std::vector<Case> cases{
+            {"group_norm, 2 groups", 2, 3, lg::group_norm(x4, 2, w, b).unsqueeze(2)},
+            {"instance_norm", 2, 1, lg::group_norm(x4, 6, w, b).unsqueeze(2)},
+            {"layer_norm", 1, 1, lg::layer_norm(x, {6, 1, side, 7}, lw, lb)},
+        };
+        const MemoryFormat out_fmt =
+            other_out == (fmt == MemoryFormat::Contiguous) ? MemoryFormat::ChannelsLast3d : MemoryFormat::Contiguous;
+        for (const Case& c : cases) {
+          CAPTURE(c.name);
+          const Tensor out = lg::empty(x.sizes(), lg::TensorOptions(), out_fmt);
+          const kernels::GroupedView v = grouped_view(x, c.outer, out);
+          const bool layer = c.outer == 1;
+          const std::vector<double> pw = values(w), pb = values(b), iw = values(lw), ib = values(lb);
+          kernels::GroupNormArgs a;
+          a.per_stat = c.per_stat;
+          a.channels = layer ? 1 : 6;
+          a.plane_w = layer ? nullptr : pw.data();
+          a.plane_b = layer ? nullptr : pb.data();
+          a.inner_w = layer ? iw.data() : nullptr;
+          a.inner_b = layer ? ib.data() : nullptr;
+          std::vector<double> workspace(static_cast<size_t>(kernels::group_normalize_workspace(v, a)));
+          REQUIRE(workspace.size() >= static_cast<size_t>(v.groups + 2 * v.groups / c.per_stat));
+          a.workspace = workspace.data();
+          REQUIRE(kernels::group_normalize(v, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
+                                           kernels::ScalarType::Float32, a, nullptr) == cudaSuccess);
+          check_close(values(out), values(c.want), tol_for(lg::kFloat32));
+        }
+      }
   // A statistic that does not divide the planes is refused, not read past.
   kernels::GroupNormArgs bad;
   bad.per_stat = 4;
@@ -204,6 +220,11 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
   v.groups = 6;
   v.inner_count = 1;
   CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, bad, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK(kernels::group_normalize_workspace(v, bad) == 0);
+  // So is a missing workspace.
+  kernels::GroupNormArgs no_workspace;
+  CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, no_workspace, nullptr) ==
         cudaErrorInvalidValue);
 }
 

@@ -55,14 +55,18 @@ __device__ inline void batch_offsets(const TransposePlan& p, I b, I& dbase, I& s
 
 // Tiles of 32V x 32V through shared memory: reads run along rows (unit stride in src), writes
 // along cols (unit stride in dst), each thread moving V neighbours as one packet, so a warp
-// touches 32 * V * sizeof(T) contiguous bytes per access (V = 2 makes float16 warps move 128
-// bytes, as float32 ones do with V = 1). Each block walks several tiles down the rows, so blocks
-// live long enough to keep loads in flight. I is int32_t whenever every offset fits. V > 1
-// needs rows, cols and every stride but the unit ones divisible by V, and aligned bases.
+// touches 32 * V * sizeof(T) contiguous bytes per access (V = 2 for float32 and float16: 256-
+// and 128-byte warp accesses). Each block walks several tiles down the rows, so blocks live
+// long enough to keep loads in flight. A thread issues all its loads of a tile before it stores
+// any to shared memory: stored one by one, each load waited for the one before it (the SASS of
+// session 16 showed that), which left one packet per thread in flight. I is int32_t whenever
+// every offset fits. V > 1 needs rows, cols and every stride but the unit ones divisible by V,
+// and aligned bases.
 template <typename T, typename I, int V>
 __global__ void copy_transposed(TransposePlan p) {
   constexpr int kSide = kTile * V;
   constexpr int kTiles = kTilesPerBlock / V > 0 ? kTilesPerBlock / V : 1;
+  constexpr int kPerThread = kSide / kTileRows;  // packets a thread moves per tile
   // One element of padding keeps the column reads of the write phase on distinct banks.
   __shared__ T tile[kSide][kSide + 1];
   const T* src = reinterpret_cast<const T*>(p.src);
@@ -71,7 +75,7 @@ __global__ void copy_transposed(TransposePlan p) {
   const I src_row = static_cast<I>(p.src_row), src_col = static_cast<I>(p.src_col);
   const I dst_row = static_cast<I>(p.dst_row), dst_col = static_cast<I>(p.dst_col);
   const I c0 = static_cast<I>(blockIdx.x) * kSide;
-  const int lane = static_cast<int>(threadIdx.x) * V;
+  const int lane = static_cast<int>(threadIdx.x) * V, row = static_cast<int>(threadIdx.y);
   for (I b = blockIdx.z; b < static_cast<I>(p.batches); b += gridDim.z) {
     I dbase, sbase;
     batch_offsets<I>(p, b, dbase, sbase);
@@ -79,23 +83,28 @@ __global__ void copy_transposed(TransposePlan p) {
       const I r0 = (static_cast<I>(blockIdx.y) * kTiles + t) * kSide;
       if (r0 >= rows) break;
       const I r = r0 + lane;
+      Packet<T, V> held[kPerThread];
 #pragma unroll
-      for (int k = threadIdx.y; k < kSide; k += kTileRows) {
-        const I c = c0 + k;
+      for (int i = 0; i < kPerThread; ++i) {
+        const I c = c0 + row + i * kTileRows;
         if (r < rows && c < cols) {
-          if constexpr (V == 1) {
-            tile[k][lane] = src[sbase + r * src_row + c * src_col];
-          } else {
-            const Packet<T, V> in = *reinterpret_cast<const Packet<T, V>*>(src + sbase + r + c * src_col);
+          if constexpr (V == 1) held[i].v[0] = src[sbase + r * src_row + c * src_col];
+          else held[i] = *reinterpret_cast<const Packet<T, V>*>(src + sbase + r + c * src_col);
+        }
+      }
 #pragma unroll
-            for (int v = 0; v < V; ++v) tile[k][lane + v] = in.v[v];
-          }
+      for (int i = 0; i < kPerThread; ++i) {
+        const int k = row + i * kTileRows;
+        if (r < rows && c0 + k < cols) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) tile[k][lane + v] = held[i].v[v];
         }
       }
       __syncthreads();
       const I c = c0 + lane;
 #pragma unroll
-      for (int k = threadIdx.y; k < kSide; k += kTileRows) {
+      for (int i = 0; i < kPerThread; ++i) {
+        const int k = row + i * kTileRows;
         const I rr = r0 + k;
         if (rr < rows && c < cols) {
           if constexpr (V == 1) {
@@ -172,6 +181,8 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
   constexpr int kChunk = kPlaneChunk<T>;
   constexpr int kPad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));  // spreads the banks
   constexpr int kRow = kChunk + kPad;
+  constexpr int kPackets = kShortPlane * kChunk / (kThreads * V);  // per thread, at most
+  static_assert(kPackets * kThreads * V == kShortPlane * kChunk, "whole packets per thread");
   __shared__ T stage[kShortPlane * kRow];  // element (k, m) at k * kRow + (m - m0)
   const T* src = reinterpret_cast<const T*>(src_bytes);
   T* dst = reinterpret_cast<T*>(dst_bytes);
@@ -188,27 +199,43 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
     // RowWalk keeps both without dividing per element (see row_walk.h). When V divides K (every
     // channel count of ResNet), a planar-side packet is V neighbours of one plane, so its slots
     // are fixed offsets apart.
+    // A thread's packets (at most kPackets) are all loaded before any is staged, so they are in
+    // flight together; staged one by one, each load waited for the one before it.
     const bool whole_rows = K % V == 0;
-    const I first = static_cast<I>(threadIdx.x) * V, step = static_cast<I>(blockDim.x) * V;
+    const I first = static_cast<I>(threadIdx.x) * V, step = static_cast<I>(kThreads) * V;
+    Packet<T, V> held[kPackets];
     if constexpr (kPlanarSrc) {
+      const I n = w * K;
+#pragma unroll
+      for (int i = 0; i < kPackets; ++i) {
+        const I q = first + i * step;
+        if (q < n) held[i] = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
+      }
       RowWalk<I> at(first, step, K);
-      for (I q = first; q < w * K; q += step, at.advance()) {
-        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
+#pragma unroll
+      for (int i = 0; i < kPackets; ++i, at.advance()) {
+        if (first + i * step >= n) break;
         if (whole_rows) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) stage[(at.col + e) * kRow + at.row] = v.v[e];
+          for (int e = 0; e < V; ++e) stage[(at.col + e) * kRow + at.row] = held[i].v[e];
         } else {
           RowWalk<I> e_at = at;
 #pragma unroll
-          for (int e = 0; e < V; ++e, e_at.next()) stage[e_at.col * kRow + e_at.row] = v.v[e];
+          for (int e = 0; e < V; ++e, e_at.next()) stage[e_at.col * kRow + e_at.row] = held[i].v[e];
         }
       }
     } else {
+      const I n = K * w;
       RowWalk<I> at(first, step, w);
-      for (I q = first; q < K * w; q += step, at.advance()) {
-        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + at.row * M + m0 + at.col);
 #pragma unroll
-        for (int e = 0; e < V; ++e) stage[at.row * kRow + at.col + e] = v.v[e];
+      for (int i = 0; i < kPackets; ++i, at.advance())
+        if (first + i * step < n) held[i] = *reinterpret_cast<const Packet<T, V>*>(in + at.row * M + m0 + at.col);
+      RowWalk<I> st(first, step, w);
+#pragma unroll
+      for (int i = 0; i < kPackets; ++i, st.advance()) {
+        if (first + i * step >= n) break;
+#pragma unroll
+        for (int e = 0; e < V; ++e) stage[st.row * kRow + st.col + e] = held[i].v[e];
       }
     }
     __syncthreads();
@@ -257,16 +284,34 @@ __global__ void copy_few_planes(const char* src_bytes, char* dst_bytes, Transpos
     batch_offsets<I>(p, b, dbase, sbase);
     const T* in = src + sbase;
     T* out = dst + dbase;
+    // Each thread moves at most kThinCols packets each way (n <= kChunk, M < kThinCols) and
+    // loads all of them before staging any, so they are in flight together.
+    Packet<T, V> held[kThinCols];
     if constexpr (kPlanarSrc) {
-      for (I m = 0; m < M; ++m)
-        for (I k = threadIdx.x * V; k < n; k += blockDim.x * V) {
-          const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m * plane_stride + k0 + k);
+      const I k = static_cast<I>(threadIdx.x) * V;
+      if (k < n) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) stage[(k + e) * M + m] = v.v[e];
-        }
+        for (int m = 0; m < kThinCols; ++m)
+          if (m < M) held[m] = *reinterpret_cast<const Packet<T, V>*>(in + m * plane_stride + k0 + k);
+#pragma unroll
+        for (int m = 0; m < kThinCols; ++m)
+          if (m < M) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) stage[(k + e) * M + m] = held[m].v[e];
+          }
+      }
     } else {
-      for (I q = threadIdx.x; q < n * M / V; q += blockDim.x)
-        stage_packets[q] = reinterpret_cast<const Packet<T, V>*>(in + k0 * M)[q];
+      const I packets = n * M / V;
+#pragma unroll
+      for (int i = 0; i < kThinCols; ++i) {
+        const I q = static_cast<I>(threadIdx.x) + i * kThreads;
+        if (q < packets) held[i] = reinterpret_cast<const Packet<T, V>*>(in + k0 * M)[q];
+      }
+#pragma unroll
+      for (int i = 0; i < kThinCols; ++i) {
+        const I q = static_cast<I>(threadIdx.x) + i * kThreads;
+        if (q < packets) stage_packets[q] = held[i];
+      }
     }
     __syncthreads();
     if constexpr (kPlanarSrc) {
@@ -402,8 +447,9 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
         return cudaGetLastError();
       }
     }
-    // Packets of V = 4 / sizeof(T) elements for 1- and 2-byte types when everything divides.
-    constexpr int V = sizeof(T) < 4 ? static_cast<int>(4 / sizeof(T)) : 1;
+    // Packets of V elements when everything divides: 4 bytes for 1- and 2-byte types, 8 bytes
+    // (V = 2) for 4-byte ones, whose tile of 64 x 65 takes 16.6 KB of shared memory.
+    constexpr int V = sizeof(T) < 4 ? static_cast<int>(4 / sizeof(T)) : sizeof(T) == 4 ? 2 : 1;
     bool packed = V > 1 && p.rows % V == 0 && p.cols % V == 0 && p.src_col % V == 0 && p.dst_row % V == 0 &&
                   reinterpret_cast<uintptr_t>(p.src) % (V * sizeof(T)) == 0 &&
                   reinterpret_cast<uintptr_t>(p.dst) % (V * sizeof(T)) == 0;

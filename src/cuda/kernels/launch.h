@@ -156,18 +156,22 @@ cudaError_t group_affine(const GroupedView& v, const char* in, char* out, Scalar
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
 
 // group_norm, instance_norm (without running stats) and layer_norm with every step on the
-// device, in five launches: moments of each group of the view (a "plane"), the mean of each
-// statistic (per_stat consecutive planes share one: group_norm's channels of a group; 1 for
-// instance and layer norm), squared deviations from it, scale and shift per plane, the affine
-// map. plane_w / plane_b (nullable, `channels` doubles) weight plane p by entry p % channels
-// (group and instance norm); inner_w / inner_b (nullable, inner_count doubles) weight inner
-// element j (layer norm). workspace: 5 * v.groups doubles on the device.
+// device (group_norm.cu), in five launches: moments of each group of the view (a "plane"),
+// the mean of each statistic (per_stat consecutive planes share one: group_norm's channels of a
+// group; 1 for instance and layer norm), squared deviations from it, 1 / sqrt(variance + eps)
+// of each statistic, the affine map. plane_w / plane_b (nullable, `channels` doubles) weight
+// plane p by entry p % channels (group and instance norm); inner_w / inner_b (nullable,
+// inner_count doubles, row-major over the inner dims) weight inner element j (layer norm).
+// workspace: group_normalize_workspace(v, args) doubles on the device.
 struct GroupNormArgs {
   int64_t per_stat = 1, channels = 1;
   double eps = 1e-5;
   const double *plane_w = nullptr, *plane_b = nullptr, *inner_w = nullptr, *inner_b = nullptr;
   double* workspace = nullptr;
 };
+// The doubles of workspace group_normalize needs for this view (0 when it has nothing to do or
+// the arguments are invalid, which group_normalize refuses).
+int64_t group_normalize_workspace(const GroupedView& v, const GroupNormArgs& a);
 cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
                             cudaStream_t stream);
 

@@ -6,25 +6,13 @@
 #include <algorithm>
 
 #include "cuda/kernels/device_types.cuh"
+// After device_types.cuh, which defines __device__ and friends for the emulated build.
+#include "cuda/kernels/block_sum.cuh"
 
 namespace lg::cuda::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-
-// The sum of every thread's `value` over a block of kThreads threads, through a shared-memory
-// tree in `partial`; every thread gets it, and `partial` is free again on return.
-__device__ inline double block_sum(double* partial, double value) {
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = kThreads / 2; width > 0; width /= 2) {
-    if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  const double total = partial[0];
-  __syncthreads();
-  return total;
-}
 
 template <typename S>
 __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, int power, double* out) {
@@ -37,7 +25,7 @@ __global__ void moments_kernel(GroupedView v, const S* x, const double* shift, i
       const double d = static_cast<double>(Storage<S>::load(base[row_major_offset(j, v.inner_dims, v.inner_stride, v.inner_divider)])) - s;
       acc += power == 1 ? d : d * d;
     }
-    const double total = block_sum(partial, acc);
+    const double total = block_sum<kThreads>(partial, acc);
     if (threadIdx.x == 0) out[g] = total;
   }
 }
@@ -147,7 +135,7 @@ __global__ void channel_sums_planar(ChannelAffine a, const S* x, const double* s
     const double d = static_cast<double>(Storage<S>::load(x[(n * a.channels + c) * a.inner + s])) - shift;
     acc += power == 1 ? d : d * d;
   }
-  const double total = block_sum(partial, acc);
+  const double total = block_sum<kThreads>(partial, acc);
   if (threadIdx.x == 0) atomicAdd(out + c, total);
 }
 
@@ -190,32 +178,6 @@ void launch_channel_affine(const ChannelAffine& a, const char* in, char* out, co
   S* y = reinterpret_cast<S*>(out);
   if (a.channels_innermost) launch_kernel(channel_affine_kernel<S, V, true>, blocks, kThreads, stream, a, x, y, scale, shift);
   else launch_kernel(channel_affine_kernel<S, V, false>, blocks, kThreads, stream, a, x, y, scale, shift);
-}
-
-// Statistic s covers planes s * per_stat ... + per_stat - 1; each plane gets its statistic's
-// mean (sums / count).
-__global__ void plane_means_kernel(const double* sums, int64_t planes, int64_t per_stat, double count, double* mean) {
-  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < planes;
-       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t first = p / per_stat * per_stat;
-    double total = 0;
-    for (int64_t k = 0; k < per_stat; ++k) total += sums[first + k];
-    mean[p] = total / count;
-  }
-}
-
-// scale[p] = (w ? w[p % channels] : 1) / sqrt(variance of p's statistic + eps),
-// shift[p] = b ? b[p % channels] : 0; the variance is the statistic's squares / count.
-__global__ void plane_scales_kernel(const double* squares, int64_t planes, int64_t per_stat, double count, double eps,
-                                    const double* w, const double* b, int64_t channels, double* scale, double* shift) {
-  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < planes;
-       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t first = p / per_stat * per_stat, c = p % channels;
-    double total = 0;
-    for (int64_t k = 0; k < per_stat; ++k) total += squares[first + k];
-    scale[p] = (w != nullptr ? w[c] : 1.0) / sqrt(total / count + eps);
-    shift[p] = b != nullptr ? b[c] : 0.0;
-  }
 }
 
 }  // namespace
@@ -339,26 +301,6 @@ cudaError_t group_affine(const GroupedView& view, const char* in, char* out, Sca
     }
   });
   return err;
-}
-
-cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
-                            cudaStream_t stream) {
-  const int64_t planes = v.groups;
-  if (planes == 0 || v.inner_count == 0) return cudaSuccess;
-  if (a.per_stat < 1 || planes % a.per_stat != 0 || a.channels < 1) return cudaErrorInvalidValue;
-  double *sums = a.workspace, *mean = sums + planes, *squares = mean + planes, *scale = squares + planes,
-         *shift = scale + planes;
-  const double count = static_cast<double>(a.per_stat * v.inner_count);
-  const unsigned blocks = blocks_for(planes, kThreads);
-  cudaError_t err = group_moments(v, in, type, nullptr, 1, sums, stream);
-  if (err != cudaSuccess) return err;
-  launch_kernel(plane_means_kernel, blocks, kThreads, stream, sums, planes, a.per_stat, count, mean);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  if ((err = group_moments(v, in, type, mean, 2, squares, stream)) != cudaSuccess) return err;
-  launch_kernel(plane_scales_kernel, blocks, kThreads, stream, squares, planes, a.per_stat, count, a.eps, a.plane_w,
-                a.plane_b, a.channels, scale, shift);
-  if ((err = cudaGetLastError()) != cudaSuccess) return err;
-  return group_affine(v, in, out, type, mean, scale, shift, a.inner_w, a.inner_b, stream);
 }
 
 }  // namespace lg::cuda::kernels

@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
   device_row("copy_ NCHW -> NHWC", [&] { big_out.copy_(big_nchw); }, true);
   device_row("relu", [&] { (void)lg::relu(big); }, true);
   device_row("add", [&] { (void)lg::add(big, big); }, true);
+  // Five launches, a workspace and the weights made double: host enqueue against device time
+  // says whether these ops are host-bound at this size.
+  const Tensor gw = lg::rand({64}).to(half), gb = lg::randn({64}).to(half);
+  device_row("group_norm, 32 groups", [&] { (void)lg::group_norm(big, 32, gw, gb); }, true);
+  device_row("layer_norm over (C, H, W), no weights", [&] { (void)lg::layer_norm(big, {64, 56, 56}); }, true);
   cudaFree(a);
   cudaFree(b);
   cudaStreamDestroy(stream);

@@ -58,10 +58,10 @@ __device__ inline void batch_offsets(const TransposePlan& p, I b, I& dbase, I& s
 // touches 32 * V * sizeof(T) contiguous bytes per access (V = 2 for float32 and float16: 256-
 // and 128-byte warp accesses). Each block walks several tiles down the rows, so blocks live
 // long enough to keep loads in flight. A thread issues all its loads of a tile before it stores
-// any to shared memory: stored one by one, each load waited for the one before it (the SASS of
-// session 16 showed that), which left one packet per thread in flight. I is int32_t whenever
-// every offset fits. V > 1 needs rows, cols and every stride but the unit ones divisible by V,
-// and aligned bases.
+// any to shared memory, so they are in flight together (with float32 in 8-byte packets, 256 x
+// 256 x 56 x 56 went from 77 % to 97-98 % of memcpy on an H200, session 17). I is int32_t
+// whenever every offset fits. V > 1 needs rows, cols and every stride but the unit ones
+// divisible by V, and aligned bases.
 template <typename T, typename I, int V>
 __global__ void copy_transposed(TransposePlan p) {
   constexpr int kSide = kTile * V;
@@ -181,8 +181,6 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
   constexpr int kChunk = kPlaneChunk<T>;
   constexpr int kPad = sizeof(T) >= 4 ? 1 : static_cast<int>(4 / sizeof(T));  // spreads the banks
   constexpr int kRow = kChunk + kPad;
-  constexpr int kPackets = kShortPlane * kChunk / (kThreads * V);  // per thread, at most
-  static_assert(kPackets * kThreads * V == kShortPlane * kChunk, "whole packets per thread");
   __shared__ T stage[kShortPlane * kRow];  // element (k, m) at k * kRow + (m - m0)
   const T* src = reinterpret_cast<const T*>(src_bytes);
   T* dst = reinterpret_cast<T*>(dst_bytes);
@@ -198,44 +196,31 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
     // q of the chunk is (k, m) = (q / w, q % w), and V divides w, so a packet stays in one row.
     // RowWalk keeps both without dividing per element (see row_walk.h). When V divides K (every
     // channel count of ResNet), a planar-side packet is V neighbours of one plane, so its slots
-    // are fixed offsets apart.
-    // A thread's packets (at most kPackets) are all loaded before any is staged, so they are in
-    // flight together; staged one by one, each load waited for the one before it.
+    // are fixed offsets apart. Loading all of a thread's packets before staging any, as
+    // copy_transposed does, made this kernel slower on an H200 (session 17: float16 7x7 maps
+    // NCHW -> NHWC from 84 % to 61 % of memcpy, float32 from 88 % to 74 %), so it stages each
+    // packet as it comes.
     const bool whole_rows = K % V == 0;
-    const I first = static_cast<I>(threadIdx.x) * V, step = static_cast<I>(kThreads) * V;
-    Packet<T, V> held[kPackets];
+    const I first = static_cast<I>(threadIdx.x) * V, step = static_cast<I>(blockDim.x) * V;
     if constexpr (kPlanarSrc) {
-      const I n = w * K;
-#pragma unroll
-      for (int i = 0; i < kPackets; ++i) {
-        const I q = first + i * step;
-        if (q < n) held[i] = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
-      }
       RowWalk<I> at(first, step, K);
-#pragma unroll
-      for (int i = 0; i < kPackets; ++i, at.advance()) {
-        if (first + i * step >= n) break;
+      for (I q = first; q < w * K; q += step, at.advance()) {
+        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m0 * K + q);
         if (whole_rows) {
 #pragma unroll
-          for (int e = 0; e < V; ++e) stage[(at.col + e) * kRow + at.row] = held[i].v[e];
+          for (int e = 0; e < V; ++e) stage[(at.col + e) * kRow + at.row] = v.v[e];
         } else {
           RowWalk<I> e_at = at;
 #pragma unroll
-          for (int e = 0; e < V; ++e, e_at.next()) stage[e_at.col * kRow + e_at.row] = held[i].v[e];
+          for (int e = 0; e < V; ++e, e_at.next()) stage[e_at.col * kRow + e_at.row] = v.v[e];
         }
       }
     } else {
-      const I n = K * w;
       RowWalk<I> at(first, step, w);
+      for (I q = first; q < K * w; q += step, at.advance()) {
+        const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + at.row * M + m0 + at.col);
 #pragma unroll
-      for (int i = 0; i < kPackets; ++i, at.advance())
-        if (first + i * step < n) held[i] = *reinterpret_cast<const Packet<T, V>*>(in + at.row * M + m0 + at.col);
-      RowWalk<I> st(first, step, w);
-#pragma unroll
-      for (int i = 0; i < kPackets; ++i, st.advance()) {
-        if (first + i * step >= n) break;
-#pragma unroll
-        for (int e = 0; e < V; ++e) stage[st.row * kRow + st.col + e] = held[i].v[e];
+        for (int e = 0; e < V; ++e) stage[at.row * kRow + at.col + e] = v.v[e];
       }
     }
     __syncthreads();
@@ -284,34 +269,16 @@ __global__ void copy_few_planes(const char* src_bytes, char* dst_bytes, Transpos
     batch_offsets<I>(p, b, dbase, sbase);
     const T* in = src + sbase;
     T* out = dst + dbase;
-    // Each thread moves at most kThinCols packets each way (n <= kChunk, M < kThinCols) and
-    // loads all of them before staging any, so they are in flight together.
-    Packet<T, V> held[kThinCols];
     if constexpr (kPlanarSrc) {
-      const I k = static_cast<I>(threadIdx.x) * V;
-      if (k < n) {
+      for (I m = 0; m < M; ++m)
+        for (I k = threadIdx.x * V; k < n; k += blockDim.x * V) {
+          const Packet<T, V> v = *reinterpret_cast<const Packet<T, V>*>(in + m * plane_stride + k0 + k);
 #pragma unroll
-        for (int m = 0; m < kThinCols; ++m)
-          if (m < M) held[m] = *reinterpret_cast<const Packet<T, V>*>(in + m * plane_stride + k0 + k);
-#pragma unroll
-        for (int m = 0; m < kThinCols; ++m)
-          if (m < M) {
-#pragma unroll
-            for (int e = 0; e < V; ++e) stage[(k + e) * M + m] = held[m].v[e];
-          }
-      }
+          for (int e = 0; e < V; ++e) stage[(k + e) * M + m] = v.v[e];
+        }
     } else {
-      const I packets = n * M / V;
-#pragma unroll
-      for (int i = 0; i < kThinCols; ++i) {
-        const I q = static_cast<I>(threadIdx.x) + i * kThreads;
-        if (q < packets) held[i] = reinterpret_cast<const Packet<T, V>*>(in + k0 * M)[q];
-      }
-#pragma unroll
-      for (int i = 0; i < kThinCols; ++i) {
-        const I q = static_cast<I>(threadIdx.x) + i * kThreads;
-        if (q < packets) stage_packets[q] = held[i];
-      }
+      for (I q = threadIdx.x; q < n * M / V; q += blockDim.x)
+        stage_packets[q] = reinterpret_cast<const Packet<T, V>*>(in + k0 * M)[q];
     }
     __syncthreads();
     if constexpr (kPlanarSrc) {

@@ -42,11 +42,15 @@ inline constexpr std::string_view kTopLevelModule = "(top)";
 // `op`, `op:module-glob` or `op:(top)` from a suppressions file, optionally followed by
 // `@function-glob`: then only a loss whose call stack holds a matching function (its name
 // without parameters, e.g. app::preprocess) is silenced -- the call site, for code without
-// modules. '*' and '?' work in both globs.
+// modules. The op may carry `[signature-glob]`: then only a loss whose operands' layouts match
+// (layout_signature(), e.g. `add[channels_last,contiguous->contiguous]`) is silenced, so a
+// baseline line can name the loss it knows and no other of the same op and place. '*' and '?'
+// work in every glob.
 struct Suppression {
   std::string op;
-  std::string module_glob;  // empty: every module; kTopLevelModule: calls outside every module
-  std::string frame_glob;   // empty: any call site
+  std::string module_glob;     // empty: every module; kTopLevelModule: calls outside every module
+  std::string frame_glob;      // empty: any call site
+  std::string signature_glob;  // empty: any operand layouts
 
   // Whether the line names op and its module glob matches module_path (the call site aside).
   bool matches(std::string_view op_name, std::string_view module_path) const;
@@ -74,17 +78,20 @@ struct Options {
   // Where each value came from: [0] the mode, then the keys in option_keys() order.
   std::vector<Source> sources;
 
-  // True when op is allowed, or (op, module path) suppressed by a line without a call site
-  // (check_layout asks the call-site lines only for a real loss).
+  // True when op is allowed, or (op, module path) suppressed by a line without a call site or
+  // signature (check_layout asks the other lines only for a real loss).
   bool is_exempt(std::string_view op, std::string_view module_path) const;
-  // The first suppressions line without a call site matching (op, module path), or nullptr.
+  // The first suppressions line without a call site or signature matching (op, module path),
+  // or nullptr.
   const Suppression* suppression_for(std::string_view op, std::string_view module_path) const;
-  // The first line with a call site matching (op, module path) and the calling thread's stack
-  // now, or nullptr. Walks the stack when such a line names op: ask only for a real loss.
-  // (Defined beside the stack walk, src/guard/call_stack.cpp, so that the parser stands alone.)
-  const Suppression* call_site_suppression_for(std::string_view op, std::string_view module_path) const;
-  // Whether some line with a call site names op (cheap: no stack walk).
-  bool has_call_site_line(std::string_view op) const;
+  // The first line with a call site or a signature matching (op, module path), the loss's
+  // layout `signature` and the calling thread's stack now, or nullptr. Walks the stack when
+  // such a line with a call site names op: ask only for a real loss. (Defined beside the stack
+  // walk, src/guard/call_stack.cpp, so that the parser stands alone.)
+  const Suppression* loss_suppression_for(std::string_view op, std::string_view module_path,
+                                          std::string_view signature) const;
+  // Whether some line with a call site or a signature names op (cheap: no stack walk).
+  bool has_loss_line(std::string_view op) const;
 };
 
 // The keys LAYOUTGUARD_OPTIONS accepts, in help order.
@@ -131,6 +138,13 @@ struct Finding {
 std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                     const Options& options, std::string_view module_path = {}, int depth = 0);
+
+// The operands' layouts as one string, what a suppressions line's [signature-glob] matches:
+// each input's layout::format_name ("channels_last", "contiguous", "permuted", ...; "none" for
+// an absent optional operand), comma-separated, then "->" and the outputs' the same way, e.g.
+// "channels_last,contiguous->contiguous". Also the key under which warn mode reports a loss
+// once per op and module.
+std::string layout_signature(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
 // ---- The process-wide configuration ----
 

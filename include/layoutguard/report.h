@@ -49,6 +49,7 @@ struct SuppressionUse {
   std::string op;
   std::string module_glob;  // as written: empty (every module), a glob, or (top)
   std::string frame_glob;   // the call site after '@'; empty: any
+  std::string signature_glob;  // the operand layouts in [...] after the op; empty: any
   int64_t suppressed = 0;
 };
 
@@ -118,7 +119,7 @@ Report report();
 void clear_report();
 // The JSON report text (what report=FILE writes at exit).
 std::string report_json(const Report& r);
-// A suppressions line as written in the file: op[:module-glob][@function-glob].
+// A suppressions line as written in the file: op[[signature-glob]][:module-glob][@function-glob].
 std::string suppression_line(const SuppressionUse& use);
 // 1.5 MiB, 12.0 KiB, 512 B: how the summary, the audit and its spans print byte counts.
 std::string human_bytes(int64_t bytes);
@@ -127,6 +128,9 @@ std::string human_bytes(int64_t bytes);
 // or function name are written as '?', which matches them (globs have no escape; '#' would
 // start a comment).
 std::string suppression_line_for(const ViolationInfo& v);
+// The same line narrowed to the loss's operand layouts, op[signature]:... (v.signature): it
+// silences this loss there and leaves a loss of other layouts at the same place reported.
+std::string signature_suppression_line_for(const ViolationInfo& v);
 // The run as a suppressions file's lines, sorted: one per distinct violation -- op:module, or
 // for a call outside every module op:(top)@function when its call site is known (else
 // op:(top)) -- and every line of the file in force that silenced a loss. Fed back as

@@ -54,6 +54,7 @@ struct ViolationInfo {
   size_t input_index = 0;   // the channels-last input that set the expectation
   std::string rule;         // what the policy required, one sentence
   std::vector<OperandLayout> inputs, outputs;
+  std::string signature;  // guard::layout_signature of the call's operands
   std::string kernel;
   std::string module_path;  // "" outside any guard::ModuleScope
   int depth = 0;            // 0: called from user code

@@ -19,12 +19,19 @@ std::string exact_glob(std::string text) {
   return text;
 }
 
+// op (with the given text after it, such as "[signature]") and where the loss happened.
+std::string line_at(const ViolationInfo& v, const std::string& op) {
+  if (!v.module_path.empty()) return op + ":" + exact_glob(v.module_path);
+  const std::string top = op + ":" + std::string(kTopLevelModule);
+  return v.call_site.empty() ? top : top + "@" + exact_glob(v.call_site);
+}
+
 }  // namespace
 
-std::string suppression_line_for(const ViolationInfo& v) {
-  if (!v.module_path.empty()) return v.op + ":" + exact_glob(v.module_path);
-  const std::string top = v.op + ":" + std::string(kTopLevelModule);
-  return v.call_site.empty() ? top : top + "@" + exact_glob(v.call_site);
+std::string suppression_line_for(const ViolationInfo& v) { return line_at(v, v.op); }
+
+std::string signature_suppression_line_for(const ViolationInfo& v) {
+  return line_at(v, v.op + "[" + exact_glob(v.signature) + "]");
 }
 
 std::vector<std::string> baseline_lines(const Report& r) {

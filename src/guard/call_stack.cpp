@@ -73,11 +73,14 @@ std::string capture_backtrace() {
 
 namespace lg::guard {
 
-const Suppression* Options::call_site_suppression_for(std::string_view op, std::string_view module_path) const {
+const Suppression* Options::loss_suppression_for(std::string_view op, std::string_view module_path,
+                                                  std::string_view signature) const {
   std::vector<std::string> stack;  // walked once, at the first line that needs it
   bool walked = false;
   for (const Suppression& s : suppressions) {
-    if (s.frame_glob.empty() || !s.matches(op, module_path)) continue;
+    if ((s.frame_glob.empty() && s.signature_glob.empty()) || !s.matches(op, module_path)) continue;
+    if (!s.signature_glob.empty() && !glob_match(s.signature_glob, signature)) continue;
+    if (s.frame_glob.empty()) return &s;
     if (!walked) {
       stack = detail::call_stack_functions();
       walked = true;

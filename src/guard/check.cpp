@@ -95,9 +95,26 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
                                     const Options& options, std::string_view module_path, int depth) {
   if (options.is_exempt(op, module_path)) return std::nullopt;
   std::optional<Finding> loss = detail::find_loss(op, policy, inputs, outputs, options, depth);
-  // Call-site lines need the stack, walked only for a real loss.
-  if (loss && options.has_call_site_line(op) && options.call_site_suppression_for(op, module_path)) return std::nullopt;
+  // Call-site and signature lines need the stack or the operands' layouts: asked only for a
+  // real loss.
+  if (loss && options.has_loss_line(op) &&
+      options.loss_suppression_for(op, module_path, layout_signature(inputs, outputs)))
+    return std::nullopt;
   return loss;
+}
+
+std::string layout_signature(std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+  std::string s;
+  const auto add = [&](std::span<const Tensor> list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (i > 0) s += ",";
+      s += list[i].defined() ? layout::format_name(list[i].sizes(), list[i].strides()) : std::string("none");
+    }
+  };
+  add(inputs);
+  s += "->";
+  add(outputs);
+  return s;
 }
 
 std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy policy, std::span<const Tensor> inputs,

@@ -88,6 +88,25 @@ std::pair<std::string_view, std::string_view> split_field(std::string_view text)
   return {text, {}};
 }
 
+// Where a suppressions line's [signature-glob] opens: a '[' inside the op name, which ends at
+// the first single ':' (an op's own "::" stays), '@' or blank. npos when the op has none (a
+// '[' later on the line, as in a call site's "operator[]", is the glob's own).
+size_t signature_open(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '[') return i;
+    if (c == '@' || c == ' ' || c == '\t') break;
+    if (c == ':') {
+      if (i + 1 < text.size() && text[i + 1] == ':') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // report= and log_path= are written later (at exit, at the first warning); a path that cannot
 // be written is refused now, with the settings, instead of failing inside some op or at exit.
 // Only looks: the file is not created here (parse_options has no side effects).
@@ -134,17 +153,35 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
   std::vector<Suppression> out;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    std::string_view text = line;
-    text = trim(text.substr(0, text.find('#')));
-    if (text.empty()) continue;
+    std::string_view full = line;
+    full = trim(full.substr(0, full.find('#')));
+    if (full.empty()) continue;
+    const auto bad_line = [&](std::string_view why) {
+      return ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", full,
+                                     "' ", why));
+    };
+    // op[signature-glob]: the brackets right after the op name are cut out first, since a
+    // layout name can hold ':' ("contiguous (ambiguous: also ...)"), which separates the module.
+    std::string signature_glob, rest(full);
+    if (const size_t open = signature_open(full); open != std::string_view::npos) {
+      const size_t close = full.find(']', open);
+      if (close == std::string_view::npos) throw bad_line("has '[' without ']' after the op");
+      signature_glob = std::string(trim(full.substr(open + 1, close - open - 1)));
+      const std::string_view after = full.substr(close + 1);
+      if (signature_glob.empty()) throw bad_line("has an empty [signature]; leave the brackets out for any layouts");
+      if (!after.empty() && after.front() != ':' && after.front() != '@')
+        throw bad_line("has text after ']' that is not ':module-glob' or '@function-glob'");
+      rest = std::string(full.substr(0, open)) + std::string(after);
+    }
+    const std::string_view text = rest;
     const auto [op_text, glob] = split_field(text);
     const std::string_view op = trim(op_text);
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
       throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
-                                    ": '", text, "' is not op[:module-glob]"));
+                                    ": '", full, "' is not op[:module-glob]"));
     // "op:" would read as "every module" or as "no module"; make the writer say which.
     if (trim(glob).empty() && text.find(':', op_text.size()) != std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", full,
                                     "' has an empty module after ':'; write '", op, "' for every module or '", op,
                                     ":", kTopLevelModule, "' for calls outside every module"));
     // op[:module-glob]@function-glob: the call site follows the first '@' (no op or module
@@ -159,9 +196,9 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     }
     std::string op_name(op_part), module_glob(module_part), frame_glob(frame_part);
     if ((text.find('@') != std::string_view::npos && frame_glob.empty()) || op_name.empty())
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", text,
-                                    "' is not op[:module-glob][@function-glob]"));
-    out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob)});
+      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", full,
+                                    "' is not op[[signature-glob]][:module-glob][@function-glob]"));
+    out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob), std::move(signature_glob)});
   }
   return out;
 }
@@ -358,13 +395,13 @@ bool Suppression::matches(std::string_view op_name, std::string_view module_path
 
 const Suppression* Options::suppression_for(std::string_view op, std::string_view module_path) const {
   for (const Suppression& s : suppressions)
-    if (s.frame_glob.empty() && s.matches(op, module_path)) return &s;
+    if (s.frame_glob.empty() && s.signature_glob.empty() && s.matches(op, module_path)) return &s;
   return nullptr;
 }
 
-bool Options::has_call_site_line(std::string_view op) const {
+bool Options::has_loss_line(std::string_view op) const {
   for (const Suppression& s : suppressions)
-    if (!s.frame_glob.empty() && s.op == op) return true;
+    if ((!s.frame_glob.empty() || !s.signature_glob.empty()) && s.op == op) return true;
   return false;
 }
 

@@ -34,7 +34,7 @@ struct Store {
   std::vector<UnusedExpectation> unused_expectations;
   std::vector<UnconvertedWeightRecord> unconverted_weights;
   std::map<std::pair<std::string, std::string>, size_t> unconverted_index;  // (op, module) -> [i]
-  std::map<std::tuple<std::string, std::string, std::string>, int64_t> suppressed;  // line -> losses
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, int64_t> suppressed;  // line -> losses
 };
 
 Store& store() {
@@ -172,7 +172,7 @@ void record_unused_expectation(std::string_view reason, std::string_view op) {
 void record_suppressed(const Suppression& line) {
   Store& s = store();
   std::lock_guard lock(s.mutex);
-  ++s.suppressed[{line.op, line.module_glob, line.frame_glob}];
+  ++s.suppressed[{line.op, line.module_glob, line.frame_glob, line.signature_glob}];
 }
 
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records) {
@@ -208,13 +208,13 @@ Report report() {
     r.unused_expectations = s.unused_expectations;
     r.unconverted_weights = s.unconverted_weights;
     // A line repeated in the file never matches: the first copy takes every loss.
-    std::set<std::tuple<std::string, std::string, std::string>> listed;
+    std::set<std::tuple<std::string, std::string, std::string, std::string>> listed;
     for (const Suppression& line : lines) {
-      const auto key = std::make_tuple(line.op, line.module_glob, line.frame_glob);
+      const auto key = std::make_tuple(line.op, line.module_glob, line.frame_glob, line.signature_glob);
       const auto it = s.suppressed.find(key);
       const bool first = listed.insert(key).second;
-      r.suppressions.push_back(
-          {line.op, line.module_glob, line.frame_glob, first && it != s.suppressed.end() ? it->second : 0});
+      r.suppressions.push_back({line.op, line.module_glob, line.frame_glob, line.signature_glob,
+                                first && it != s.suppressed.end() ? it->second : 0});
     }
     for (const OpStats& st : s.ops)
       if (!st.op.empty()) r.ops.push_back(st);

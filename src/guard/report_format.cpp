@@ -63,7 +63,8 @@ std::string human_bytes(int64_t bytes) {
 }
 
 std::string suppression_line(const SuppressionUse& u) {
-  return (u.module_glob.empty() ? u.op : u.op + ":" + u.module_glob) + (u.frame_glob.empty() ? "" : "@" + u.frame_glob);
+  const std::string op = u.signature_glob.empty() ? u.op : u.op + "[" + u.signature_glob + "]";
+  return (u.module_glob.empty() ? op : op + ":" + u.module_glob) + (u.frame_glob.empty() ? "" : "@" + u.frame_glob);
 }
 
 std::string report_json(const Report& r) {
@@ -88,6 +89,7 @@ std::string report_json(const Report& r) {
                                {"count", v.count},
                                {"formats_in", formats(f.inputs)},
                                {"formats_out", formats(f.outputs)},
+                               {"signature", f.signature},
                                {"inputs", ins},
                                {"outputs", outs},
                                {"call_site", f.call_site},
@@ -106,7 +108,8 @@ std::string report_json(const Report& r) {
   j["suppressions"] = nlohmann::json::array();
   for (const SuppressionUse& u : r.suppressions)
     j["suppressions"].push_back(
-        {{"op", u.op}, {"module", u.module_glob}, {"function", u.frame_glob}, {"suppressed", u.suppressed}});
+        {{"op", u.op}, {"module", u.module_glob}, {"function", u.frame_glob}, {"signature", u.signature_glob},
+         {"suppressed", u.suppressed}});
   j["loss_spans"] = nlohmann::json::array();
   for (const LossSpanRecord& s : r.loss_spans)
     j["loss_spans"].push_back({{"op", s.op},

@@ -31,19 +31,13 @@ ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_ba
   for (size_t i = 0; i < call.inputs.size(); ++i) v.inputs.push_back(OperandLayout::of("input", i, call.inputs[i]));
   for (size_t i = 0; i < call.outputs.size(); ++i)
     v.outputs.push_back(OperandLayout::of("output", i, call.outputs[i]));
+  v.signature = layout_signature(call.inputs, call.outputs);
   v.kernel = call.kernel;
   v.module_path = call.module_path;
   v.depth = call.depth;
   if (with_backtrace) v.backtrace = capture_backtrace();
   if (call.module_path.empty()) v.call_site = first_caller_function();
   return v;
-}
-
-std::string formats_key(std::span<const Tensor> tensors) {
-  std::string key;
-  for (const Tensor& t : tensors)
-    key += (t.defined() ? layout::format_name(t.sizes(), t.strides()) : std::string("undefined")) + ",";
-  return key;
 }
 
 // copy_ moving data between dim orders (NCHW <-> NHWC and the like) is a layout conversion,
@@ -121,8 +115,8 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   // silenced a real loss and which matched none (stale lines of a baseline).
   if (collect && !o.suppressions.empty() && std::find(o.allow.begin(), o.allow.end(), call.op) == o.allow.end()) {
     const Suppression* line = o.suppression_for(call.op, call.module_path);
-    if ((line || o.has_call_site_line(call.op)) && find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) {
-      if (!line) line = o.call_site_suppression_for(call.op, call.module_path);
+    if ((line || o.has_loss_line(call.op)) && find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) {
+      if (!line) line = o.loss_suppression_for(call.op, call.module_path, layout_signature(call.inputs, call.outputs));
       if (line) record_suppressed(*line);
     }
   }
@@ -140,7 +134,7 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));
 
   const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" +
-                          formats_key(call.inputs) + "|" + formats_key(call.outputs);
+                          layout_signature(call.inputs, call.outputs);
   ViolationRecord first;
   const int64_t distinct = record_violation(key, op_index, [&] {
     first.first = describe(call, *finding, o.backtrace);

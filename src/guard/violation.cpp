@@ -53,6 +53,7 @@ std::string format_violation(const ViolationInfo& v) {
                                                  : v.module_path);
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
   text += "\n  suppressions line that silences it here: " + guard::suppression_line_for(v) + "\n";
+  text += "  (with these layouts only: " + guard::signature_suppression_line_for(v) + ")\n";
   if (v.backtrace.empty())
     text += "  stack trace: not captured (LAYOUTGUARD_OPTIONS backtrace=0)\n";
   else

@@ -155,16 +155,16 @@ TEST_CASE("allow, suppressions and min_bytes exempt calls") {
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, with("min_bytes=481")));  // output is 480 bytes
   CHECK(check(LayoutPolicy::Preserve, {cl}, {cf}, with("min_bytes=480")).has_value());
   lg::guard::Options o = defaults();
-  o.suppressions.push_back({"op", "decoder.*", ""});
+  o.suppressions.push_back({"op", "decoder.*", "", ""});
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, o, "decoder.up1"));
   CHECK(check(LayoutPolicy::Preserve, {cl}, {cf}, o, "encoder.down1").has_value());
   // op:(top) silences the op outside every module only; a bare op everywhere.
   lg::guard::Options top = defaults();
-  top.suppressions.push_back({"op", std::string(lg::guard::kTopLevelModule), ""});
+  top.suppressions.push_back({"op", std::string(lg::guard::kTopLevelModule), "", ""});
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, top, ""));
   CHECK(check(LayoutPolicy::Preserve, {cl}, {cf}, top, "decoder.up1").has_value());
   lg::guard::Options bare = defaults();
-  bare.suppressions.push_back({"op", "", ""});
+  bare.suppressions.push_back({"op", "", "", ""});
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, bare, ""));
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, bare, "decoder.up1"));
 }

@@ -11,6 +11,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <layoutguard/layoutguard.h>
 
@@ -176,15 +178,55 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   CHECK(sites.suppressions[2].frame_glob == "main");
   // Call-site lines never exempt without a stack: check_layout asks them for a real loss only.
   CHECK_FALSE(sites.is_exempt("pad", ""));
-  CHECK(sites.has_call_site_line("pad"));
-  CHECK_FALSE(sites.has_call_site_line("conv2d"));
+  CHECK(sites.has_loss_line("pad"));
+  CHECK_FALSE(sites.has_loss_line("conv2d"));
   for (const char* bad : {"pad@\n", "pad:decoder@\n", "@main\n"}) {
     {
       std::ofstream f(path);
       f << bad;
     }
     CAPTURE(bad);
-    CHECK(contains(config_error("", "suppressions=" + path), "is not op[:module-glob][@function-glob]"));
+    CHECK(contains(config_error("", "suppressions=" + path), "is not op[[signature-glob]][:module-glob][@function-glob]"));
+  }
+  // A layout signature in brackets right after the op; a layout name's own ':' stays inside it,
+  // and a '[' in a call site's glob is the glob's.
+  {
+    std::ofstream f(path);
+    f << "add[channels_last,contiguous->contiguous]\n"
+         "cat[*ambiguous: also*]:decoder.*\n"
+         "ns::pad[*->permuted]:(top)@app::run\n"
+         "mul@*operator[]\n";
+  }
+  const lg::guard::Options sigs = parse_options("", "suppressions=" + path);
+  REQUIRE(sigs.suppressions.size() == 4);
+  CHECK(sigs.suppressions[0].op == "add");
+  CHECK(sigs.suppressions[0].signature_glob == "channels_last,contiguous->contiguous");
+  CHECK(sigs.suppressions[0].module_glob.empty());
+  CHECK(sigs.suppressions[1].op == "cat");
+  CHECK(sigs.suppressions[1].signature_glob == "*ambiguous: also*");
+  CHECK(sigs.suppressions[1].module_glob == "decoder.*");
+  CHECK(sigs.suppressions[2].op == "ns::pad");
+  CHECK(sigs.suppressions[2].signature_glob == "*->permuted");
+  CHECK(sigs.suppressions[2].module_glob == "(top)");
+  CHECK(sigs.suppressions[2].frame_glob == "app::run");
+  CHECK(sigs.suppressions[3].op == "mul");
+  CHECK(sigs.suppressions[3].signature_glob.empty());
+  CHECK(sigs.suppressions[3].frame_glob == "*operator[]");
+  // Signature lines never exempt before the call: they need the loss's operands.
+  CHECK_FALSE(sigs.is_exempt("add", ""));
+  CHECK(sigs.has_loss_line("add"));
+  CHECK(sigs.has_loss_line("cat"));
+  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
+           {"add[channels_last\n", "has '[' without ']' after the op"},
+           {"add[ ]:x\n", "has an empty [signature]"},
+           {"add[*]x\n", "has text after ']' that is not ':module-glob' or '@function-glob'"},
+           {"[*]:x\n", "is not op[:module-glob]"}}) {
+    {
+      std::ofstream f(path);
+      f << bad;
+    }
+    CAPTURE(bad);
+    CHECK(contains(config_error("", "suppressions=" + path), why));
   }
   std::remove(path.c_str());
 }

@@ -57,9 +57,10 @@ __device__ inline void batch_offsets(const TransposePlan& p, I b, I& dbase, I& s
 // along cols (unit stride in dst), each thread moving V neighbours as one packet, so a warp
 // touches 32 * V * sizeof(T) contiguous bytes per access (V = 2 for float32 and float16: 256-
 // and 128-byte warp accesses). Each block walks several tiles down the rows, so blocks live
-// long enough to keep loads in flight. A thread issues all its loads of a tile before it stores
-// any to shared memory, so they are in flight together (with float32 in 8-byte packets, 256 x
-// 256 x 56 x 56 went from 77 % to 97-98 % of memcpy on an H200, session 17). I is int32_t
+// long enough to keep loads in flight. With 2-element packets a thread issues all its loads of
+// a tile before it stores any to shared memory, so they are in flight together (with float32 in
+// 8-byte packets, 256 x 256 x 56 x 56 went from 77 % to 97-98 % of memcpy on an H200, session
+// 17). I is int32_t
 // whenever every offset fits. V > 1 needs rows, cols and every stride but the unit ones
 // divisible by V, and aligned bases.
 template <typename T, typename I, int V>
@@ -67,6 +68,11 @@ __global__ void copy_transposed(TransposePlan p) {
   constexpr int kSide = kTile * V;
   constexpr int kTiles = kTilesPerBlock / V > 0 ? kTilesPerBlock / V : 1;
   constexpr int kPerThread = kSide / kTileRows;  // packets a thread moves per tile
+  // Packets a thread holds before staging: all 8 of a tile with 2-element packets (float32 and
+  // float16, measured in session 17); the other instances stage each packet as it comes, as
+  // before, since holding raised their registers (bytes: 40 -> 152, one block per SM) and no
+  // run has measured them.
+  constexpr int kBatch = V == 2 ? kPerThread : 1;
   // One element of padding keeps the column reads of the write phase on distinct banks.
   __shared__ T tile[kSide][kSide + 1];
   const T* src = reinterpret_cast<const T*>(p.src);
@@ -83,21 +89,24 @@ __global__ void copy_transposed(TransposePlan p) {
       const I r0 = (static_cast<I>(blockIdx.y) * kTiles + t) * kSide;
       if (r0 >= rows) break;
       const I r = r0 + lane;
-      Packet<T, V> held[kPerThread];
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) {
-        const I c = c0 + row + i * kTileRows;
-        if (r < rows && c < cols) {
-          if constexpr (V == 1) held[i].v[0] = src[sbase + r * src_row + c * src_col];
-          else held[i] = *reinterpret_cast<const Packet<T, V>*>(src + sbase + r + c * src_col);
+      for (int g = 0; g < kPerThread; g += kBatch) {
+        Packet<T, V> held[kBatch];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+          const I c = c0 + row + (g + i) * kTileRows;
+          if (r < rows && c < cols) {
+            if constexpr (V == 1) held[i].v[0] = src[sbase + r * src_row + c * src_col];
+            else held[i] = *reinterpret_cast<const Packet<T, V>*>(src + sbase + r + c * src_col);
+          }
         }
-      }
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) {
-        const int k = row + i * kTileRows;
-        if (r < rows && c0 + k < cols) {
+        for (int i = 0; i < kBatch; ++i) {
+          const int k = row + (g + i) * kTileRows;
+          if (r < rows && c0 + k < cols) {
 #pragma unroll
-          for (int v = 0; v < V; ++v) tile[k][lane + v] = held[i].v[v];
+            for (int v = 0; v < V; ++v) tile[k][lane + v] = held[i].v[v];
+          }
         }
       }
       __syncthreads();

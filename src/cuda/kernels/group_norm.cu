@@ -14,7 +14,6 @@
 // weights of layer norm follow through their own strides. Partial sums per chunk are combined
 // by one block per statistic, so the result does not depend on the order blocks run in.
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "cuda/kernels/device_types.cuh"

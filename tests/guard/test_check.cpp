@@ -169,4 +169,23 @@ TEST_CASE("allow, suppressions and min_bytes exempt calls") {
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, bare, "decoder.up1"));
 }
 
+TEST_CASE("layout_signature names every operand's format; signature lines match it on a real loss") {
+  const Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL), cf = lg::empty({2, 3, 4, 5});
+  const Tensor c1 = lg::empty({2, 1, 4, 5});  // C = 1: contiguous and channels_last at once
+  CHECK(lg::guard::layout_signature(std::vector<Tensor>{cl, Tensor()}, std::vector<Tensor>{cf}) ==
+        "channels_last,none->contiguous");
+  CHECK(lg::guard::layout_signature(std::vector<Tensor>{c1}, std::vector<Tensor>{}) ==
+        "contiguous (ambiguous: also channels_last-contiguous)->");
+  CHECK(lg::guard::layout_signature(std::vector<Tensor>{}, std::vector<Tensor>{}) == "->");
+  lg::guard::Options o = defaults();
+  o.suppressions.push_back({"op", "", "", "channels_last->contiguous"});
+  CHECK_FALSE(o.is_exempt("op", ""));  // decided at the loss, with its operands
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cf}, o, ""));
+  CHECK(check(LayoutPolicy::Preserve, {cl, cf}, {cf}, o, "").has_value());  // another signature
+  lg::guard::Options glob = defaults();
+  glob.suppressions.push_back({"op", "dec*", "", "channels_last*->*"});
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {cl, cf}, {cf}, glob, "decoder"));
+  CHECK(check(LayoutPolicy::Preserve, {cl, cf}, {cf}, glob, "encoder").has_value());
+}
+
 }  // TEST_SUITE

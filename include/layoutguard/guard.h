@@ -142,8 +142,8 @@ std::optional<Finding> check_layout(std::string_view op, LayoutPolicy policy,
 // The operands' layouts as one string, what a suppressions line's [signature-glob] matches:
 // each input's layout::format_name ("channels_last", "contiguous", "permuted", ...; "none" for
 // an absent optional operand), comma-separated, then "->" and the outputs' the same way, e.g.
-// "channels_last,contiguous->contiguous". Also the key under which warn mode reports a loss
-// once per op and module.
+// "channels_last,contiguous->contiguous". Warn and record mode also key their one record per
+// loss by it, with the op and the module (or, outside every module, the call site).
 std::string layout_signature(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
 // ---- The process-wide configuration ----

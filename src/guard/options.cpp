@@ -33,7 +33,8 @@ struct Key {
 constexpr Key kKeys[] = {
     {"allow", Kind::List, "op names that are never flagged"},
     {"suppressions", Kind::Suppressions,
-     "file of op[:module-glob][@function-glob] lines (# comments; op:(top): top level only) never flagged"},
+     "file of op[[signature-glob]][:module-glob][@function-glob] lines (# comments; op:(top): top level only) "
+     "never flagged"},
     {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
     {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
     {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
@@ -96,12 +97,11 @@ size_t signature_open(std::string_view text) {
     const char c = text[i];
     if (c == '[') return i;
     if (c == '@' || c == ' ' || c == '\t') break;
-    if (c == ':') {
-      if (i + 1 < text.size() && text[i + 1] == ':') {
-        ++i;
-        continue;
-      }
-      break;
+    if (c == ':') {  // a run of exactly two is the op's own "::", as split_field reads it
+      size_t run = 1;
+      while (i + run < text.size() && text[i + run] == ':') ++run;
+      if (run != 2) break;
+      i += run - 1;
     }
   }
   return std::string_view::npos;
@@ -167,7 +167,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
       const size_t close = full.find(']', open);
       if (close == std::string_view::npos) throw bad_line("has '[' without ']' after the op");
       signature_glob = std::string(trim(full.substr(open + 1, close - open - 1)));
-      const std::string_view after = full.substr(close + 1);
+      const std::string_view after = trim(full.substr(close + 1));
       if (signature_glob.empty()) throw bad_line("has an empty [signature]; leave the brackets out for any layouts");
       if (!after.empty() && after.front() != ':' && after.front() != '@')
         throw bad_line("has text after ']' that is not ':module-glob' or '@function-glob'");
@@ -177,13 +177,11 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     const auto [op_text, glob] = split_field(text);
     const std::string_view op = trim(op_text);
     if (op.empty() || op.find_first_of(" \t") != std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number,
-                                    ": '", full, "' is not op[:module-glob]"));
+      throw bad_line("is not op[[signature-glob]][:module-glob][@function-glob]");
     // "op:" would read as "every module" or as "no module"; make the writer say which.
     if (trim(glob).empty() && text.find(':', op_text.size()) != std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", full,
-                                    "' has an empty module after ':'; write '", op, "' for every module or '", op,
-                                    ":", kTopLevelModule, "' for calls outside every module"));
+      throw bad_line(detail::str("has an empty module after ':'; write '", op, "' for every module or '", op, ":",
+                                 kTopLevelModule, "' for calls outside every module"));
     // op[:module-glob]@function-glob: the call site follows the first '@' (no op or module
     // name holds one).
     std::string_view op_part = op, module_part = trim(glob), frame_part;
@@ -196,8 +194,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     }
     std::string op_name(op_part), module_glob(module_part), frame_glob(frame_part);
     if ((text.find('@') != std::string_view::npos && frame_glob.empty()) || op_name.empty())
-      throw ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '", full,
-                                    "' is not op[[signature-glob]][:module-glob][@function-glob]"));
+      throw bad_line("is not op[[signature-glob]][:module-glob][@function-glob]");
     out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob), std::move(signature_glob)});
   }
   return out;

@@ -20,7 +20,9 @@
 namespace lg::guard::detail {
 namespace {
 
-ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace) {
+// call_site: the caller's function for a call outside every module (first_caller_function),
+// "" inside one.
+ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace, std::string call_site) {
   ViolationInfo v;
   v.op = f.op;
   v.policy = f.policy;
@@ -36,7 +38,7 @@ ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_ba
   v.module_path = call.module_path;
   v.depth = call.depth;
   if (with_backtrace) v.backtrace = capture_backtrace();
-  if (call.module_path.empty()) v.call_site = first_caller_function();
+  v.call_site = std::move(call_site);
   return v;
 }
 
@@ -131,13 +133,17 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
     return;
   }
   if (!finding) return;
-  if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace));
+  // Outside every module the call site keys the loss (a baseline line per site), so each loss
+  // there walks the stack once; inside a module, the module does.
+  std::string site = call.module_path.empty() ? first_caller_function() : std::string();
+  if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace, std::move(site)));
 
-  const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" +
+  // One record per (op, module or call site, operand layouts): user needs §c 13.
+  const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" + site + "|" +
                           layout_signature(call.inputs, call.outputs);
   ViolationRecord first;
   const int64_t distinct = record_violation(key, op_index, [&] {
-    first.first = describe(call, *finding, o.backtrace);
+    first.first = describe(call, *finding, o.backtrace, site);
     return first.first;
   });
   if (mode == Mode::Warn && distinct > 0) warn(o, first, distinct);

@@ -185,10 +185,12 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
         };
         const Tensor x4 = x.squeeze(2);
         const Tensor lw = lg::rand({6, 1, side, 7}), lb = lg::randn({6, 1, side, 7});
+        const Tensor aw = lg::rand({2, 6, 1, side, 7}), ab = lg::randn({2, 6, 1, side, 7});
         const std::vector<Case> cases{
             {"group_norm, 2 groups", 2, 3, lg::group_norm(x4, 2, w, b).unsqueeze(2)},
             {"instance_norm", 2, 1, lg::group_norm(x4, 6, w, b).unsqueeze(2)},
             {"layer_norm", 1, 1, lg::layer_norm(x, {6, 1, side, 7}, lw, lb)},
+            {"layer_norm over every dim (no plane dims)", 0, 1, lg::layer_norm(x, {2, 6, 1, side, 7}, aw, ab)},
         };
         const MemoryFormat out_fmt =
             other_out == (fmt == MemoryFormat::Contiguous) ? MemoryFormat::ChannelsLast3d : MemoryFormat::Contiguous;
@@ -196,8 +198,9 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
           CAPTURE(c.name);
           const Tensor out = lg::empty(x.sizes(), lg::TensorOptions(), out_fmt);
           const kernels::GroupedView v = grouped_view(x, c.outer, out);
-          const bool layer = c.outer == 1;
-          const std::vector<double> pw = values(w), pb = values(b), iw = values(lw), ib = values(lb);
+          const bool layer = c.outer <= 1;
+          const std::vector<double> pw = values(w), pb = values(b);
+          const std::vector<double> iw = values(c.outer == 0 ? aw : lw), ib = values(c.outer == 0 ? ab : lb);
           kernels::GroupNormArgs a;
           a.per_stat = c.per_stat;
           a.channels = layer ? 1 : 6;

@@ -218,6 +218,25 @@ TEST_CASE("a suppressions line op@function-glob silences the loss at that call s
   CHECK(r.violation_count() == 1);
 }
 
+TEST_CASE("record mode keeps one record per call site for losses outside every module") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  lose_in_preprocess(x);
+  lose_in_preprocess(x);
+  lose_in_postprocess(x);
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].first.call_site.ends_with("lose_in_preprocess"));
+  CHECK(r.violations[0].count == 2);
+  CHECK(r.violations[1].first.call_site.ends_with("lose_in_postprocess"));
+  CHECK(r.violations[1].count == 1);
+  const std::vector<std::string> lines = lg::guard::baseline_lines(r);
+  REQUIRE(lines.size() == 2);  // a baseline from this run silences both sites
+  CHECK(lines[0].ends_with("lose_in_postprocess"));
+  CHECK(lines[1].ends_with("lose_in_preprocess"));
+}
+
 TEST_CASE("baseline_lines: a loss outside every module is keyed by its call site; read back, it silences that site only") {
   CleanGuard clean;
   const Tensor x = cl4();

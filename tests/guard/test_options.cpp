@@ -159,7 +159,8 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
     std::ofstream f(path);
     f << "pad\nbad op:x\n";
   }
-  CHECK(contains(config_error("", "suppressions=" + path), "line 2: 'bad op:x' is not op[:module-glob]"));
+  CHECK(contains(config_error("", "suppressions=" + path),
+                 "line 2: 'bad op:x' is not op[[signature-glob]][:module-glob][@function-glob]"));
   // A call site after '@', with or without a module; namespaces keep their "::" on both sides.
   {
     std::ofstream f(path);
@@ -195,10 +196,11 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
     f << "add[channels_last,contiguous->contiguous]\n"
          "cat[*ambiguous: also*]:decoder.*\n"
          "ns::pad[*->permuted]:(top)@app::run\n"
-         "mul@*operator[]\n";
+         "mul@*operator[]\n"
+         "sub[*] :m @ app::f\n";
   }
   const lg::guard::Options sigs = parse_options("", "suppressions=" + path);
-  REQUIRE(sigs.suppressions.size() == 4);
+  REQUIRE(sigs.suppressions.size() == 5);
   CHECK(sigs.suppressions[0].op == "add");
   CHECK(sigs.suppressions[0].signature_glob == "channels_last,contiguous->contiguous");
   CHECK(sigs.suppressions[0].module_glob.empty());
@@ -212,6 +214,9 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   CHECK(sigs.suppressions[3].op == "mul");
   CHECK(sigs.suppressions[3].signature_glob.empty());
   CHECK(sigs.suppressions[3].frame_glob == "*operator[]");
+  CHECK(sigs.suppressions[4].signature_glob == "*");  // blanks around the separators, as elsewhere
+  CHECK(sigs.suppressions[4].module_glob == "m");
+  CHECK(sigs.suppressions[4].frame_glob == "app::f");
   // Signature lines never exempt before the call: they need the loss's operands.
   CHECK_FALSE(sigs.is_exempt("add", ""));
   CHECK(sigs.has_loss_line("add"));
@@ -220,7 +225,7 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
            {"add[channels_last\n", "has '[' without ']' after the op"},
            {"add[ ]:x\n", "has an empty [signature]"},
            {"add[*]x\n", "has text after ']' that is not ':module-glob' or '@function-glob'"},
-           {"[*]:x\n", "is not op[:module-glob]"}}) {
+           {"[*]:x\n", "is not op[[signature-glob]][:module-glob][@function-glob]"}}) {
     {
       std::ofstream f(path);
       f << bad;

@@ -199,8 +199,10 @@ __global__ void finish_statistics(const double* partial, int64_t planes, int64_t
   }
 }
 
-// y = (x - mean) * rstd * plane_w[c] * inner_w[j] + plane_b[c] + inner_b[j] for element j of
-// plane p (c = p % channels; the weights are nullable), in that order, as the CPU kernel does.
+// y = (x - mean) * (rstd * plane_w[c]) * inner_w[j] + plane_b[c] + inner_b[j] for element j of
+// plane p (c = p % channels; the weights are nullable), in double: the CPU kernels' order of
+// operations, though not their precision everywhere (CPU layer norm computes in the compute
+// type), so the two agree to rounding.
 template <typename S, bool kAdjacent>
 __global__ void plane_affine(PlaneWalk w, const S* x, S* y, const double* mean, const double* rstd,
                              GroupNormArgs a) {

@@ -168,14 +168,17 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
   // The five launches norm_ops.cpp makes for these ops, with host buffers for device ones: in
   // NDHWC (lanes over adjacent channels) and NCDHW (lanes over a plane's elements), with maps
   // small enough for one chunk per plane and large enough for several, into an output of the
-  // input's layout and of the other one.
-  for (const int64_t side : {5, 40})
+  // input's layout and of the other one. The (1, 6, 1, 64, 40) map in NDHWC gives group norm
+  // with one group 20 chunks of 6 planes, more partial sums than a thread per statistic takes.
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 6, 1, 5, 7}, {2, 6, 1, 40, 7}, {1, 6, 1, 64, 40}})
     for (MemoryFormat fmt : {MemoryFormat::ChannelsLast3d, MemoryFormat::Contiguous})
       for (bool other_out : {false, true}) {
-        CAPTURE(side);
+        const std::string shape_text = lg::to_string(shape);
+        CAPTURE(shape_text);
         CAPTURE(fmt);
         CAPTURE(other_out);
-        const Tensor x = lg::add(noise_in({2, 6, 1, side, 7}, fmt, lg::kFloat32, 56), 0.5);
+        const std::vector<int64_t> per_sample(shape.begin() + 1, shape.end());
+        const Tensor x = lg::add(noise_in(shape, fmt, lg::kFloat32, 56), 0.5);
         const Tensor w = lg::rand({6}), b = lg::randn({6});
         struct Case {
           std::string name;
@@ -184,13 +187,14 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
           Tensor want;
         };
         const Tensor x4 = x.squeeze(2);
-        const Tensor lw = lg::rand({6, 1, side, 7}), lb = lg::randn({6, 1, side, 7});
-        const Tensor aw = lg::rand({2, 6, 1, side, 7}), ab = lg::randn({2, 6, 1, side, 7});
+        const Tensor lw = lg::rand(per_sample), lb = lg::randn(per_sample);
+        const Tensor aw = lg::rand(shape), ab = lg::randn(shape);
         const std::vector<Case> cases{
+            {"group_norm, 1 group", 2, 6, lg::group_norm(x4, 1, w, b).unsqueeze(2)},
             {"group_norm, 2 groups", 2, 3, lg::group_norm(x4, 2, w, b).unsqueeze(2)},
             {"instance_norm", 2, 1, lg::group_norm(x4, 6, w, b).unsqueeze(2)},
-            {"layer_norm", 1, 1, lg::layer_norm(x, {6, 1, side, 7}, lw, lb)},
-            {"layer_norm over every dim (no plane dims)", 0, 1, lg::layer_norm(x, {2, 6, 1, side, 7}, aw, ab)},
+            {"layer_norm", 1, 1, lg::layer_norm(x, per_sample, lw, lb)},
+            {"layer_norm over every dim (no plane dims)", 0, 1, lg::layer_norm(x, shape, aw, ab)},
         };
         const MemoryFormat out_fmt =
             other_out == (fmt == MemoryFormat::Contiguous) ? MemoryFormat::ChannelsLast3d : MemoryFormat::Contiguous;

@@ -12,7 +12,8 @@
 // merged on the host first, so "consecutive elements" are consecutive in memory whenever some
 // order of them is (layer norm over (C, H, W) of an NHWC tensor walks C innermost); the
 // weights of layer norm follow through their own strides. Partial sums per chunk are combined
-// by one block per statistic, so the result does not depend on the order blocks run in.
+// per statistic (by a thread, or by a block when there are many), so the result does not depend
+// on the order blocks run in.
 #include <algorithm>
 #include <vector>
 
@@ -182,10 +183,33 @@ __global__ void plane_moments(PlaneWalk w, const S* x, const double* stat_shift,
   }
 }
 
-// One block per statistic s (planes s * per_stat ... + per_stat - 1): its partial sums over
-// every chunk, then out[s] = mean (total / count) or, with `rstd`, 1 / sqrt(total / count + eps).
-__global__ void finish_statistics(const double* partial, int64_t planes, int64_t chunks, int64_t per_stat, double count,
-                                  double eps, bool rstd, double* out) {
+// Statistic s covers planes s * per_stat ... + per_stat - 1 and their partial sums in every
+// chunk; from their total, out[s] = mean (total / count) or, with `rstd`, 1 / sqrt(total /
+// count + eps). Few partial sums per statistic (kFewPartials or less: instance norm, layer norm
+// over C, group norm over a few chunks) take a thread per statistic; more take a block. A block
+// of 256 threads and eight barriers per statistic is the likely cause of instance norm's 20 us
+// over group norm on an H200 (session 17: 8,192 statistics against 1,024; the other launches
+// do the same work in both).
+constexpr int64_t kFewPartials = 64;
+
+__device__ inline double finish(double total, double count, double eps, bool rstd) {
+  return rstd ? 1.0 / sqrt(total / count + eps) : total / count;
+}
+
+__global__ void finish_statistics_per_thread(const double* partial, int64_t planes, int64_t chunks, int64_t per_stat,
+                                             double count, double eps, bool rstd, double* out) {
+  const int64_t stats = planes / per_stat;
+  for (int64_t s = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; s < stats;
+       s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double total = 0;
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t q = 0; q < per_stat; ++q) total += partial[c * planes + s * per_stat + q];
+    out[s] = finish(total, count, eps, rstd);
+  }
+}
+
+__global__ void finish_statistics_per_block(const double* partial, int64_t planes, int64_t chunks, int64_t per_stat,
+                                            double count, double eps, bool rstd, double* out) {
   __shared__ double red[kThreads];
   const int64_t stats = planes / per_stat, n = chunks * per_stat;
   for (int64_t s = blockIdx.x; s < stats; s += gridDim.x) {
@@ -195,8 +219,19 @@ __global__ void finish_statistics(const double* partial, int64_t planes, int64_t
       acc += partial[c * planes + s * per_stat + (k - c * per_stat)];
     }
     const double total = block_sum<kThreads>(red, acc);
-    if (threadIdx.x == 0) out[s] = rstd ? 1.0 / sqrt(total / count + eps) : total / count;
+    if (threadIdx.x == 0) out[s] = finish(total, count, eps, rstd);
   }
+}
+
+void launch_finish_statistics(const PlaneWalk& w, int64_t per_stat, const double* partial, double count, double eps,
+                              bool rstd, double* out, cudaStream_t stream) {
+  const int64_t stats = w.planes / per_stat;
+  if (w.chunks * per_stat <= kFewPartials)
+    launch_kernel(finish_statistics_per_thread, blocks_for(stats, kThreads), kThreads, stream, partial, w.planes,
+                  w.chunks, per_stat, count, eps, rstd, out);
+  else
+    launch_kernel(finish_statistics_per_block, static_cast<unsigned>(std::min<int64_t>(stats, 65535 * 8)), kThreads,
+                  stream, partial, w.planes, w.chunks, per_stat, count, eps, rstd, out);
 }
 
 // y = (x - mean) * (rstd * plane_w[c]) * inner_w[j] + plane_b[c] + inner_b[j] for element j of
@@ -248,17 +283,14 @@ cudaError_t normalize_typed(const PlaneWalk& w, const S* x, S* y, const GroupNor
   const dim3 grid(static_cast<unsigned>((w.planes + kTilePlanes - 1) / kTilePlanes), static_cast<unsigned>(w.chunks));
   const dim3 block(kLanes, kRows);
   const int64_t stats = w.planes / a.per_stat;
-  const unsigned stat_blocks = static_cast<unsigned>(std::min<int64_t>(stats, 65535 * 8));
   double* partial = a.workspace;
   double* mean = partial + w.chunks * w.planes;
   double* rstd = mean + stats;
   const double count = static_cast<double>(a.per_stat * w.inner_count);
   launch_kernel(plane_moments<S, kAdjacent>, grid, block, stream, w, x, nullptr, 1, partial);
-  launch_kernel(finish_statistics, stat_blocks, kThreads, stream, partial, w.planes, w.chunks, a.per_stat, count, a.eps,
-                false, mean);
+  launch_finish_statistics(w, a.per_stat, partial, count, a.eps, false, mean, stream);
   launch_kernel(plane_moments<S, kAdjacent>, grid, block, stream, w, x, mean, 2, partial);
-  launch_kernel(finish_statistics, stat_blocks, kThreads, stream, partial, w.planes, w.chunks, a.per_stat, count, a.eps,
-                true, rstd);
+  launch_finish_statistics(w, a.per_stat, partial, count, a.eps, true, rstd, stream);
   launch_kernel(plane_affine<S, kAdjacent>, grid, block, stream, w, x, y, mean, rstd, a);
   return cudaGetLastError();
 }

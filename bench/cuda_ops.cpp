@@ -97,6 +97,8 @@ void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
         {"group_norm, 32 groups", [&] { (void)lg::group_norm(x, 32, w, b); }},
         {"group_norm, 256 groups (instance)", [&] { (void)lg::group_norm(x, 256, w, b); }},
         {"layer_norm over (C, H, W)", [&] { (void)lg::layer_norm(x, {256, 28, 28}, lw, lb); }},
+        // ConvNeXt's LayerNorm: over C of the NHWC data seen as (N, H, W, C).
+        {"layer_norm over C (N, H, W, C view)", [&] { (void)lg::layer_norm(x.permute({0, 2, 3, 1}), {256}, w, b); }},
     };
     for (const auto& [name, call] : ops) {
       const double ms = per_call_ms(call, reps, true);

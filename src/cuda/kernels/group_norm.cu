@@ -102,6 +102,7 @@ PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels) {
   w.per_stat = IndexDivider::of(static_cast<uint64_t>(per_stat));
   w.channels = IndexDivider::of(static_cast<uint64_t>(channels));
   w.planes_adjacent = w.outer_stride[w.outer_dims - 1] == 1 && w.inner_stride[w.inner_dims - 1] != 1;
+  if (w.inner_count == 0) return w;  // one empty chunk (the launchers return before walking)
   // Chunks: enough blocks to fill the device, but at least 16 elements per thread in a chunk.
   const int64_t tile_planes = w.planes_adjacent ? kLanes : kRows, inner_lanes = w.planes_adjacent ? kRows : kLanes;
   const int64_t tiles = (w.planes + tile_planes - 1) / tile_planes;
@@ -110,7 +111,6 @@ PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels) {
   w.chunks = std::clamp<int64_t>(wanted, 1, most);
   w.chunk = (w.inner_count + w.chunks - 1) / w.chunks;
   w.chunks = (w.inner_count + w.chunk - 1) / w.chunk;  // no empty chunk at the end
-  if (w.inner_count == 0) w.chunks = 1;
   return w;
 }
 

@@ -28,6 +28,18 @@ PY
   inputs+=("$label=$tmp/$name.json")
   echo "$name: ok"
 done
+# cuda_ops refuses contradicting section flags with its usage line (exit 2), GPU or not.
+for exe in "$@"; do
+  [ "$(basename "$exe")" = cuda_ops ] || continue
+  rc=0
+  "$exe" --conv-only --bandwidth-only >"$tmp/usage.out" 2>&1 || rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -q "usage: cuda_ops" "$tmp/usage.out"; then
+    cat "$tmp/usage.out"
+    echo "cuda_ops took --conv-only with --bandwidth-only (exit $rc)"
+    exit 1
+  fi
+  echo "cuda_ops: contradicting flags refused"
+done
 mkdir -p "$tmp/docs"
 cp "$root/docs/performance.md" "$tmp/docs/"
 python3 "$root/bench/report.py" merge "$tmp/all.json" "${inputs[@]}"

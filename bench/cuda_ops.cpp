@@ -23,6 +23,7 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "cuda/kernels/launch.h"  // set_short_planes_2byte_kernel
 #include "report.h"
 
 namespace {
@@ -157,6 +158,16 @@ int main(int argc, char** argv) {
       row(results, "cudaMemcpy D2D (peer)", shape, 2 * bytes, memcpy_ms, memcpy_ms);
       row(results, "copy_ NCHW -> NHWC", shape, 2 * bytes, per_call_ms([&] { dst_cl.copy_(nchw); }, reps, true), memcpy_ms);
       row(results, "copy_ NHWC -> NCHW", shape, 2 * bytes, per_call_ms([&] { dst_cf.copy_(nhwc); }, reps, true), memcpy_ms);
+      if (lg::itemsize(dt) == 2 && (s[1] <= 64 || s[2] * s[3] <= 64)) {
+        // The same two copies through the short-planes kernel of every element size, which the
+        // 2-byte one replaced (session 18): both in one run, on one GPU.
+        lg::cuda::kernels::set_short_planes_2byte_kernel(false);
+        row(results, "copy_ NCHW -> NHWC (generic kernel)", shape, 2 * bytes,
+            per_call_ms([&] { dst_cl.copy_(nchw); }, reps, true), memcpy_ms);
+        row(results, "copy_ NHWC -> NCHW (generic kernel)", shape, 2 * bytes,
+            per_call_ms([&] { dst_cf.copy_(nhwc); }, reps, true), memcpy_ms);
+        lg::cuda::kernels::set_short_planes_2byte_kernel(true);
+      }
       row(results, "contiguous(channels_last) (+alloc)", shape, 2 * bytes,
           per_call_ms([&] { (void)nchw.contiguous(MemoryFormat::ChannelsLast); }, reps, true), memcpy_ms);
       row(results, "relu NHWC", shape, 2 * bytes, per_call_ms([&] { (void)lg::relu(nhwc); }, reps, true), memcpy_ms);

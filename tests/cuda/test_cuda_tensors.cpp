@@ -9,12 +9,24 @@
 #include <layoutguard/config.h>
 #if LG_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "cuda/kernels/launch.h"  // set_short_planes_2byte_kernel
 #endif
 
 #include "support/op_testing.h"
 #include "support/tensor_testing.h"
 
 namespace {
+
+// Whether 2-byte short-planes copies take their own kernel (the default) or the generic one.
+// Without CUDA compiled in, the suite skips before any test runs.
+void use_2byte_short_planes_kernel(bool on) {
+#if LG_HAVE_CUDA
+  lg::cuda::kernels::set_short_planes_2byte_kernel(on);
+#else
+  (void)on;
+#endif
+}
 
 using lg::Device;
 using lg::MemoryFormat;
@@ -120,23 +132,31 @@ TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-
   // planes of at most 64 pixels the short-planes kernel (72 channels: a partial chunk), and so
   // do at most 64 channels over a long plane; there the walk over the short side runs with the
   // packet dividing it (64, 24 and 40 channels in float16) and not (49 and 25 pixels, 24
-  // channels in uint8), over several block strides (56 x 256, 64 x 600, 24 x 800).
+  // channels in uint8), over several block strides (56 x 256, 64 x 600, 24 x 800). 2-byte types
+  // take their own short-planes kernel (short_planes_2byte.cuh: paired when 8 divides the short
+  // side, 8 to 64 of it here; single for 49 and 25), and run again through the generic one.
   const std::vector<std::vector<int64_t>> shapes{
-      {3, 70, 9, 11},  {2, 3, 40, 41}, {2, 130, 1, 3}, {1, 33, 33, 33}, {2, 68, 12, 20}, {3, 130, 10, 14},
-      {2, 5, 30, 20},  {2, 256, 7, 8}, {2, 72, 7, 7},  {2, 70, 5, 5},   {1, 3, 48, 48},  {2, 4, 64, 64},
-      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}};
-  for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kFloat32, lg::kFloat64})
-    for (const auto& shape : shapes) {
-      CAPTURE(dt);
-      CAPTURE(lg::to_string(shape));
-      const Tensor x = lg::mul(noise_in(shape, MemoryFormat::Contiguous, lg::kFloat32, 21), 50.0).to(dt);
-      const Tensor to_cl = x.cuda().contiguous(MemoryFormat::ChannelsLast);
-      CHECK(values(to_cl.cpu()) == values(x));
-      CHECK(ls(to_cl) == ls(x.contiguous(MemoryFormat::ChannelsLast)));
-      const Tensor back = to_cl.contiguous();
-      CHECK(values(back.cpu()) == values(x));
-      CHECK(ls(back) == ls(x));
-    }
+      {3, 70, 9, 11},  {2, 3, 40, 41},  {2, 130, 1, 3},  {1, 33, 33, 33}, {2, 68, 12, 20},  {3, 130, 10, 14},
+      {2, 5, 30, 20},  {2, 256, 7, 8},  {2, 72, 7, 7},   {2, 70, 5, 5},   {1, 3, 48, 48},   {2, 4, 64, 64},
+      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}, {2, 2048, 7, 7}, {3, 8, 30, 36},
+      {2, 16, 9, 40},  {2, 32, 8, 8},   {2, 200, 8, 8},  {1, 96, 4, 8},   {2, 64, 16, 16}};
+  for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kBFloat16, lg::kFloat32, lg::kFloat64})
+    for (const auto& shape : shapes)
+      for (bool own_kernel : {true, false}) {
+        if (!own_kernel && lg::itemsize(dt) != 2) continue;
+        use_2byte_short_planes_kernel(own_kernel);
+        CAPTURE(dt);
+        CAPTURE(lg::to_string(shape));
+        CAPTURE(own_kernel);
+        const Tensor x = lg::mul(noise_in(shape, MemoryFormat::Contiguous, lg::kFloat32, 21), 50.0).to(dt);
+        const Tensor to_cl = x.cuda().contiguous(MemoryFormat::ChannelsLast);
+        CHECK(values(to_cl.cpu()) == values(x));
+        CHECK(ls(to_cl) == ls(x.contiguous(MemoryFormat::ChannelsLast)));
+        const Tensor back = to_cl.contiguous();
+        CHECK(values(back.cpu()) == values(x));
+        CHECK(ls(back) == ls(x));
+      }
+  use_2byte_short_planes_kernel(true);
   // A base one element off the packet alignment must take the scalar tiles.
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16}) {
     const Tensor flat = lg::mul(noise_in({1 + 2 * 64 * 8 * 8}, MemoryFormat::Contiguous, lg::kFloat32, 23), 50.0).to(dt);

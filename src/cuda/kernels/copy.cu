@@ -2,15 +2,20 @@
 // innermost dims swap between source and destination, as between NCHW and NHWC), dtype
 // conversion of dense buffers, and fills.
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "cuda/kernels/device_types.cuh"
 #include "cuda/kernels/row_walk.h"
+#include "cuda/kernels/short_planes_2byte.cuh"
+#include "cuda/kernels/transpose_plan.cuh"
 
 namespace lg::cuda::kernels {
 namespace {
 
 constexpr int kThreads = 256;
+
+std::atomic<bool> g_short_planes_2byte{true};  // set_short_planes_2byte_kernel
 constexpr int kTile = 32, kTileRows = 8, kTilesPerBlock = 4;
 
 template <typename T>
@@ -22,34 +27,6 @@ __global__ void copy_generic(Geometry g) {
     int64_t off[2];
     offsets_of<2>(g, i, off);
     dst[off[0]] = src[off[1]];
-  }
-}
-
-// A batched transpose as plain scalars: each batch position holds a (rows x cols) plane that
-// is unit-stride along rows in the source and along cols in the destination.
-struct TransposePlan {
-  const char* src;
-  char* dst;
-  int64_t rows, cols, batches;
-  int64_t src_row, src_col, dst_row, dst_col;  // strides in elements
-  int nb;                                      // batch dims, outermost first
-  int64_t bsize[kMaxDims], bsrc[kMaxDims], bdst[kMaxDims];
-};
-
-// Offsets of batch position b (the dims other than the plane's), unrolled over the fixed
-// maximum so no kernel parameter is indexed at run time.
-template <typename I>
-__device__ inline void batch_offsets(const TransposePlan& p, I b, I& dbase, I& sbase) {
-  dbase = 0;
-  sbase = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d >= p.nb) continue;
-    const I size = static_cast<I>(p.bsize[d]);
-    const I idx = b % size;
-    b /= size;
-    dbase += idx * static_cast<I>(p.bdst[d]);
-    sbase += idx * static_cast<I>(p.bsrc[d]);
   }
 }
 
@@ -175,13 +152,15 @@ __global__ void copy_thin(TransposePlan p) {
 
 // NCHW <-> NHWC in the two shapes the square tiles serve badly, both with the plane dense on
 // each side: a "planar" side holding M planes of K elements (m * K + k) and an "interleaved"
-// side holding K rows of M elements (k * M + m). kPlanarSrc is NCHW -> NHWC. Global memory moves
-// in 16-byte packets of V elements on both sides; shared memory does the reordering.
+// side holding K rows of M elements (k * M + m). kPlanarSrc says the source is the planar side:
+// NCHW -> NHWC when the planes are short (7x7 maps), NHWC -> NCHW when the channels are (64
+// channels over 56x56). Global memory moves in 16-byte packets of V elements on both sides;
+// shared memory does the reordering. 2-byte types take copy_short_planes_2byte
+// (short_planes_2byte.cuh) instead, which makes fewer and wider shared-memory accesses.
 //
 // Short planes (K <= kShortPlane, e.g. 7x7 maps of 2048 channels, which would fill a quarter
 // of a 64-wide tile): a block takes 256 bytes' worth of whole planes -- one contiguous run on
 // the planar side, K runs of 256 bytes on the interleaved side.
-constexpr int kShortPlane = 64;
 template <typename T>
 constexpr int kPlaneChunk = static_cast<int>(256 / sizeof(T));
 
@@ -416,6 +395,16 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
         const unsigned grid = static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
         const char* src = static_cast<const char*>(p.src);
         char* dst = static_cast<char*>(p.dst);
+        if constexpr (sizeof(T) == 2) {
+          static_assert(kPlaneChunk<T> == short_planes_2byte::kChunk, "both kernels take chunks of 128 positions");
+          if (g_short_planes_2byte.load(std::memory_order_relaxed)) {
+            if (narrow && planar_src) launch_kernel(copy_short_planes_2byte<int32_t, true>, grid, kThreads, stream, src, dst, p, K, M);
+            else if (narrow) launch_kernel(copy_short_planes_2byte<int32_t, false>, grid, kThreads, stream, src, dst, p, K, M);
+            else if (planar_src) launch_kernel(copy_short_planes_2byte<int64_t, true>, grid, kThreads, stream, src, dst, p, K, M);
+            else launch_kernel(copy_short_planes_2byte<int64_t, false>, grid, kThreads, stream, src, dst, p, K, M);
+            return cudaGetLastError();
+          }
+        }
         if (narrow && planar_src) launch_kernel(copy_short_planes<T, int32_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M);
         else if (narrow) launch_kernel(copy_short_planes<T, int32_t, kV, false>, grid, kThreads, stream, src, dst, p, K, M);
         else if (planar_src) launch_kernel(copy_short_planes<T, int64_t, kV, true>, grid, kThreads, stream, src, dst, p, K, M);
@@ -450,6 +439,8 @@ cudaError_t copy_typed(const Geometry& g, cudaStream_t stream) {
 }
 
 }  // namespace
+
+void set_short_planes_2byte_kernel(bool on) { g_short_planes_2byte.store(on, std::memory_order_relaxed); }
 
 cudaError_t copy_strided(const Geometry& g, int element_bytes, cudaStream_t stream) {
   if (g.numel == 0) return cudaSuccess;

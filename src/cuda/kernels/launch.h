@@ -34,6 +34,11 @@ enum class ScalarType : int { Float32, Float16, BFloat16, Float64, Int64, Int32,
 // whose two innermost dims are swapped between out and src (NCHW <-> NHWC and every other
 // batched transpose) goes through 32x32 tiles in shared memory so reads and writes coalesce.
 cudaError_t copy_strided(const Geometry& g, int element_bytes, cudaStream_t stream);
+// Whether the short-planes transposes of 2-byte types take their own kernel
+// (short_planes_2byte.cuh; on by default) or the generic one of every element size.
+// Process-wide; bench/cuda_ops turns it off to time both kernels in one run, and the emulated
+// tests check both.
+void set_short_planes_2byte_kernel(bool on);
 // out[i] = convert(src[i]) for two dense buffers of n elements laid out alike.
 cudaError_t convert_dense(void* out, ScalarType out_type, const void* src, ScalarType src_type, int64_t n,
                           cudaStream_t stream);

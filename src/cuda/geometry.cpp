@@ -5,50 +5,53 @@
 #include "cuda/geometry.h"
 
 #include <algorithm>
-#include <numeric>
-#include <vector>
 
 #include <layoutguard/error.h>
 
 namespace lg::cuda::detail {
 
 kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const Tensor*> inputs, std::string_view op) {
-  std::vector<const Tensor*> ops{&out};
-  ops.insert(ops.end(), inputs.begin(), inputs.end());
-  LG_ASSERT(ops.size() <= static_cast<size_t>(kernels::kMaxOperands), "too many operands for a CUDA geometry");
-  kernels::Geometry g;
-  g.operands = static_cast<int>(ops.size());
-  g.numel = out.numel();
-  for (size_t k = 0; k < ops.size(); ++k) g.data[k] = static_cast<char*>(ops[k]->data_ptr());
-  std::vector<int64_t> order;
-  for (int64_t d = 0; d < out.dim(); ++d)
-    if (out.size(d) != 1) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return out.stride(a) > out.stride(b); });
-  std::vector<int64_t> sizes;
-  std::vector<std::vector<int64_t>> strides;  // per dim, per operand
-  for (int64_t d : order) {
-    std::vector<int64_t> s(ops.size());
-    for (size_t k = 0; k < ops.size(); ++k) s[k] = ops[k]->stride(d);
-    if (!sizes.empty()) {
-      bool mergeable = true;
-      for (size_t k = 0; k < ops.size(); ++k) mergeable &= strides.back()[k] == s[k] * out.size(d);
-      if (mergeable) {
-        sizes.back() *= out.size(d);
-        strides.back() = s;
-        continue;
-      }
-    }
-    sizes.push_back(out.size(d));
-    strides.push_back(s);
+  // Fixed arrays, not vectors: this runs on every pointwise op and copy, and its allocations
+  // were a tenth of a small op's host instructions (bench/host_instructions, session 18).
+  LG_ASSERT(inputs.size() + 1 <= static_cast<size_t>(kernels::kMaxOperands), "too many operands for a CUDA geometry");
+  const Tensor* ops[kernels::kMaxOperands] = {&out};
+  int operands = 1;
+  for (const Tensor* t : inputs) {
+    LG_ASSERT(t->dim() == out.dim(), "CUDA geometry operands must be broadcast to the output's rank first");
+    ops[operands++] = t;
   }
-  LG_CHECK_NOT_IMPLEMENTED(sizes.size() <= static_cast<size_t>(kernels::kMaxDims), "[", op, "] on CUDA supports at most ",
-                           kernels::kMaxDims, " dims after merging contiguous ones, but the operands of sizes ",
-                           out.sizes(), " need ", sizes.size());
-  g.ndim = static_cast<int>(sizes.size());
+  kernels::Geometry g;
+  g.operands = operands;
+  g.numel = out.numel();
+  for (int k = 0; k < operands; ++k) g.data[k] = static_cast<char*>(ops[k]->data_ptr());
+  const IntArrayRef out_sizes = out.sizes(), out_strides = out.strides();
+  // The output's non-trivial dims, outermost (largest stride) first.
+  int64_t order[lg::kMaxDims];
+  int64_t dims = 0;
+  for (int64_t d = 0; d < out.dim(); ++d)
+    if (out_sizes[d] != 1) order[dims++] = d;
+  std::stable_sort(order, order + dims, [&](int64_t a, int64_t b) { return out_strides[a] > out_strides[b]; });
+  // Dims every operand steps through evenly merge into one.
+  int64_t sizes[lg::kMaxDims];
+  int64_t strides[lg::kMaxDims][kernels::kMaxOperands];
+  int64_t merged = 0;
+  for (int64_t i = 0; i < dims; ++i) {
+    const int64_t d = order[i];
+    bool mergeable = merged > 0;
+    for (int k = 0; k < operands && mergeable; ++k)
+      mergeable = strides[merged - 1][k] == ops[k]->strides()[d] * out_sizes[d];
+    if (!mergeable) sizes[merged++] = 1;
+    sizes[merged - 1] *= out_sizes[d];
+    for (int k = 0; k < operands; ++k) strides[merged - 1][k] = ops[k]->strides()[d];
+  }
+  LG_CHECK_NOT_IMPLEMENTED(merged <= kernels::kMaxDims, "[", op, "] on CUDA supports at most ", kernels::kMaxDims,
+                           " dims after merging contiguous ones, but the operands of sizes ", out.sizes(), " need ",
+                           merged);
+  g.ndim = static_cast<int>(merged);
   for (int d = 0; d < g.ndim; ++d) {
-    g.sizes[d] = sizes[static_cast<size_t>(d)];
+    g.sizes[d] = sizes[d];
     g.dividers[d] = kernels::IndexDivider::of(static_cast<uint64_t>(g.sizes[d]));
-    for (size_t k = 0; k < ops.size(); ++k) g.strides[k][d] = strides[static_cast<size_t>(d)][k];
+    for (int k = 0; k < operands; ++k) g.strides[k][d] = strides[d][k];
   }
   return g;
 }

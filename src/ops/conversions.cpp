@@ -87,9 +87,12 @@ Tensor Tensor::copy_impl(const Tensor& src) const {
   if (is_same(src)) return *this;
   detail::check_no_internal_overlap(*this, "copy_");
   if (numel() == 0) return *this;
-  Tensor source = src.expand(sizes());
+  // src itself when it has the destination's sizes: an equal expanded view would cost a trip
+  // through the dispatcher on every copy (bench/host_instructions).
+  const auto broadcast = [&](const Tensor& t) { return t.sizes() == sizes() ? t : t.expand(sizes()); };
+  Tensor source = broadcast(src);
   // Reading and writing the same bytes in one pass could read already-written values.
-  if (detail::ranges_overlap(*this, source)) source = src.clone().expand(sizes());
+  if (detail::ranges_overlap(*this, source)) source = broadcast(src.clone());
   // A copy that touches a device runs on the device's backend, whichever side it is on.
   const Device kernel_device = device().is_cpu() ? src.device() : device();
   dispatch::kernel_for<OpId::copy_>(kernel_device)(*this, source);

@@ -1,13 +1,16 @@
 // A stand-in for libcudart.so.13 that runs no kernel: one "device" whose memory is host memory,
 // copies done with memcpy, launches that return at once, events that report zero time. Loaded
 // in place of the real runtime (scripts/host-overhead puts its folder first on
-// LD_LIBRARY_PATH), it lets bench/cuda_overhead time layoutguard's own host path per CUDA op --
-// dispatch, the guard, geometry, the allocator, the launcher -- on a machine without a GPU,
-// with the runtime's and the driver's share taken out.
+// LD_LIBRARY_PATH, with LD_BIND_NOW so a runtime symbol missing here fails at load), it lets
+// bench/host_instructions count layoutguard's own host path per CUDA op -- dispatch, the guard,
+// geometry, the allocator, the launcher -- on a machine without a GPU, with the runtime's and
+// the driver's share taken out. (Programs linking cudart_static, such as bench/cuda_overhead,
+// keep their own runtime calls on the real one.)
 //
 // Only the probe kernel (src/cuda/kernels/probe.cu: one int stored) is carried out, so that
 // lg::cuda::is_available() answers as on a device. Nothing computed under this stub is a
 // result: every kernel's output is whatever the allocation held.
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +31,7 @@ thread_local cudaError_t g_last_error = cudaSuccess;
 thread_local dim3 g_grid, g_block;
 thread_local size_t g_shared = 0;
 thread_local void* g_stream = nullptr;
-int g_stream_count = 0;
+std::atomic<int> g_stream_count{0};
 
 cudaError_t fail(cudaError_t err) { return g_last_error = err; }
 

@@ -12,6 +12,7 @@
 #include "core/tensor_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel_table.h"
+#include "ops/scalar_operands.h"
 
 namespace lg {
 namespace {
@@ -84,8 +85,14 @@ Tensor as_operand(const Arg& a, DType dt, Device device, IntArrayRef shape) {
   // fill_'s overflow check: it is made in a dtype that holds it exactly (int64, bool, or
   // float64 for a floating value) and cast below.
   const DType exact = a.scalar && a.scalar->is_floating_point() ? kFloat64 : a.scalar ? a.scalar->default_dtype() : dt;
-  Tensor t = a.scalar ? full({}, *a.scalar, TensorOptions().dtype(exact).device(device)) : a.tensor;
-  if (t.dtype() != dt || t.device() != device) t = t.to(TensorOptions().dtype(dt).device(device));
+  const auto convert = [&](Tensor t) {
+    return t.dtype() != dt || t.device() != device ? t.to(TensorOptions().dtype(dt).device(device)) : t;
+  };
+  const auto make_scalar = [&] { return convert(full({}, *a.scalar, TensorOptions().dtype(exact).device(device))); };
+  // On a device a scalar costs launches to make; it is made once per value (scalar_operands.h).
+  Tensor t = !a.scalar          ? convert(a.tensor)
+             : device.is_cpu() ? make_scalar()
+                               : detail::cached_scalar_operand(*a.scalar, dt, device, make_scalar);
   // Already the broadcast shape: the operand itself. An expand would make an equal view
   // through the dispatcher, about a quarter of a small op's host time (bench/host_stub).
   if (t.sizes() == shape) return t;

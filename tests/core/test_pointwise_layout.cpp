@@ -82,3 +82,44 @@ TEST_CASE("shapes that do not broadcast are a ValueError naming the sizes") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("the ops' output strides equal pointwise_output_strides for equal-shape operands of every layout") {
+  // src/ops/pointwise.cpp answers operands of the result's shape from their cached layout flags
+  // instead of calling pointwise_output_strides; both must give the same strides. Layouts:
+  // contiguous, channels-last (4-D and 5-D), a dense permutation, a strided slice, an expanded
+  // view, size-1 dims with odd strides; ranks 1 to 5, size-0 dims included; one to three
+  // operands in every combination.
+  const std::vector<std::vector<int64_t>> shapes{{7}, {3, 1}, {2, 3, 4, 5}, {2, 1, 4, 5}, {2, 3, 1, 1},
+                                                 {2, 0, 4, 5}, {2, 3, 4, 5, 6}, {1, 1, 1, 1}};
+  for (const auto& shape : shapes) {
+    CAPTURE(lg::to_string(shape));
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    std::vector<lg::Tensor> variants{lg::zeros(shape)};
+    if (rank == 4) variants.push_back(lg::zeros(shape).contiguous(lg::MemoryFormat::ChannelsLast));
+    if (rank == 5) variants.push_back(lg::zeros(shape).contiguous(lg::MemoryFormat::ChannelsLast3d));
+    if (rank >= 2) {
+      std::vector<int64_t> swapped = shape;
+      std::swap(swapped[0], swapped[rank - 1]);
+      variants.push_back(lg::zeros(swapped).transpose(0, rank - 1));  // dense, permuted
+      std::vector<int64_t> doubled = shape;
+      doubled[rank - 1] *= 2;
+      variants.push_back(lg::zeros(doubled).slice(rank - 1, 0, doubled[rank - 1], 2));  // not dense
+    }
+    std::vector<int64_t> one = shape;
+    one[0] = 1;
+    variants.push_back(lg::zeros(one).expand(shape));  // stride 0 where the size is not 1
+    for (const lg::Tensor& a : variants)
+      for (const lg::Tensor& b : variants) {
+        CAPTURE(lg::describe_layout(a));
+        CAPTURE(lg::describe_layout(b));
+        const auto rule = [](std::initializer_list<lg::Tensor> ts) {
+          std::vector<Geometry> g;
+          for (const lg::Tensor& t : ts) g.push_back({t.sizes(), t.strides()});
+          return lg::to_string(lg::layout::pointwise_output_strides(g, "test"));
+        };
+        CHECK(lg::to_string(lg::relu(a).strides()) == rule({a}));
+        CHECK(lg::to_string(lg::add(a, b).strides()) == rule({a, b}));
+        CHECK(lg::to_string(lg::where(lg::gt(a, b), a, b).strides()) == rule({lg::gt(a, b), a, b}));
+      }
+  }
+}

@@ -166,6 +166,34 @@ TEST_CASE("the strided kernels decode eight unmerged dims of odd sizes") {
   }
 }
 
+TEST_CASE("Python-scalar operands on CUDA, made once per value and reused, equal the CPU's every time") {
+  // The device keeps one 0-dim tensor per (dtype, value) (src/ops/scalar_operands.h): a second
+  // `x + 1.0` must read the same 1.0, in-place forms must not write into it, and equal numbers
+  // of another dtype or kind (1 and 1.0, 0.0 and -0.0) must not be mixed up.
+  for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64}) {
+    CAPTURE(dt);
+    const Tensor x = lg::mul(noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 31), 4.0).to(dt);
+    const Tensor d = x.cuda();
+    for (int round = 0; round < 2; ++round) {
+      CAPTURE(round);
+      check_same(lg::add(d, 1.0), lg::add(x, 1.0));
+      check_same(lg::mul(d, 0.5), lg::mul(x, 0.5));
+      check_same(lg::sub(d, int64_t{3}), lg::sub(x, int64_t{3}));
+      check_same(lg::div(d, -0.0), lg::div(x, -0.0));
+      check_same(lg::div(d, 0.0), lg::div(x, 0.0));
+      Tensor in_place = d.clone();
+      lg::add_(in_place, 1.0);
+      lg::add_(in_place, 1.0);
+      check_same(in_place, lg::add(x, 2.0));
+    }
+  }
+  const Tensor i = lg::arange(0, 24, 1, lg::TensorOptions().dtype(lg::kInt32)).view({1, 2, 3, 4});
+  for (int round = 0; round < 2; ++round) {
+    check_same(lg::add(i.cuda(), int64_t{300}), lg::add(i, int64_t{300}));
+    check_same(lg::mul(i.cuda(), true), lg::mul(i, true));
+  }
+}
+
 TEST_CASE("in-place and out= forms on CUDA keep the destination's strides") {
   const Tensor x = noise_in({2, 6, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 12);
   Tensor d = x.cuda();

@@ -21,8 +21,10 @@
 // - Otherwise it stages one element per access, as the generic kernel does, but at the
 //   swizzled places.
 // Modelled (scripts/smem-wavefronts): 8 wavefronts per 512 bytes for K = 8, 16, 32 or 64, 12 for
-// the other multiples of 8, 20-22 for every other K from 2 up (7x7 maps: 20.3). Not yet
-// measured on a GPU (docs/design.md).
+// the other multiples of 8, 20-22.4 for every other K from 9 to 63 (7x7 maps: 20.3; K below 8
+// takes the few-planes kernel). Not yet measured on a GPU (docs/design.md). For K = 8 and 16 a
+// planar-side warp instruction covers half of each 32-byte sector it touches (planes m and
+// m + 1 are separate instructions), which the model, being about banks only, does not see.
 #pragma once
 
 #include <cstdint>

@@ -38,6 +38,12 @@ int main(int argc, char** argv) {
   Tensor tiny_nhwc = lg::empty_like(tiny_nchw, MemoryFormat::ChannelsLast);
   const Tensor maps = lg::ones({1, 4, 2, 2}).to(half).contiguous(MemoryFormat::ChannelsLast);
   const Tensor cpu = lg::ones({1, 1, 1, 1});
+  const lg::TensorOptions f32 = lg::TensorOptions().device(lg::Device::cuda(0));
+  const Tensor mean = lg::zeros({4}, f32), var = lg::ones({4}, f32), gamma = lg::ones({4}, f32),
+               beta = lg::zeros({4}, f32);
+  // Batch norm on layoutguard's kernels: cuDNN's node builds no plan for evaluation on a GPU
+  // (our kernels then run), and under the stub runtime cuDNN cannot start at all.
+  lg::cuda::set_cudnn_batch_norm(false);
   const std::vector<std::pair<std::string, std::function<void()>>> ops{
       {"lg::empty 1 element (cuda)", [&] { (void)lg::empty({1, 1, 1, 1}, half); }},
       {"copy_ NCHW -> NHWC (cuda)", [&] { tiny_nhwc.copy_(tiny_nchw); }},
@@ -45,6 +51,8 @@ int main(int argc, char** argv) {
       {"add (cuda)", [&] { (void)lg::add(tiny, tiny); }},
       {"add 1.0 (cuda)", [&] { (void)lg::add(tiny, 1.0); }},
       {"group_norm 2 groups (cuda)", [&] { (void)lg::group_norm(maps, 2); }},
+      {"batch_norm eval (cuda)", [&] { (void)lg::batch_norm(maps, gamma, beta, mean, var, false); }},
+      {"max_pool2d 2x2 (cuda)", [&] { (void)lg::max_pool2d(maps, {2, 2}); }},
       {"relu (cpu)", [&] { (void)lg::relu(cpu); }},
   };
   for (const auto& [name, fn] : ops) {

@@ -36,6 +36,18 @@ Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_
   return make_tensor(t.storage(), t.dtype(), std::move(sizes), std::move(strides), storage_offset);
 }
 
+Tensor view_as_5d(const Tensor& t) {
+  LG_ASSERT(t.dim() >= 2 && t.dim() <= 5, "view_as_5d takes ranks 2 to 5");
+  if (t.dim() == 5) return t;
+  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
+  for (size_t at = 2; sizes.size() < 5; ++at) {
+    const int64_t stride = at < sizes.size() ? sizes[at] * strides[at] : 1;
+    sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(at), 1);
+    strides.insert(strides.begin() + static_cast<std::ptrdiff_t>(at), stride);
+  }
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
 void check_device_supported(Device device, std::string_view op) {
   if (!device.is_cpu()) check_backend_device(device, op);
 }

@@ -14,6 +14,12 @@ Tensor make_tensor(Storage storage, DType dtype, std::vector<int64_t> sizes,
 // A view of t's storage with new geometry (same dtype).
 Tensor make_view(const Tensor& t, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                  int64_t storage_offset);
+// t (rank 2 to 5) as 5-D (N, C, D, H, W): size-1 dims inserted at 2, 3, ... -- the view that
+// t.unsqueeze(2).unsqueeze(3)... gives, strides included (ATen's stride for a new dim, which
+// makes a channels-last 4-D tensor look channels_last_3d). Made directly, not as unsqueeze
+// ops: the 5-D kernels of conv, pooling and the norms take every call through it, and each
+// dispatched unsqueeze cost about 1.4k host instructions. Callers check the rank.
+Tensor view_as_5d(const Tensor& t);
 
 // Throws unless `device` can hold tensors in this build: NotCompiledError for CUDA in a CPU-only
 // build, NotImplementedError while the CUDA backend cannot allocate yet.

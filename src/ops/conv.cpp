@@ -160,7 +160,7 @@ dispatch::ConvKernel conv_kernel(OpId id, Device device) {
 }
 
 // 4-D tensors become 5-D with a depth of 1 so one kernel serves 2-D and 3-D.
-Tensor as_5d(const Tensor& t, int spatial) { return spatial == 2 ? t.unsqueeze(2) : t; }
+Tensor as_5d(const Tensor& t, int spatial) { return spatial == 2 ? detail::view_as_5d(t) : t; }
 
 Tensor compute(const ConvCall& c, std::span<const Tensor> in) {
   const std::string_view op = name_of(c);

@@ -60,21 +60,11 @@ void check_channel_param(std::string_view op, const Tensor& t, std::string_view 
                 x.dtype(), "; required the input's dtype (or float32 for float16/bfloat16 input)");
 }
 
-// N, C, D, H, W: ranks 2 to 5 padded with size-1 dims at 2, 3, ... -- the view that
-// unsqueeze(2), unsqueeze(3), ... would give, strides included (ATen's stride for a new dim,
-// which makes a channels-last input look channels_last_3d), made here directly: through the
-// dispatcher each unsqueeze cost about 1.4k host instructions per call, twice per norm.
+// N, C, D, H, W: ranks 2 to 5 padded with size-1 dims (detail::view_as_5d).
 Tensor as_5d(const Tensor& t, std::string_view op) {
   LG_CHECK(t.dim() >= 2 && t.dim() <= 5, "[", op, "] supports inputs of 2 to 5 dims, but got input of size ",
            t.sizes());
-  if (t.dim() == 5) return t;
-  std::vector<int64_t> sizes = t.sizes().vec(), strides = t.strides().vec();
-  for (size_t at = 2; sizes.size() < 5; ++at) {
-    const int64_t stride = at < sizes.size() ? sizes[at] * strides[at] : 1;
-    sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(at), 1);
-    strides.insert(strides.begin() + static_cast<std::ptrdiff_t>(at), stride);
-  }
-  return detail::make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  return detail::view_as_5d(t);
 }
 
 // Spec 3.3, PyTorch's batch_norm_cpu: a tensor contiguous in some format keeps that format

@@ -49,7 +49,7 @@ Tensor check_input(const PoolCall& c, const Tensor& x) {
   return b;
 }
 
-Tensor as_5d(const Tensor& t, int spatial) { return spatial == 2 ? t.unsqueeze(2) : t; }
+Tensor as_5d(const Tensor& t, int spatial) { return spatial == 2 ? detail::view_as_5d(t) : t; }
 
 // Allocates out (and int64 indices when asked) in the input's suggested format, runs kernel.
 template <typename Run>

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
       {"relu (cuda)", [&] { (void)lg::relu(tiny); }},
       {"add (cuda)", [&] { (void)lg::add(tiny, tiny); }},
       {"add 1.0 (cuda)", [&] { (void)lg::add(tiny, 1.0); }},
-      {"group_norm 2 groups (cuda)", [&] { (void)lg::group_norm(maps, 2); }},
+      {"group_norm 2 groups, affine (cuda)", [&] { (void)lg::group_norm(maps, 2, gamma, beta); }},
       {"batch_norm eval (cuda)", [&] { (void)lg::batch_norm(maps, gamma, beta, mean, var, false); }},
       {"max_pool2d 2x2 (cuda)", [&] { (void)lg::max_pool2d(maps, {2, 2}); }},
       {"relu (cpu)", [&] { (void)lg::relu(cpu); }},

@@ -184,12 +184,17 @@ void batch_norm_training_cuda(const kernels::ChannelAffine& a, DType dt, const T
 }
 
 // group_normalize with its workspace and the weights as float64 on the device: no host trip.
+// The float64 weights are kept until the weights change (core/derived_cache.h): made per call,
+// they were two launches and two allocations of a call's seven and three.
 void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const Tensor& input, int64_t per_stat,
                          int64_t channels, double eps, const Tensor& plane_w, const Tensor& plane_b,
                          const Tensor& inner_w, const Tensor& inner_b, std::string_view op) {
+  static auto* weights = new detail::DerivedCache(4096);  // never destroyed: it holds device memory
   const Device device = out.device();
   const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
-  const auto as_f64 = [&](const Tensor& t) { return t.defined() ? t.contiguous().to(f64) : Tensor(); };
+  const auto as_f64 = [&](const Tensor& t) {
+    return t.defined() ? weights->get({t}, {}, [&] { return t.contiguous().to(f64); }) : Tensor();
+  };
   const Tensor pw = as_f64(plane_w), pb = as_f64(plane_b), iw = as_f64(inner_w), ib = as_f64(inner_b);
   kernels::GroupNormArgs a;
   a.per_stat = per_stat;

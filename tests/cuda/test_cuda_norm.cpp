@@ -98,6 +98,27 @@ TEST_CASE("batch_norm evaluation on CUDA reuses its coefficients only while the 
              norm_device_tol(lg::kFloat16));
 }
 
+TEST_CASE("group_norm and layer_norm on CUDA follow their weights when they change between calls") {
+  // Their float64 copies of the weights are cached per (storage, version, view).
+  const Tensor x = noise_in({2, 8, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 21);
+  Tensor w = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 22), b = lg::zeros({8});
+  Tensor lw = noise_in({6}, MemoryFormat::Contiguous, lg::kFloat32, 23);
+  Tensor dw = w.cuda(), db = b.cuda(), dlw = lw.cuda();
+  const Tensor dx = x.cuda();
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    check_same(lg::group_norm(dx, 4, dw, db), lg::group_norm(x, 4, w, b), norm_device_tol(lg::kFloat32));
+    check_same(lg::layer_norm(dx, {6}, dlw, std::nullopt), lg::layer_norm(x, {6}, lw, std::nullopt),
+               norm_device_tol(lg::kFloat32));
+    lg::mul_(w, -2.0);
+    lg::mul_(dw, -2.0);
+    b.copy_(lg::add(b, 0.5));
+    db.copy_(lg::add(db, 0.5));
+    lg::add_(lw, 1.0);
+    lg::add_(dlw, 1.0);
+  }
+}
+
 TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines the rest, and equals the CPU either way") {
   const CudnnBatchNorm cudnn(true);
   std::vector<std::string> kernels;

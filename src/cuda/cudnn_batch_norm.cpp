@@ -24,6 +24,7 @@
 #include <layoutguard/factories.h>
 #include <layoutguard/pointwise.h>
 
+#include "core/derived_cache.h"
 #include "core/log.h"
 #include "cuda/cudnn_backend.h"
 #include "cuda/runtime.h"
@@ -187,6 +188,23 @@ Tensor stat_tensor(const Tensor& t, int64_t channels, double fill, Device device
   return cudnn::alignment_of(c.data_ptr()) == 16 ? c : c.clone();
 }
 
+// stat_tensor, kept until t changes (core/derived_cache.h): weights, and in evaluation the
+// running stats, are the same on every forward, and converting or filling them took a launch
+// and an allocation each per call.
+Tensor cached_stat_tensor(const Tensor& t, int64_t channels, double fill, Device device) {
+  static auto* cache = new lg::detail::DerivedCache(4096, int64_t{256} << 20);  // never destroyed: device memory
+  return cache->get({t}, {channels, lg::detail::double_param(fill), device.index()},
+                    [&] { return stat_tensor(t, channels, fill, device); });
+}
+
+// 1 / sqrt(running_var + eps) for inference, kept likewise (two launches per call before).
+Tensor cached_inv_variance(const Tensor& running_var, double eps, Device device) {
+  static auto* cache = new lg::detail::DerivedCache(4096, int64_t{256} << 20);  // never destroyed: device memory
+  return cache->get({running_var}, {lg::detail::double_param(eps), device.index()}, [&] {
+    return rsqrt(add(running_var.to(TensorOptions().dtype(kFloat32).device(device)), eps));
+  });
+}
+
 }  // namespace
 
 bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::ChannelNormParams& p) {
@@ -231,14 +249,14 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
   dispatch::note_kernel("batch_norm_cudnn");
   const int64_t C = input.size(1);
   const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
-  const Tensor scale = stat_tensor(p.weight, C, 1.0, device), bias = stat_tensor(p.bias, C, 0.0, device);
+  const Tensor scale = cached_stat_tensor(p.weight, C, 1.0, device), bias = cached_stat_tensor(p.bias, C, 0.0, device);
   Tensor mean, inv_variance;
   if (training) {
     mean = empty({C}, f32);
     inv_variance = empty({C}, f32);
   } else {
-    mean = stat_tensor(p.running_mean, C, 0.0, device);
-    inv_variance = rsqrt(add(p.running_var.to(f32), p.eps));
+    mean = cached_stat_tensor(p.running_mean, C, 0.0, device);
+    inv_variance = cached_inv_variance(p.running_var, p.eps, device);
   }
   // By-value scalars: cuDNN reads them from host memory during the call.
   float epsilon = static_cast<float>(p.eps), momentum = static_cast<float>(p.momentum);

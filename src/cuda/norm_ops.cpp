@@ -15,7 +15,6 @@
 // batch norm is first offered to cuDNN (cudnn_batch_norm.cpp), and these kernels take what it
 // declines.
 #include <array>
-#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -122,11 +121,9 @@ Tensor eval_coefficients(int64_t channels, const dispatch::ChannelNormParams& p,
 // norms faster than the device runs them only with these saved.
 void channel_norm_running_cuda(const kernels::ChannelAffine& a, const Tensor& out, const Tensor& input,
                                const dispatch::ChannelNormParams& p, std::string_view op) {
-  static auto* cache = new detail::DerivedCache(4096);  // never destroyed: it holds device memory
-  int64_t eps_bits = 0;
-  static_assert(sizeof eps_bits == sizeof p.eps);
-  std::memcpy(&eps_bits, &p.eps, sizeof eps_bits);
-  const Tensor coefficients = cache->get({p.running_mean, p.running_var, p.weight, p.bias}, {a.channels, eps_bits},
+  static auto* cache = new detail::DerivedCache(4096, int64_t{256} << 20);  // never destroyed: device memory
+  const Tensor coefficients = cache->get({p.running_mean, p.running_var, p.weight, p.bias},
+                                         {a.channels, detail::double_param(p.eps)},
                                          [&] { return eval_coefficients(a.channels, p, out.device(), op); });
   const float* scale = static_cast<const float*>(coefficients.data_ptr());
   apply_channel_affine(a, out, input, scale, scale + a.channels, op);
@@ -189,7 +186,7 @@ void batch_norm_training_cuda(const kernels::ChannelAffine& a, DType dt, const T
 void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const Tensor& input, int64_t per_stat,
                          int64_t channels, double eps, const Tensor& plane_w, const Tensor& plane_b,
                          const Tensor& inner_w, const Tensor& inner_b, std::string_view op) {
-  static auto* weights = new detail::DerivedCache(4096);  // never destroyed: it holds device memory
+  static auto* weights = new detail::DerivedCache(4096, int64_t{1} << 30);  // never destroyed: device memory
   const Device device = out.device();
   const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
   const auto as_f64 = [&](const Tensor& t) {

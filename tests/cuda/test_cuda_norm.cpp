@@ -67,35 +67,42 @@ TEST_CASE("batch_norm on CUDA: training updates the running stats like the CPU, 
 }
 
 TEST_CASE("batch_norm evaluation on CUDA reuses its coefficients only while the stats are unchanged") {
-  // The scale and shift are cached per (stats' storages, versions, views, eps): a second forward
-  // reuses them; changing a stat in place, through copy_, or by eps must not.
-  const CudnnBatchNorm ours(false);
-  const Tensor x = noise_in({2, 8, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 11).to(lg::kFloat16);
-  const Tensor w = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 12);
-  const Tensor b = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 13);
-  Tensor rm = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 14), rv = lg::add(lg::abs(rm), 0.5);
-  const Tensor dw = w.cuda(), db = b.cuda(), drm = rm.cuda(), drv = rv.cuda(), dx = x.cuda();
-  const auto both = [&](double eps) {
-    check_same(lg::batch_norm(dx, dw, db, drm, drv, false, 0.1, eps), lg::batch_norm(x, w, b, rm, rv, false, 0.1, eps),
+  // Our kernels cache the scale and shift, the cuDNN path its float32 stats and 1/sqrt(var+eps),
+  // per (stats' storages, versions, views, eps): a second forward reuses them; changing a stat
+  // in place, through copy_, or eps must not.
+  for (bool on_cudnn : {false, true}) {
+    CAPTURE(on_cudnn);
+    const CudnnBatchNorm mode(on_cudnn);
+    const Tensor x = noise_in({2, 8, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 11).to(lg::kFloat16);
+    const Tensor w = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 12);
+    const Tensor b = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 13);
+    Tensor rm = noise_in({8}, MemoryFormat::Contiguous, lg::kFloat32, 14), rv = lg::add(lg::abs(rm), 0.5);
+    const Tensor dw = w.cuda(), db = b.cuda(), drm = rm.cuda(), drv = rv.cuda(), dx = x.cuda();
+    const auto both = [&](double eps) {
+      check_same(lg::batch_norm(dx, dw, db, drm, drv, false, 0.1, eps), lg::batch_norm(x, w, b, rm, rv, false, 0.1, eps),
+                 norm_device_tol(lg::kFloat16));
+    };
+    both(1e-5);
+    both(1e-5);
+    lg::add_(rm, 0.25);
+    lg::add_(drm, 0.25);
+    both(1e-5);
+    rv.copy_(lg::add(rv, 1.0));
+    drv.copy_(lg::add(drv, 1.0));
+    both(1e-5);
+    both(1e-1);
+    both(1e-5);
+    lg::mul_(w, 3.0);
+    lg::mul_(dw, 3.0);
+    both(1e-5);
+    // Stats of mixed dtypes (converted before the cache) and a strided view of them.
+    const Tensor rm64 = rm.to(lg::kFloat64);
+    check_same(lg::batch_norm(dx, dw, db, rm64.cuda(), drv, false), lg::batch_norm(x, w, b, rm64, rv, false),
                norm_device_tol(lg::kFloat16));
-  };
-  both(1e-5);
-  both(1e-5);
-  lg::add_(rm, 0.25);
-  lg::add_(drm, 0.25);
-  both(1e-5);
-  rv.copy_(lg::add(rv, 1.0));
-  drv.copy_(lg::add(drv, 1.0));
-  both(1e-5);
-  both(1e-1);
-  both(1e-5);
-  // Stats of mixed dtypes (converted per call before the cache) and a strided view of them.
-  const Tensor rm64 = rm.to(lg::kFloat64);
-  check_same(lg::batch_norm(dx, dw, db, rm64.cuda(), drv, false), lg::batch_norm(x, w, b, rm64, rv, false),
-             norm_device_tol(lg::kFloat16));
-  const Tensor wide = lg::stack({rv, rm}, 1);  // rv at even positions
-  check_same(lg::batch_norm(dx, dw, db, drm, wide.cuda().select(1, 0), false), lg::batch_norm(x, w, b, rm, rv, false),
-             norm_device_tol(lg::kFloat16));
+    const Tensor wide = lg::stack({rv, rm}, 1);  // rv at even positions
+    check_same(lg::batch_norm(dx, dw, db, drm, wide.cuda().select(1, 0), false), lg::batch_norm(x, w, b, rm, rv, false),
+               norm_device_tol(lg::kFloat16));
+  }
 }
 
 TEST_CASE("group_norm and layer_norm on CUDA follow their weights when they change between calls") {

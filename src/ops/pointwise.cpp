@@ -186,10 +186,23 @@ std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
 
   const DType compute_dt = compute_dtype(call);
   const DType result_dt = kernel_out_dtype(call, compute_dt);
-  std::vector<IntArrayRef> shapes;
-  for (const Arg& a : call.args)
-    if (!a.scalar) shapes.push_back(a.tensor.sizes());
-  const std::vector<int64_t> shape = layout::broadcast_shapes(shapes, op);
+  // The broadcast shape: when every tensor operand has the same sizes (most calls), those,
+  // without the two vectors broadcast_shapes makes (call.args keeps the sizes alive).
+  const Tensor* lead = nullptr;
+  bool same_sizes = true;
+  for (const Arg& a : call.args) {
+    if (a.scalar) continue;
+    if (!lead) lead = &a.tensor;
+    same_sizes = same_sizes && a.tensor.sizes() == lead->sizes();
+  }
+  std::vector<int64_t> broadcast;
+  if (!lead || !same_sizes) {
+    std::vector<IntArrayRef> shapes;
+    for (const Arg& a : call.args)
+      if (!a.scalar) shapes.push_back(a.tensor.sizes());
+    broadcast = layout::broadcast_shapes(shapes, op);
+  }
+  const IntArrayRef shape = lead && same_sizes ? lead->sizes() : IntArrayRef(broadcast);
   Tensor result = make_result(call, shape, result_dt, device);
   detail::check_no_internal_overlap(result, op);
 

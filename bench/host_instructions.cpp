@@ -18,6 +18,7 @@
 #include <valgrind/callgrind.h>
 
 #include <layoutguard/layoutguard.h>
+#include <layoutguard/nn.h>
 
 int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::atoi(argv[1]) : 200;
@@ -44,6 +45,16 @@ int main(int argc, char** argv) {
   // Batch norm on layoutguard's kernels: cuDNN's node builds no plan for evaluation on a GPU
   // (our kernels then run), and under the stub runtime cuDNN cannot start at all.
   lg::cuda::set_cudnn_batch_norm(false);
+  // The layers as a model calls them: a named module (its guard::ModuleScope) around the op.
+  auto relu_layer = std::make_shared<lg::nn::ReLU>(true);
+  auto bn_layer = std::make_shared<lg::nn::BatchNorm2d>(lg::nn::BatchNormOptions(4));
+  lg::nn::Sequential block;
+  block.push_back(bn_layer);
+  block.push_back(relu_layer);
+  block.to(lg::Device::cuda(0));
+  block.to(lg::kFloat16);
+  block.eval();
+  Tensor maps_cf = lg::ones({1, 4, 2, 2}).to(half).contiguous(MemoryFormat::ChannelsLast);
   const std::vector<std::pair<std::string, std::function<void()>>> ops{
       {"lg::empty 1 element (cuda)", [&] { (void)lg::empty({1, 1, 1, 1}, half); }},
       {"copy_ NCHW -> NHWC (cuda)", [&] { tiny_nhwc.copy_(tiny_nchw); }},
@@ -53,6 +64,7 @@ int main(int argc, char** argv) {
       {"group_norm 2 groups, affine (cuda)", [&] { (void)lg::group_norm(maps, 2, gamma, beta); }},
       {"batch_norm eval (cuda)", [&] { (void)lg::batch_norm(maps, gamma, beta, mean, var, false); }},
       {"max_pool2d 2x2 (cuda)", [&] { (void)lg::max_pool2d(maps, {2, 2}); }},
+      {"nn BatchNorm2d + ReLU(inplace), eval (cuda)", [&] { (void)block(maps_cf); }},
       {"relu (cpu)", [&] { (void)lg::relu(cpu); }},
   };
   for (const auto& [name, fn] : ops) {

@@ -15,6 +15,7 @@
 
 #include "support/op_testing.h"
 #include "support/tensor_testing.h"
+#include "support/transpose_shapes.h"
 
 namespace {
 
@@ -126,20 +127,9 @@ TEST_CASE("conversions on the device match the CPU's exactly: formats, dtypes, b
 }
 
 TEST_CASE("NCHW <-> NHWC on the device through partial tiles, thin planes and 5-D, in 1/2/4/8-byte dtypes") {
-  // Odd sizes take the scalar tiles; sizes divisible by 2 or 4 the packed ones for 2- and
-  // 1-byte types (partial 64- and 128-wide tiles included); 3 to 5 channels the few-planes
-  // kernel (packed when the plane divides into 16-byte packets, partial chunks included);
-  // planes of at most 64 pixels the short-planes kernel (72 channels: a partial chunk), and so
-  // do at most 64 channels over a long plane; there the walk over the short side runs with the
-  // packet dividing it (64, 24 and 40 channels in float16) and not (49 and 25 pixels, 24
-  // channels in uint8), over several block strides (56 x 256, 64 x 600, 24 x 800). 2-byte types
-  // take their own short-planes kernel (short_planes_2byte.cuh: paired when 8 divides the short
-  // side, 8 to 64 of it here; single for 49 and 25), and run again through the generic one.
-  const std::vector<std::vector<int64_t>> shapes{
-      {3, 70, 9, 11},  {2, 3, 40, 41},  {2, 130, 1, 3},  {1, 33, 33, 33}, {2, 68, 12, 20},  {3, 130, 10, 14},
-      {2, 5, 30, 20},  {2, 256, 7, 8},  {2, 72, 7, 7},   {2, 70, 5, 5},   {1, 3, 48, 48},   {2, 4, 64, 64},
-      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}, {2, 2048, 7, 7}, {3, 8, 30, 36},
-      {2, 16, 9, 40},  {2, 32, 8, 8},   {2, 200, 8, 8},  {1, 96, 4, 8},   {2, 64, 16, 16}};
+  // Every transpose kernel (support/transpose_shapes.h); 2-byte types run twice: with their own
+  // short-planes kernel and with the generic one.
+  const std::vector<std::vector<int64_t>>& shapes = lg::testing::transpose_kernel_shapes();
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kBFloat16, lg::kFloat32, lg::kFloat64})
     for (const auto& shape : shapes)
       for (bool own_kernel : {true, false}) {

@@ -18,6 +18,7 @@
 #include "cuda/geometry.h"
 #include "cuda/kernels/launch.h"
 #include "support/op_testing.h"
+#include "support/transpose_shapes.h"
 
 namespace {
 
@@ -43,17 +44,9 @@ void emulated_copy(const Tensor& dst, const Tensor& src) {
 TEST_SUITE("cuda-emulation") {
 
 TEST_CASE("emulated NCHW <-> NHWC copies equal the CPU's, through every transpose kernel") {
-  // As tests/cuda/test_cuda_tensors.cpp: odd sizes (scalar tiles), even ones (packed tiles),
-  // 3-5 channels (few planes), 1-3-pixel planes (thin), planes or channel counts of at most
-  // 64 (short planes: 64, 40 and 24 channels over long planes, 49- and 25-pixel planes).
-  // 2-byte types run twice: with their own short-planes kernel (paired for K a multiple of 8:
-  // 8, 16, 24, 32, 40, 56 and 64 channels or pixels; single for 49 and 25; chunks of 128 with
-  // and without a shorter last one) and with the generic one.
-  const std::vector<std::vector<int64_t>> shapes{
-      {3, 70, 9, 11},  {2, 3, 40, 41},  {2, 130, 1, 3},  {1, 33, 33, 33}, {2, 68, 12, 20},  {3, 130, 10, 14},
-      {2, 5, 30, 20},  {2, 256, 7, 8},  {2, 72, 7, 7},   {2, 70, 5, 5},   {1, 3, 48, 48},   {2, 4, 64, 64},
-      {1, 264, 5, 5},  {2, 64, 20, 30}, {3, 40, 11, 24}, {2, 24, 50, 16}, {2, 2048, 7, 7}, {3, 8, 30, 36},
-      {2, 16, 9, 40},  {2, 32, 8, 8},   {2, 200, 8, 8},  {1, 96, 4, 8},   {2, 64, 16, 16}};
+  // Every transpose kernel (support/transpose_shapes.h); 2-byte types run twice: with their own
+  // short-planes kernel and with the generic one.
+  const std::vector<std::vector<int64_t>>& shapes = lg::testing::transpose_kernel_shapes();
   for (lg::DType dt : {lg::kUInt8, lg::kFloat16, lg::kBFloat16, lg::kFloat32, lg::kFloat64})
     for (const auto& shape : shapes)
       for (bool own_kernel : {true, false}) {

@@ -3,7 +3,9 @@
 // then hand broadcast operands of one dtype to the kernel of the device.
 #include <layoutguard/pointwise.h>
 
+#include <array>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <layoutguard/factories.h>
@@ -53,11 +55,22 @@ struct Call {
 std::string_view name_of(const Call& c) { return dispatch::op_name(c.id); }
 
 DType compute_dtype(const Call& c) {
-  std::vector<Tensor> tensors;
-  std::vector<Scalar> scalars;
-  for (size_t i = c.rule == DTypeRule::Where ? 1 : 0; i < c.args.size(); ++i)
-    c.args[i].scalar ? scalars.push_back(*c.args[i].scalar) : tensors.push_back(c.args[i].tensor);
-  DType dt = result_type(tensors, scalars);
+  // Tensor operands of one dtype and no scalar (most calls) promote to that dtype; anything
+  // else goes through result_type.
+  const size_t begin = c.rule == DTypeRule::Where ? 1 : 0;
+  bool one_dtype = begin < c.args.size();
+  for (size_t i = begin; i < c.args.size() && one_dtype; ++i)
+    one_dtype = !c.args[i].scalar && c.args[i].tensor.dtype() == c.args[begin].tensor.dtype();
+  DType dt;
+  if (one_dtype) {
+    dt = c.args[begin].tensor.dtype();
+  } else {
+    std::vector<Tensor> tensors;
+    std::vector<Scalar> scalars;
+    for (size_t i = begin; i < c.args.size(); ++i)
+      c.args[i].scalar ? scalars.push_back(*c.args[i].scalar) : tensors.push_back(c.args[i].tensor);
+    dt = result_type(tensors, scalars);
+  }
   const std::string_view op = name_of(c);
   switch (c.rule) {
     case DTypeRule::Numeric:
@@ -156,9 +169,18 @@ Tensor make_result(const Call& c, IntArrayRef shape, DType dtype, Device device)
 
 // The body of every pointwise op: tensors are the call's tensor operands, in argument order.
 std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
-  Call call = c;
-  for (size_t i = 0, k = 0; i < call.args.size(); ++i)
-    if (!call.args[i].scalar) call.args[i].tensor = tensors[k++];
+  // The call with `tensors` as its tensor operands: usually the call's own (a copy of the call
+  // only when shadow mode passes copies).
+  bool own_tensors = true;
+  for (size_t i = 0, k = 0; i < c.args.size(); ++i)
+    if (!c.args[i].scalar) own_tensors = own_tensors && c.args[i].tensor.is_same(tensors[k++]);
+  std::optional<Call> replaced;
+  if (!own_tensors) {
+    replaced.emplace(c);
+    for (size_t i = 0, k = 0; i < replaced->args.size(); ++i)
+      if (!replaced->args[i].scalar) replaced->args[i].tensor = tensors[k++];
+  }
+  const Call& call = own_tensors ? c : *replaced;
   const std::string_view op = name_of(call);
 
   // The operands' device. As in PyTorch, a 0-dim CPU tensor may join tensors on a device (it
@@ -206,7 +228,10 @@ std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
   Tensor result = make_result(call, shape, result_dt, device);
   detail::check_no_internal_overlap(result, op);
 
-  std::vector<Tensor> operands;
+  // At most three operands (where); a fixed array, not a vector, on every call.
+  LG_ASSERT(call.args.size() <= 3, "pointwise ops take at most three operands");
+  std::array<Tensor, 3> operand_slots;
+  size_t operand_count = 0;
   for (size_t i = 0; i < call.args.size(); ++i) {
     const DType dt = call.rule == DTypeRule::Where && i == 0 ? kBool : compute_dt;
     Tensor t = as_operand(call.args[i], dt, device, shape);
@@ -215,8 +240,9 @@ std::vector<Tensor> compute(const Call& c, std::span<const Tensor> tensors) {
     if (!t.is_same(result) && detail::ranges_overlap(result, t) &&
         !(t.sizes() == result.sizes() && t.strides() == result.strides() && t.storage_offset() == result.storage_offset()))
       t = t.clone();
-    operands.push_back(std::move(t));
+    operand_slots[operand_count++] = std::move(t);
   }
+  const std::span<const Tensor> operands(operand_slots.data(), operand_count);
   const dispatch::PointwiseKernel kernel = dispatch::pointwise_kernel_for(call.id, device);
   if (result.numel() > 0) {
     if (result.dtype() == result_dt) {

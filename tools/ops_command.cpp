@@ -52,7 +52,9 @@ constexpr FamilyText kFamilies[] = {
      "format keeps it, contiguous first for ambiguous ones, else the suggested format); `group_norm`, `instance_norm`, "
      "`layer_norm` return the input's suggested format. Statistics in double; NHWC data is walked channels-innermost, "
      "NCHW plane by plane. Training updates the running stats in place. Per-channel parameters may be float32 for float16 or "
-     "bfloat16 input."},
+     "bfloat16 input. On CUDA, what evaluation derives from the running stats and weights (scale and shift, float32 or "
+     "float64 copies) is kept per (storage, version) until an in-place write bumps the version; after writing into a "
+     "stat or weight through `data_ptr()`, call `bump_version()` on it."},
     {"Pool", "Pooling", "Output (and int64 indices) in the input's suggested format, channels_last_3d included. One window "
      "kernel pair serves fixed, ceil-mode and adaptive windows: NHWC adds whole channel runs per window position, "
      "NCHW walks each plane. `max_pool2d_with_indices` reports as `max_pool2d`; NaN wins a max window."},

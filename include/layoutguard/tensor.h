@@ -82,9 +82,7 @@ class Tensor {
   bool is_floating_point() const { return lg::is_floating_point(dtype()); }
   const Storage& storage() const { return impl().storage(); }
   // The storage's write counter (Storage::version): in-place ops bump it; after writing through
-  // data_ptr() (or any memory the library did not write), call bump_version() so cached derived
-  // data is rebuilt: packed conv weights on the CPU; on CUDA, batch norm's evaluation
-  // coefficients and float32 stats, and group/instance/layer norm's float64 weights.
+  // data_ptr(), call bump_version() so cached derived data (packed conv weights) is rebuilt.
   uint64_t version() const { return storage().version(); }
   void bump_version() const { storage().bump_version(); }
   // Same handle state (the object identity PyTorch's `is` tests).

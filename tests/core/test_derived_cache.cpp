@@ -26,6 +26,8 @@ struct Counted {
 
 }  // namespace
 
+TEST_SUITE("tensor") {
+
 TEST_CASE("a derived tensor is made again only when a source or a parameter changes") {
   Counted c;
   const Tensor mean = lg::zeros({8}), var = lg::ones({8});
@@ -105,3 +107,5 @@ TEST_CASE("a derived-tensor cache past its byte bound starts over") {
   CHECK(cache.size() == 1);
   CHECK(cache.bytes() == 20);
 }
+
+}  // TEST_SUITE

@@ -81,7 +81,6 @@ TEST_CASE("shapes that do not broadcast are a ValueError naming the sizes") {
   CHECK(lg::to_string(lg::layout::broadcast_shapes({{2, 1, 4}, {3, 1}, {}}, "x")) == "(2,3,4)");
 }
 
-}  // TEST_SUITE
 
 TEST_CASE("the ops' output strides equal pointwise_output_strides for equal-shape operands of every layout") {
   // src/ops/pointwise.cpp answers operands of the result's shape from their cached layout flags
@@ -123,3 +122,5 @@ TEST_CASE("the ops' output strides equal pointwise_output_strides for equal-shap
       }
   }
 }
+
+}  // TEST_SUITE

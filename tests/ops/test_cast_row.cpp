@@ -121,6 +121,8 @@ void check_transpose(const std::vector<S>& pool) {
 
 }  // namespace
 
+TEST_SUITE("ops") {
+
 TEST_CASE("transposing casts (NCHW <-> NHWC tiles) equal the scalar codec for every tile size") {
   std::vector<float> floats = float_probe();
   // Keep the probe's tail (specials and NaN-laced values) and a spread of the rest.
@@ -202,3 +204,5 @@ TEST_CASE("copy_ between float32 and 16-bit floats equals the element-wise cast 
     }
   }
 }
+
+}  // TEST_SUITE

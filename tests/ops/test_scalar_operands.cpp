@@ -26,6 +26,8 @@ struct Counted {
 
 }  // namespace
 
+TEST_SUITE("ops") {
+
 TEST_CASE("scalar operands are made once per device, dtype, kind and value, then shared") {
   Counted c;
   const Tensor a = c(2.5, lg::kFloat32);
@@ -58,3 +60,5 @@ TEST_CASE("a full scalar-operand cache starts over instead of growing") {
   CHECK(!again.is_same(first));
   CHECK(again.item<double>() == -12345.0);
 }
+
+}  // TEST_SUITE

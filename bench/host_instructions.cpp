@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::function<void()>>> ops{
       {"lg::empty 1 element (cuda)", [&] { (void)lg::empty({1, 1, 1, 1}, half); }},
       {"copy_ NCHW -> NHWC (cuda)", [&] { tiny_nhwc.copy_(tiny_nchw); }},
+      {"contiguous(channels_last) (cuda)", [&] { (void)tiny_nchw.contiguous(lg::MemoryFormat::ChannelsLast); }},
       {"relu (cuda)", [&] { (void)lg::relu(tiny); }},
       {"add (cuda)", [&] { (void)lg::add(tiny, tiny); }},
       {"add 1.0 (cuda)", [&] { (void)lg::add(tiny, 1.0); }},

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/kernels/async_copy.cuh"
 #include "cuda/kernels/device_types.cuh"
 #include "cuda/kernels/row_walk.h"
 #include "cuda/kernels/transpose_plan.cuh"
@@ -91,9 +92,10 @@ __global__ void copy_short_planes_2byte(const char* src_bytes, char* dst_bytes, 
       for (I q = threadIdx.x; q < K * row_packets; q += blockDim.x, at.advance()) {
         Granule& staged = stage[granule(static_cast<int>(at.row), static_cast<int>(at.col), shift)];
         const I offset = at.row * M + m0 + at.col * kPacket;
-        if constexpr (kLoad) staged = *reinterpret_cast<const Granule*>(in + offset);
+        if constexpr (kLoad) copy_16_async(&staged, in + offset);  // all of them in flight at once
         else *reinterpret_cast<Granule*>(out + offset) = staged;
       }
+      if constexpr (kLoad) wait_async_copies();
     };
     // Planar side, paired: item (pair, g) is planes m0 + 2 pair and m0 + 2 pair + 1 at
     // k = 8 g .. 8 g + 7: word column `pair` of stage rows 8 g .. 8 g + 7.

@@ -2,6 +2,7 @@
 // device raises lg::NotCompiledError.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include <layoutguard/device.h>
@@ -47,6 +48,27 @@ bool cudnn_benchmark();
 // which our kernels then run at memory bandwidth (docs/design.md, "Batch norm on cuDNN").
 void set_cudnn_batch_norm(bool on);
 bool cudnn_batch_norm();
+
+// The CUDA allocator keeps freed blocks on the host and hands them out again for requests of
+// nearly their size (at most 8/7 of it), up to 1 GiB per device, the blocks freed longest ago
+// returned to the device's memory pool first -- like PyTorch's caching allocator, it spares
+// each new tensor a cudaMallocAsync and a cudaFreeAsync. Reuse needs no synchronisation: all
+// layoutguard work on a device runs on one stream. Out of memory, the cache goes back to the
+// pool and the request is tried again. LAYOUTGUARD_CUDA_CACHE=0 in the environment turns it
+// off (compute-sanitizer then sees every free and every exact size); another value than 0, 1,
+// false, true or empty raises ConfigError at the first CUDA allocation.
+bool caching_enabled();
+struct CacheStats {
+  size_t fresh = 0;         // blocks taken from the memory pool while caching
+  size_t reuses = 0;        // blocks served from the cache
+  size_t cached_bytes = 0;  // bytes held for reuse now
+};
+// The cache of one visible CUDA device (DeviceError for others; a build without CUDA:
+// NotCompiledError).
+CacheStats cache_stats(Device device = Device::cuda(0));
+// Returns every cached block of every device to its memory pool, like torch.cuda.empty_cache();
+// the bytes returned (0 without devices).
+size_t empty_cache();
 
 // A marker in a device's queue of layoutguard work, for timing it on the device, like
 // torch.cuda.Event(enable_timing=True). record() places it behind everything layoutguard has

@@ -9,22 +9,16 @@
 // call: relu6 of a 576x14x14 map took 93 us instead of 13, and caching them made ResNet-50,
 // MobileNetV2 and DenseNet-121 at batch 1 run 9-17 % faster (session 12).
 //
-// Blocks are reused only for requests of at least 7/8 of their size, so a small tensor never
-// pins a huge block. The cache holds at most kMaxCachedBytes; past that the blocks freed longest
-// ago are released first. (Releasing the largest first kept a previous model's blocks forever:
-// MobileNetV2 after two ResNets in one process found none of its sizes cached, and its largest
-// activations, bigger than anything cached, were the ones released -- every call faulted them
-// in again, 40 % slower than the same model alone.) Sanitizer builds skip the cache so
+// The reuse policy (at most 8/7 of the request, the oldest freed released first past 1 GiB) is
+// core/block_cache.h's, shared with the CUDA allocator. Sanitizer builds skip the cache so
 // AddressSanitizer still sees every free.
 #include <layoutguard/storage.h>
 
-#include <cstdint>
 #include <cstdlib>
-#include <map>
-#include <mutex>
-#include <unordered_map>
 
 #include <layoutguard/error.h>
+
+#include "core/block_cache.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LG_CPU_CACHE_ENABLED 0
@@ -57,86 +51,30 @@ class CpuAllocator final : public Allocator {
     const size_t rounded = (nbytes + granule - 1) / granule * granule;
     LG_CHECK(rounded >= nbytes, "[cpu allocator] cannot allocate ", nbytes, " bytes");
     if (!LG_CPU_CACHE_ENABLED || rounded < kCacheMinBytes) return aligned_or_throw(rounded, nbytes);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = free_.lower_bound(rounded);
-      if (it != free_.end() && it->first - it->first / 8 <= rounded) {
-        void* p = it->second.ptr;
-        cached_bytes_ -= it->first;
-        live_[p] = it->first;
-        by_age_.erase(it->second.freed_at);
-        free_.erase(it);
-        ++stats_.reuses;
-        return p;
-      }
-    }
+    if (void* p = cache_.take(rounded)) return p;
     void* p = aligned_or_throw(rounded, nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_[p] = rounded;
-    ++stats_.fresh;
+    cache_.track(p, rounded);
     return p;
   }
 
   void deallocate(void* ptr) override {
     if (ptr == nullptr) return;
-    if (LG_CPU_CACHE_ENABLED) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = live_.find(ptr);
-      if (it != live_.end()) {
-        const size_t size = it->second;
-        live_.erase(it);
-        const uint64_t freed_at = frees_++;
-        by_age_.emplace(freed_at, free_.emplace(size, Cached{ptr, freed_at}));
-        cached_bytes_ += size;
-        trim(kMaxCachedBytes);
-        return;
-      }
-    }
+    if (LG_CPU_CACHE_ENABLED && cache_.give_back(ptr)) return;
     std::free(ptr);
   }
 
   size_t alignment() const override { return kAlignment; }
   Device device() const override { return kCPU; }
 
-  void release_cached() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    trim(0);
-  }
+  void release_cached() { cache_.release_all(); }
 
-  CpuCacheStats stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    CpuCacheStats s = stats_;
-    s.cached_bytes = cached_bytes_;
-    return s;
+  CpuCacheStats stats() const {
+    const detail::BlockCache::Stats s = cache_.stats();
+    return CpuCacheStats{s.fresh, s.reuses, s.cached_bytes};
   }
 
  private:
-  struct Cached {
-    void* ptr;
-    uint64_t freed_at;  // key in by_age_
-  };
-  using BySize = std::multimap<size_t, Cached>;
-
-  // Frees the cached blocks freed longest ago until at most `limit` bytes stay cached (mutex
-  // held).
-  void trim(size_t limit) {
-    while (cached_bytes_ > limit && !by_age_.empty()) {
-      const auto oldest = by_age_.begin();
-      const BySize::iterator block = oldest->second;
-      cached_bytes_ -= block->first;
-      std::free(block->second.ptr);
-      free_.erase(block);
-      by_age_.erase(oldest);
-    }
-  }
-
-  std::mutex mutex_;
-  BySize free_;                             // cached blocks by size
-  std::map<uint64_t, BySize::iterator> by_age_;  // the same blocks, oldest free first
-  uint64_t frees_ = 0;
-  std::unordered_map<void*, size_t> live_;  // large blocks handed out, with their size
-  size_t cached_bytes_ = 0;
-  CpuCacheStats stats_;
+  detail::BlockCache cache_{kMaxCachedBytes, [](void* p) { std::free(p); }};
 };
 
 CpuAllocator& the_cpu_allocator() {

@@ -1,4 +1,4 @@
-// Checked CUDA calls, per-device streams and the stream-ordered allocator.
+// Checked CUDA calls and per-device streams (the allocator is src/cuda/allocator.cpp).
 #include "cuda/runtime.h"
 
 #include <array>
@@ -16,7 +16,6 @@ namespace lg::cuda {
 namespace detail {
 namespace {
 
-constexpr int kMaxDevices = 64;
 std::atomic<bool> g_sync_debug{false};
 
 struct DeviceState {
@@ -37,49 +36,6 @@ void check_index(Device device, std::string_view op) {
                                       count == 0 ? std::string() : std::to_string(count), count == 1 ? " CUDA device is" : " CUDA devices are",
                                       " visible (", probe_report(), ")"));
 }
-
-namespace {
-
-class StreamOrderedAllocator final : public Allocator {
- public:
-  explicit StreamOrderedAllocator(int index) : index_(index) {}
-
-  void* allocate(size_t nbytes) override {
-    if (nbytes == 0) return nullptr;
-    const Device device = Device::cuda(index_);
-    cudaStream_t stream = stream_for(device);
-    void* p = nullptr;
-    const cudaError_t err = cudaMallocAsync(&p, nbytes, stream);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      size_t free_bytes = 0, total_bytes = 0;
-      cudaMemGetInfo(&free_bytes, &total_bytes);
-      throw OutOfMemoryError(lg::detail::str("[cuda allocator] out of memory on ", device, ": tried to allocate ", nbytes,
-                                             " bytes (", nbytes >> 20, " MiB); the device has ", free_bytes >> 20,
-                                             " MiB free of ", total_bytes >> 20, " MiB"));
-    }
-    check(err, "cudaMallocAsync", "cuda allocator");
-    return p;
-  }
-
-  void deallocate(void* ptr) override {
-    if (ptr == nullptr) return;
-    // At process exit the runtime may already be gone; the memory goes with it.
-    if (cudaSetDevice(index_) != cudaSuccess) {
-      cudaGetLastError();
-      return;
-    }
-    if (cudaFreeAsync(ptr, stream_for(Device::cuda(index_))) != cudaSuccess) cudaGetLastError();
-  }
-
-  size_t alignment() const override { return 256; }
-  Device device() const override { return Device::cuda(index_); }
-
- private:
-  int index_;
-};
-
-}  // namespace
 
 void check(cudaError_t err, const char* expr, std::string_view op) {
   if (err == cudaSuccess) return;
@@ -108,16 +64,6 @@ void check_launch(cudaError_t launch_result, const char* what, std::string_view 
   check(launch_result, what, op);
   if (g_sync_debug.load(std::memory_order_relaxed))
     check(cudaStreamSynchronize(stream_for(device)), "cudaStreamSynchronize (sync debug)", op);
-}
-
-Allocator& device_allocator(int index) {
-  check_index(Device::cuda(index), "cuda allocator");
-  static std::array<StreamOrderedAllocator*, kMaxDevices> allocators{};
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& a = allocators[static_cast<size_t>(index)];
-  if (a == nullptr) a = new StreamOrderedAllocator(index);  // never destroyed: storages outlive statics
-  return *a;
 }
 
 }  // namespace detail

@@ -14,6 +14,9 @@
 
 namespace lg::cuda::detail {
 
+// Devices past this index are refused (check_index); per-device tables have this many slots.
+inline constexpr int kMaxDevices = 64;
+
 // Throws lg::DeviceError "[op] CUDA call `expr` failed: <name> (<description>)" unless err is
 // cudaSuccess (clearing the runtime's sticky last error first).
 void check(cudaError_t err, const char* expr, std::string_view op);
@@ -46,8 +49,8 @@ void check_launch(cudaError_t launch_result, const char* what, std::string_view 
 // dst = src on one device (any strides and dtypes; src may be broadcast): src/cuda/copy.cpp.
 void copy_on_device(const Tensor& dst, const Tensor& src);
 
-// The stream-ordered allocator of device `index` (cudaMallocAsync on the device's stream, out of
-// the device's default memory pool, which keeps freed memory for reuse).
+// The allocator of device `index` (src/cuda/allocator.cpp): cudaMallocAsync on the device's
+// stream, out of the device's default memory pool, with freed blocks kept for reuse on the host.
 Allocator& device_allocator(int index);
 
 }  // namespace lg::cuda::detail

@@ -18,6 +18,13 @@ void set_cudnn_benchmark(bool) {}
 bool cudnn_benchmark() { return false; }
 void set_cudnn_batch_norm(bool) {}
 bool cudnn_batch_norm() { return false; }
+bool caching_enabled() { return false; }
+CacheStats cache_stats(Device device) {
+  LG_CHECK(device.is_cuda(), "[cuda::cache_stats] received device ", device, "; required a CUDA device");
+  lg::detail::check_backend_device(device, "cuda::cache_stats");
+  return {};  // not reached
+}
+size_t empty_cache() { return 0; }
 
 }  // namespace lg::cuda
 

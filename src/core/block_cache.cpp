@@ -1,0 +1,63 @@
+// The shared reuse policy of the allocators (block_cache.h).
+#include "core/block_cache.h"
+
+namespace lg::detail {
+
+void* BlockCache::take(size_t nbytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = free_.lower_bound(nbytes);
+  if (it == free_.end() || it->first - it->first / 8 > nbytes) return nullptr;
+  void* p = it->second.ptr;
+  cached_bytes_ -= it->first;
+  live_[p] = it->first;
+  by_age_.erase(it->second.freed_at);
+  free_.erase(it);
+  ++stats_.reuses;
+  return p;
+}
+
+void BlockCache::track(void* ptr, size_t nbytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_[ptr] = nbytes;
+  ++stats_.fresh;
+}
+
+bool BlockCache::give_back(void* ptr) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = live_.find(ptr);
+  if (it == live_.end()) return false;
+  const size_t size = it->second;
+  live_.erase(it);
+  const uint64_t freed_at = frees_++;
+  by_age_.emplace(freed_at, free_.emplace(size, Cached{ptr, freed_at}));
+  cached_bytes_ += size;
+  trim(max_cached_bytes_);
+  return true;
+}
+
+size_t BlockCache::release_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t before = cached_bytes_;
+  trim(0);
+  return before;
+}
+
+BlockCache::Stats BlockCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Stats s = stats_;
+  s.cached_bytes = cached_bytes_;
+  return s;
+}
+
+void BlockCache::trim(size_t limit) {
+  while (cached_bytes_ > limit && !by_age_.empty()) {
+    const auto oldest = by_age_.begin();
+    const BySize::iterator block = oldest->second;
+    cached_bytes_ -= block->first;
+    release_(block->second.ptr);
+    free_.erase(block);
+    by_age_.erase(oldest);
+  }
+}
+
+}  // namespace lg::detail

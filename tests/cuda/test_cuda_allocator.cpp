@@ -2,9 +2,12 @@
 // nearly its size and not for a much smaller one, work queued with a block's previous owner
 // cannot touch the next one's values, empty_cache() returns everything, and
 // LAYOUTGUARD_CUDA_CACHE=0 (as under compute-sanitizer in scripts/gpu-check) caches nothing.
+// The cases that run no kernel also run without a GPU, on bench/host_stub's runtime
+// (tests/tools/check_cuda_allocator_on_stub.sh, in CI).
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 
 #include <layoutguard/layoutguard.h>
 
@@ -43,6 +46,22 @@ TEST_CASE("cuda allocator: a freed block is handed out again for a request of ne
   }
   CHECK(lg::cuda::cache_stats().cached_bytes == 4 * kMiB + 256 * 1024);
   CHECK(lg::cuda::empty_cache() == 4 * kMiB + 256 * 1024);
+  CHECK(lg::cuda::cache_stats().cached_bytes == 0);
+}
+
+TEST_CASE("cuda allocator: out of memory returns the cached blocks to the pool and tries again") {
+  lg::cuda::empty_cache();
+  { (void)lg::empty({1 << 20}, kOnGpu); }  // 4 MiB, cached when the cache is on
+  const size_t cached = lg::cuda::cache_stats().cached_bytes;
+  CHECK(cached == (lg::cuda::caching_enabled() ? 4 * kMiB : 0));
+  try {
+    (void)lg::empty({int64_t{1} << 46}, kOnGpu);  // 256 TiB
+    FAIL("expected OutOfMemoryError");
+  } catch (const lg::OutOfMemoryError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("tried to allocate 281474976710656 bytes") != std::string::npos);
+    CHECK((what.find("after returning 4 MiB of cached blocks to the pool") != std::string::npos) == (cached > 0));
+  }
   CHECK(lg::cuda::cache_stats().cached_bytes == 0);
 }
 

@@ -1,7 +1,15 @@
 // The shared reuse policy of the allocators (block_cache.h).
 #include "core/block_cache.h"
 
+#include <layoutguard/error.h>
+
 namespace lg::detail {
+
+size_t round_up_block(size_t nbytes, size_t granule, const char* who) {
+  const size_t rounded = (nbytes + granule - 1) / granule * granule;
+  LG_CHECK(rounded >= nbytes, "[", who, "] cannot allocate ", nbytes, " bytes");
+  return rounded;
+}
 
 void* BlockCache::take(size_t nbytes) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -18,6 +18,9 @@
 
 namespace lg::detail {
 
+// `nbytes` rounded up to a multiple of `granule`; an Error from `who` if that overflows.
+size_t round_up_block(size_t nbytes, size_t granule, const char* who);
+
 class BlockCache {
  public:
   struct Stats {
@@ -38,6 +41,14 @@ class BlockCache {
   void* take(size_t nbytes);
   // Records a block of `nbytes` fresh from the source as live, so give_back keeps it.
   void track(void* ptr, size_t nbytes);
+  // take(nbytes), or else fresh() (a new block of `nbytes` from the source) tracked.
+  template <typename Fresh>
+  void* take_or(size_t nbytes, Fresh&& fresh) {
+    if (void* p = take(nbytes)) return p;
+    void* p = fresh();
+    track(p, nbytes);
+    return p;
+  }
   // Keeps a live block for reuse and trims to the cap; false when `ptr` is not live here (the
   // caller returns it to the source itself).
   bool give_back(void* ptr);

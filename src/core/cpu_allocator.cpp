@@ -48,13 +48,9 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     const size_t granule = nbytes >= kCacheMinBytes ? cache_granule(nbytes) : kAlignment;
-    const size_t rounded = (nbytes + granule - 1) / granule * granule;
-    LG_CHECK(rounded >= nbytes, "[cpu allocator] cannot allocate ", nbytes, " bytes");
+    const size_t rounded = detail::round_up_block(nbytes, granule, "cpu allocator");
     if (!LG_CPU_CACHE_ENABLED || rounded < kCacheMinBytes) return aligned_or_throw(rounded, nbytes);
-    if (void* p = cache_.take(rounded)) return p;
-    void* p = aligned_or_throw(rounded, nbytes);
-    cache_.track(p, rounded);
-    return p;
+    return cache_.take_or(rounded, [&] { return aligned_or_throw(rounded, nbytes); });
   }
 
   void deallocate(void* ptr) override {

@@ -40,12 +40,8 @@ class StreamOrderedAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     if (!caching_) return fresh(nbytes, nbytes);
-    const size_t rounded = (nbytes + kGranule - 1) / kGranule * kGranule;
-    LG_CHECK(rounded >= nbytes, "[cuda allocator] cannot allocate ", nbytes, " bytes");
-    if (void* p = cache_.take(rounded)) return p;
-    void* p = fresh(rounded, nbytes);
-    cache_.track(p, rounded);
-    return p;
+    const size_t rounded = lg::detail::round_up_block(nbytes, kGranule, "cuda allocator");
+    return cache_.take_or(rounded, [&] { return fresh(rounded, nbytes); });
   }
 
   void deallocate(void* ptr) override {

@@ -5,6 +5,8 @@
 
 #include <layoutguard/factories.h>
 
+#include <utility>
+
 #include "core/tensor_internal.h"
 #include "core/wide_int.h"
 #include "dispatch/dispatcher.h"
@@ -83,6 +85,15 @@ int64_t checked_output_numel(const PoolCall& c, const Tensor& x, const std::vect
   return layout::checked_numel(sizes, c.name);
 }
 
+// Room for the windows of `n` output positions along table dim `dim` (and their counts): the
+// tables are built on every call, and growing them one push_back at a time reallocated each
+// several times.
+void reserve_windows(PoolWindows& w, int dim, int64_t n, bool counts) {
+  w.begin[dim].reserve(static_cast<size_t>(n));
+  w.end[dim].reserve(static_cast<size_t>(n));
+  if (counts) w.count[dim].reserve(static_cast<size_t>(n));
+}
+
 // Fixed windows from kernel/stride/padding/dilation (ATen's pooling_output_shape and shape checks).
 std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, const Tensor& x, IntArrayRef kernel_size,
                                                            IntArrayRef stride_in, IntArrayRef padding, IntArrayRef dilation,
@@ -127,6 +138,7 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
     // at or before 0; either way the first tap inside the input plus the dilation stays below
     // int64's top.
     w.dilation[lead + i] = k[i] == 1 ? 1 : d[i];
+    reserve_windows(w, lead + i, out[i], c.kind == Kind::Avg);
     for (int64_t o = 0; o < out[i]; ++o) {
       const int64_t start = o * s[i] - p[i];  // in [-p, in + p): o * s fits, as o < output size
       if (c.kind == Kind::Max) {
@@ -157,6 +169,7 @@ std::pair<std::vector<int64_t>, PoolWindows> adaptive_windows(const PoolCall& c,
   const int lead = 3 - c.spatial;
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i), n = output_size[i];
+    reserve_windows(w, lead + i, n, true);
     for (int64_t o = 0; o < n; ++o) {
       // ATen's start/end index, in 128 bits: o * in passes int64 for a huge output size.
       using Wide = detail::WideInt;
@@ -177,7 +190,7 @@ std::pair<Tensor, Tensor> run_max(const PoolCall& c, const Tensor& input, bool w
     auto [out, w] = fixed_windows(c, x, k, s, p, d, ceil_mode, true);
     auto kernel = c.id == OpId::max_pool2d ? dispatch::kernel_for<OpId::max_pool2d>(x.device())
                                            : dispatch::kernel_for<OpId::max_pool3d>(x.device());
-    auto r = finish(c, in[0], x, out, w, with_indices, kernel);
+    auto r = finish(c, in[0], x, std::move(out), std::move(w), with_indices, kernel);
     return with_indices ? std::vector<Tensor>{r.first, r.second} : std::vector<Tensor>{r.first};
   };
   const std::vector<Tensor> r = dispatch::run_op(dispatch::op_info(c.id), std::span<const Tensor>(&input, 1), body, true);
@@ -195,7 +208,7 @@ Tensor run_avg(const PoolCall& c, const Tensor& input, IntArrayRef kernel_size, 
     auto kernel = c.id == OpId::avg_pool2d ? dispatch::kernel_for<OpId::avg_pool2d>(x.device())
                                            : dispatch::kernel_for<OpId::avg_pool3d>(x.device());
     return std::vector<Tensor>{
-        finish(c, in[0], x, out, w, false, [&](const Tensor& o, const Tensor&, const Tensor& xi, const PoolWindows& pw) {
+        finish(c, in[0], x, std::move(out), std::move(w), false, [&](const Tensor& o, const Tensor&, const Tensor& xi, const PoolWindows& pw) {
           kernel(o, xi, pw);
         }).first};
   };
@@ -210,7 +223,7 @@ Tensor run_adaptive_avg(const PoolCall& c, const Tensor& input, IntArrayRef outp
     auto kernel = c.id == OpId::adaptive_avg_pool2d ? dispatch::kernel_for<OpId::adaptive_avg_pool2d>(x.device())
                                                     : dispatch::kernel_for<OpId::adaptive_avg_pool3d>(x.device());
     return std::vector<Tensor>{
-        finish(c, in[0], x, out, w, false, [&](const Tensor& o, const Tensor&, const Tensor& xi, const PoolWindows& pw) {
+        finish(c, in[0], x, std::move(out), std::move(w), false, [&](const Tensor& o, const Tensor&, const Tensor& xi, const PoolWindows& pw) {
           kernel(o, xi, pw);
         }).first};
   };
@@ -263,7 +276,7 @@ std::pair<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef o
   auto body = [&](std::span<const Tensor> in) {
     const Tensor x = check_input(c, in[0]);
     auto [out, w] = adaptive_windows(c, x, size);
-    auto r = finish(c, in[0], x, out, w, true, dispatch::kernel_for<OpId::adaptive_max_pool2d>(x.device()));
+    auto r = finish(c, in[0], x, std::move(out), std::move(w), true, dispatch::kernel_for<OpId::adaptive_max_pool2d>(x.device()));
     return std::vector<Tensor>{r.first, r.second};
   };
   const std::vector<Tensor> r = dispatch::run_op(dispatch::op_info(c.id), std::span<const Tensor>(&input, 1), body, true);

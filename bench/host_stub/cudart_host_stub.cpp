@@ -138,6 +138,7 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
   return cudaSuccess;
 }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
   std::memmove(dst, src, bytes);

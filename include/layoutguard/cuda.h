@@ -56,7 +56,8 @@ bool cudnn_batch_norm();
 // layoutguard work on a device runs on one stream. Out of memory, the cache goes back to the
 // pool and the request is tried again. LAYOUTGUARD_CUDA_CACHE=0 in the environment turns it
 // off (compute-sanitizer then sees every free and every exact size); another value than 0, 1,
-// false, true or empty raises ConfigError at the first CUDA allocation.
+// false, true or empty raises ConfigError from every CUDA allocation, caching_enabled() and
+// cache_stats(), until the variable is fixed.
 bool caching_enabled();
 struct CacheStats {
   size_t fresh = 0;         // blocks taken from the memory pool while caching
@@ -64,7 +65,8 @@ struct CacheStats {
   size_t cached_bytes = 0;  // bytes held for reuse now
 };
 // The cache of one visible CUDA device (DeviceError for others; a build without CUDA:
-// NotCompiledError).
+// NotCompiledError). Blocks larger than the 1 GiB cap are not cached; a request that finds the
+// device out of memory returns the cache, then the pool's unused memory, before giving up.
 CacheStats cache_stats(Device device = Device::cuda(0));
 // Returns every cached block of every device to its memory pool, like torch.cuda.empty_cache();
 // the bytes returned (0 without devices).

@@ -17,7 +17,7 @@ void* BlockCache::take(size_t nbytes) {
   if (it == free_.end() || it->first - it->first / 8 > nbytes) return nullptr;
   void* p = it->second.ptr;
   cached_bytes_ -= it->first;
-  live_[p] = it->first;
+  tracked_[p].cached = false;
   by_age_.erase(it->second.freed_at);
   free_.erase(it);
   ++stats_.reuses;
@@ -26,16 +26,21 @@ void* BlockCache::take(size_t nbytes) {
 
 void BlockCache::track(void* ptr, size_t nbytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  live_[ptr] = nbytes;
+  tracked_[ptr] = Tracked{nbytes, false};
   ++stats_.fresh;
 }
 
 bool BlockCache::give_back(void* ptr) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = live_.find(ptr);
-  if (it == live_.end()) return false;
-  const size_t size = it->second;
-  live_.erase(it);
+  const auto it = tracked_.find(ptr);
+  if (it == tracked_.end()) return false;
+  if (it->second.cached) return true;
+  const size_t size = it->second.size;
+  if (size > max_cached_bytes_) {
+    tracked_.erase(it);
+    return false;
+  }
+  it->second.cached = true;
   const uint64_t freed_at = frees_++;
   by_age_.emplace(freed_at, free_.emplace(size, Cached{ptr, freed_at}));
   cached_bytes_ += size;
@@ -59,12 +64,15 @@ BlockCache::Stats BlockCache::stats() const {
 
 void BlockCache::trim(size_t limit) {
   while (cached_bytes_ > limit && !by_age_.empty()) {
+    // Forgotten first, then released: the cache is consistent whatever the source does.
     const auto oldest = by_age_.begin();
     const BySize::iterator block = oldest->second;
+    void* ptr = block->second.ptr;
     cached_bytes_ -= block->first;
-    release_(block->second.ptr);
+    tracked_.erase(ptr);
     free_.erase(block);
     by_age_.erase(oldest);
+    release_(ptr);
   }
 }
 

@@ -30,7 +30,7 @@ class BlockCache {
   };
 
   // `release` returns a block to the source (called with the cache's lock held, from
-  // give_back past the cap and from release_all).
+  // give_back past the cap and from release_all); it must not throw.
   BlockCache(size_t max_cached_bytes, std::function<void(void*)> release)
       : max_cached_bytes_(max_cached_bytes), release_(std::move(release)) {}
   BlockCache(const BlockCache&) = delete;
@@ -49,8 +49,10 @@ class BlockCache {
     track(p, nbytes);
     return p;
   }
-  // Keeps a live block for reuse and trims to the cap; false when `ptr` is not live here (the
-  // caller returns it to the source itself).
+  // Keeps a live block for reuse and trims to the cap. False when `ptr` is not one of this
+  // cache's blocks, or is larger than the cap (which would empty the cache to keep it): the
+  // caller returns it to the source itself. A block given back twice stays cached once (true):
+  // handing the source a block the cache still holds would let two owners share it.
   bool give_back(void* ptr);
   // Returns every cached block to the source; the bytes released.
   size_t release_all();
@@ -71,7 +73,11 @@ class BlockCache {
   BySize free_;                                  // cached blocks by size
   std::map<uint64_t, BySize::iterator> by_age_;  // the same blocks, oldest free first
   uint64_t frees_ = 0;
-  std::unordered_map<void*, size_t> live_;  // blocks handed out, with their size
+  struct Tracked {
+    size_t size;
+    bool cached;  // in free_ now, not handed out
+  };
+  std::unordered_map<void*, Tracked> tracked_;  // every block of this cache, handed out or cached
   size_t cached_bytes_ = 0;
   Stats stats_;
 };

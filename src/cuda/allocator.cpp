@@ -35,7 +35,8 @@ constexpr size_t kMaxCachedBytes = size_t{1} << 30;   // per device
 
 class StreamOrderedAllocator final : public Allocator {
  public:
-  explicit StreamOrderedAllocator(int index) : index_(index), caching_(caching_enabled()) {}
+  explicit StreamOrderedAllocator(int index)
+      : index_(index), caching_(caching_enabled()), stream_(stream_for(Device::cuda(index))) {}
 
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
@@ -60,8 +61,10 @@ class StreamOrderedAllocator final : public Allocator {
   }
 
  private:
-  // A block of `nbytes` from the pool for a request of `requested` bytes; out of memory, the
-  // cached blocks go back to it first and the request is tried again.
+  // A block of `nbytes` from the pool for a request of `requested` bytes. Out of memory: the
+  // cached blocks go back to the pool and the request is tried again; then, as the pool keeps
+  // what it gets back, the pool gives its unused memory to the driver (after the stream has
+  // finished with the freed blocks) and the request is tried a last time.
   void* fresh(size_t nbytes, size_t requested) {
     const Device device = Device::cuda(index_);
     cudaStream_t stream = stream_for(device);
@@ -72,6 +75,15 @@ class StreamOrderedAllocator final : public Allocator {
       cudaGetLastError();
       released = cache_.release_all();
       if (released > 0) err = cudaMallocAsync(&p, nbytes, stream);
+    }
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      cudaMemPool_t pool = nullptr;
+      if (cudaStreamSynchronize(stream) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, index_) == cudaSuccess &&
+          cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+        err = cudaMallocAsync(&p, nbytes, stream);
+      else
+        cudaGetLastError();
     }
     if (err == cudaErrorMemoryAllocation) {
       cudaGetLastError();
@@ -88,17 +100,15 @@ class StreamOrderedAllocator final : public Allocator {
     return p;
   }
 
-  void release(void* ptr) {
+  // Never throws (BlockCache calls it under its lock, and deallocate runs in destructors).
+  void release(void* ptr) noexcept {
     // At process exit the runtime may already be gone; the memory goes with it.
-    if (cudaSetDevice(index_) != cudaSuccess) {
-      cudaGetLastError();
-      return;
-    }
-    if (cudaFreeAsync(ptr, stream_for(Device::cuda(index_))) != cudaSuccess) cudaGetLastError();
+    if (cudaSetDevice(index_) != cudaSuccess || cudaFreeAsync(ptr, stream_) != cudaSuccess) cudaGetLastError();
   }
 
   const int index_;
   const bool caching_;
+  const cudaStream_t stream_;  // the device's one stream (runtime.h)
   lg::detail::BlockCache cache_{kMaxCachedBytes, [this](void* p) { release(p); }};
 };
 

@@ -67,22 +67,27 @@ void host_copy(const Tensor& dst, const Tensor& src) {
 }
 
 void copy_cuda(const Tensor& dst, const Tensor& src) {
-  const Device device = dst.device().is_cuda() ? dst.device() : src.device();
-  cudaStream_t stream = stream_for(device);
-  if (dst.device().is_cuda() && src.device().is_cuda()) {
-    if (dst.device() == src.device()) return device_copy(dst, src, stream);
+  if (dst.device().is_cuda() && src.device().is_cuda() && dst.device() != src.device()) {
     // Between devices: the source's dense bytes go across, the destination device restrides.
-    Tensor staged = dense_like(src, src.dtype(), dst.device());
+    // The source side runs on the source device's stream and is finished before the copy reads
+    // it; the copy is finished before we return, as the caller may then free `src` and its
+    // device hand the block to work on that device's stream, which the copy does not follow.
+    cudaStream_t src_stream = stream_for(src.device());
     Tensor packed = src.is_non_overlapping_and_dense() ? src : dense_like(src, src.dtype(), src.device());
-    if (!packed.is_same(src)) device_copy(packed, src, stream);
-    LG_CUDA_CHECK(cudaMemcpyPeerAsync(staged.data_ptr(), dst.device().index(), packed.data_ptr(), src.device().index(),
-                                      packed.nbytes(), stream),
-                  "copy_");
+    if (!packed.is_same(src)) device_copy(packed, src, src_stream);
+    LG_CUDA_CHECK(cudaStreamSynchronize(src_stream), "copy_");
     cudaStream_t dst_stream = stream_for(dst.device());
-    LG_CUDA_CHECK(cudaStreamSynchronize(stream), "copy_");
+    Tensor staged = dense_like(src, src.dtype(), dst.device());
+    LG_CUDA_CHECK(cudaMemcpyPeerAsync(staged.data_ptr(), dst.device().index(), packed.data_ptr(), src.device().index(),
+                                      packed.nbytes(), dst_stream),
+                  "copy_");
+    LG_CUDA_CHECK(cudaStreamSynchronize(dst_stream), "copy_");
     device_copy(dst, staged, dst_stream);
     return;
   }
+  const Device device = dst.device().is_cuda() ? dst.device() : src.device();
+  cudaStream_t stream = stream_for(device);
+  if (dst.device().is_cuda() && src.device().is_cuda()) return device_copy(dst, src, stream);
   if (dst.device().is_cuda()) {  // host to device
     if (same_dense_block(dst, src)) {
       LG_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyHostToDevice, stream), "copy_");

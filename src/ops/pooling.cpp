@@ -129,7 +129,7 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
   for (int64_t o : out)
     LG_CHECK(o > 0, "[", c.name, "] given input of size ", x.sizes(), ", the calculated output size ", IntArrayRef(out),
              " is too small; required every output size > 0");
-  if (checked_output_numel(c, x, out) == 0) return {out, w};
+  if (checked_output_numel(c, x, out) == 0) return {std::move(out), std::move(w)};
   for (int i = 0; i < c.spatial; ++i) {
     const int64_t in = x.size(2 + i);
     // A one-tap window ignores its dilation, which may then be anything up to int64's top:
@@ -156,7 +156,7 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
       }
     }
   }
-  return {out, w};
+  return {std::move(out), std::move(w)};
 }
 
 std::pair<std::vector<int64_t>, PoolWindows> adaptive_windows(const PoolCall& c, const Tensor& x, IntArrayRef output_size) {
@@ -179,7 +179,7 @@ std::pair<std::vector<int64_t>, PoolWindows> adaptive_windows(const PoolCall& c,
       w.count[lead + i].push_back(e - b);
     }
   }
-  return {output_size.vec(), w};
+  return {output_size.vec(), std::move(w)};
 }
 
 std::pair<Tensor, Tensor> run_max(const PoolCall& c, const Tensor& input, bool with_indices, IntArrayRef kernel_size,

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include <layoutguard/layoutguard.h>
@@ -42,15 +43,47 @@ TEST_CASE("block cache: a request takes a cached block of at least its size and 
   CHECK(cache.take(4000) == address(2));
 }
 
-TEST_CASE("block cache: a block it did not hand out is not kept, and freeing twice keeps it once") {
+TEST_CASE("block cache: a block it did not hand out is not kept, and one given back twice is cached once") {
   std::vector<void*> released;
   lg::detail::BlockCache cache(1 << 20, [&](void* p) { released.push_back(p); });
   CHECK_FALSE(cache.give_back(address(7)));
   cache.track(address(3), 1024);
   CHECK(cache.give_back(address(3)));
-  CHECK_FALSE(cache.give_back(address(3)));
+  // True: the caller must not return to the source a block the cache still holds.
+  CHECK(cache.give_back(address(3)));
   CHECK(cache.stats().cached_bytes == 1024);
+  CHECK(cache.take(1024) == address(3));
+  CHECK(cache.take(1024) == nullptr);  // handed out once, not twice
   CHECK(released.empty());
+}
+
+TEST_CASE("block cache: a block larger than the cap goes back to its source and leaves the cached ones") {
+  std::vector<void*> released;
+  lg::detail::BlockCache cache(3000, [&](void* p) { released.push_back(p); });
+  cache.track(address(1), 1000);
+  cache.track(address(2), 4000);
+  CHECK(cache.give_back(address(1)));
+  CHECK_FALSE(cache.give_back(address(2)));  // the caller releases it
+  CHECK(released.empty());
+  CHECK(cache.stats().cached_bytes == 1000);
+  CHECK(cache.take(1000) == address(1));
+  CHECK_FALSE(cache.give_back(address(2)));  // forgotten: not a block of the cache any more
+}
+
+TEST_CASE("block cache: a release that throws leaves the cache consistent") {
+  int calls = 0;
+  lg::detail::BlockCache cache(1 << 20, [&](void*) {
+    ++calls;
+    throw std::runtime_error("source gone");
+  });
+  cache.track(address(1), 1000);
+  cache.give_back(address(1));
+  CHECK_THROWS(cache.release_all());
+  CHECK(calls == 1);
+  CHECK(cache.stats().cached_bytes == 0);
+  CHECK(cache.take(1000) == nullptr);
+  CHECK(cache.release_all() == 0);  // not released a second time
+  CHECK(calls == 1);
 }
 
 TEST_CASE("block cache: past its cap the blocks freed longest ago go back first, and release_all returns the rest") {

@@ -15,6 +15,7 @@ grep -q "layoutguard host stub" <<<"$out" || { echo "$out"; echo "FAIL: the stub
 grep -Eq "test cases: +3 \| +3 passed" <<<"$out" || { echo "$out"; echo "FAIL: expected 3 cases to run and pass"; exit 1; }
 out=$(LAYOUTGUARD_CUDA_CACHE=0 run 2>&1) || { echo "$out"; echo "FAIL: the allocator cases with the cache off"; exit 1; }
 grep -q "the cache is off" <<<"$out" || { echo "$out"; echo "FAIL: LAYOUTGUARD_CUDA_CACHE=0 did not turn the cache off"; exit 1; }
+grep -Eq "test cases: +3 \| +3 passed" <<<"$out" || { echo "$out"; echo "FAIL: expected 3 cases to run and pass with the cache off"; exit 1; }
 if out=$(LAYOUTGUARD_CUDA_CACHE=maybe run 2>&1); then
   echo "$out"; echo "FAIL: LAYOUTGUARD_CUDA_CACHE=maybe was accepted"; exit 1
 fi

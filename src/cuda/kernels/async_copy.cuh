@@ -18,15 +18,18 @@ namespace lg::cuda::kernels {
 __device__ inline void copy_16_async(void* dst, const void* src) {
 #if defined(LG_CUDA_EMULATION)
   std::memcpy(dst, src, 16);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  *static_cast<uint4*>(dst) = *static_cast<const uint4*>(src);  // no cp.async before sm_80
 #else
   const auto shared_dst = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_dst), "l"(src) : "memory");
+  const auto global_src = static_cast<unsigned long long>(__cvta_generic_to_global(src));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_dst), "l"(global_src) : "memory");
 #endif
 }
 
 // Waits for every copy_16_async this thread started.
 __device__ inline void wait_async_copies() {
-#if !defined(LG_CUDA_EMULATION)
+#if !defined(LG_CUDA_EMULATION) && !(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }

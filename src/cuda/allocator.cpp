@@ -12,7 +12,8 @@
 // runs on that device's one stream (runtime.h), so work queued with a reused block runs after
 // all the work queued with its previous owner, as with cudaFreeAsync + cudaMallocAsync.
 //
-// Out of memory: the cached blocks go back to the pool and the request is tried once more.
+// Out of memory: the cached blocks go back to the pool and the request is tried again, then
+// the pool trims its unused memory and the request is tried a last time (fresh()).
 // LAYOUTGUARD_CUDA_CACHE=0 turns the cache off (as PYTORCH_NO_CUDA_MEMORY_CACHING=1 does), so
 // that compute-sanitizer sees every free and every request at its exact size.
 #include <array>

@@ -6,10 +6,12 @@
 // kernels against cuDNN's norm-forward node (lg::cuda::set_cudnn_batch_norm), in training and
 // in evaluation; then group, instance and layer norm on the device against relu.
 //
-//   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only | --bandwidth-only] [--cudnn-benchmark]
+//   build/bench/cuda_ops [--quick | --smoke] [--json PATH] [--conv-only | --bandwidth-only | --norm-only]
+//                        [--cudnn-benchmark]
 // --cudnn-benchmark: convolutions in cuDNN benchmark mode (the peer: pytorch_conv.py --benchmark)
 // --bandwidth-only: the conversion, pointwise and group/instance/layer norm rows, no batch norm
 // or convolutions (a minute less on an H200, for device runs short of time)
+// --norm-only: the group/instance/layer norm rows alone (seconds)
 // Each sample runs the call `reps` times and then waits for the device (lg::cuda::synchronize
 // for our ops, cudaDeviceSynchronize for the peer), so both sides are timed the same way.
 #include <cmath>
@@ -80,33 +82,58 @@ void batch_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
       }
 }
 
-// group_norm, instance_norm and layer_norm, NHWC, all on the device since session 16: time per
-// call and the bandwidth of the minimum traffic (the input read three times -- two moment
-// passes and the affine map -- and the output written once), next to relu on the same tensor.
+// group_norm, instance_norm and layer_norm, all on the device since session 16: time per call
+// and the bandwidth of the minimum traffic of the kernels (since session 20 the input is read
+// twice -- one pass for the moments, one for the affine map -- and the output written once;
+// sessions 16-19 printed every row, relu too, over 3 reads + 1 write), next to relu on the
+// same tensor. NHWC, and one group_norm row on NCHW input, whose lanes walk a plane's elements
+// instead of channels.
 void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
-  std::printf("\nnormalisation on the device, NHWC, batch %lld (GB/s over 3 reads + 1 write)\n",
-              static_cast<long long>(batch));
+  std::printf("\nnormalisation on the device, NHWC, batch %lld (GB/s over the least traffic: 2 reads + 1 write; "
+              "relu 1 + 1)\n", static_cast<long long>(batch));
   const std::vector<int64_t> s{batch, 256, 28, 28};
   for (lg::DType dt : {lg::kFloat16, lg::kFloat32}) {
     const lg::TensorOptions opts = lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0));
     const Tensor x = lg::randn(s).to(opts).contiguous(MemoryFormat::ChannelsLast);
     const Tensor w = lg::rand({256}).to(opts), b = lg::randn({256}).to(opts);
     const Tensor lw = lg::rand({256, 28, 28}).to(opts), lb = lg::randn({256, 28, 28}).to(opts);
-    const double bytes = 4.0 * static_cast<double>(x.nbytes());
-    const std::vector<std::pair<const char*, std::function<void()>>> ops{
-        {"relu (reference: 1 read + 1 write)", [&] { (void)lg::relu(x); }},
-        {"group_norm, 32 groups", [&] { (void)lg::group_norm(x, 32, w, b); }},
-        {"group_norm, 256 groups (instance)", [&] { (void)lg::group_norm(x, 256, w, b); }},
-        {"layer_norm over (C, H, W)", [&] { (void)lg::layer_norm(x, {256, 28, 28}, lw, lb); }},
-        // ConvNeXt's LayerNorm: over C of the NHWC data seen as (N, H, W, C).
-        {"layer_norm over C (N, H, W, C view)", [&] { (void)lg::layer_norm(x.permute({0, 2, 3, 1}), {256}, w, b); }},
+    const Tensor x_nchw = x.contiguous();
+    struct Op {
+      std::string name;
+      double passes;  // tensors' worth of traffic: reads + writes
+      std::function<void()> call;
     };
-    for (const auto& [name, call] : ops) {
-      const double ms = per_call_ms(call, reps, true);
+    std::vector<Op> ops{
+        {"relu (reference: 1 read + 1 write)", 2, [&] { (void)lg::relu(x); }},
+        {"group_norm, 32 groups", 3, [&] { (void)lg::group_norm(x, 32, w, b); }},
+        {"group_norm, 32 groups, NCHW input", 3, [&] { (void)lg::group_norm(x_nchw, 32, w, b); }},
+        {"group_norm, 256 groups (instance)", 3, [&] { (void)lg::group_norm(x, 256, w, b); }},
+        {"layer_norm over (C, H, W)", 3, [&] { (void)lg::layer_norm(x, {256, 28, 28}, lw, lb); }},
+        // ConvNeXt's LayerNorm: over C of the NHWC data seen as (N, H, W, C).
+        {"layer_norm over C (N, H, W, C view)", 3, [&] { (void)lg::layer_norm(x.permute({0, 2, 3, 1}), {256}, w, b); }},
+    };
+    // The chunk length group_normalize plans with (8 elements per thread by default), swept on
+    // group_norm in both layouts: a shorter chunk gives more blocks and more partial sums.
+    for (int64_t n : {2, 4, 16}) {
+      const auto with = [n](const std::function<void()>& f) {
+        return [n, f] {
+          lg::cuda::kernels::set_group_normalize_min_per_lane(n);
+          f();
+          lg::cuda::kernels::set_group_normalize_min_per_lane(0);
+        };
+      };
+      ops.push_back({"group_norm, 32 groups, chunk >= " + std::to_string(n), 3,
+                     with([&] { (void)lg::group_norm(x, 32, w, b); })});
+      ops.push_back({"  same, NCHW input, chunk >= " + std::to_string(n), 3,
+                     with([&] { (void)lg::group_norm(x_nchw, 32, w, b); })});
+    }
+    for (const Op& op : ops) {
+      const double ms = per_call_ms(op.call, reps, true);
+      const double gb_per_s = op.passes * static_cast<double>(x.nbytes()) / (ms * 1e-3) / 1e9;
       const std::string shape = lg::to_string(s) + " " + std::string(lg::dtype_name(dt));
-      std::printf("%-40s %-24s %9.4f ms %8.1f GB/s\n", name, shape.c_str(), ms, bytes / (ms * 1e-3) / 1e9);
-      results.add({{"section", "cuda_group_norm"}, {"case", name}, {"shape", shape}, {"median_ms", ms},
-                   {"gb_per_s", bytes / (ms * 1e-3) / 1e9}});
+      std::printf("%-40s %-24s %9.4f ms %8.1f GB/s\n", op.name.c_str(), shape.c_str(), ms, gb_per_s);
+      results.add({{"section", "cuda_group_norm"}, {"case", op.name}, {"shape", shape}, {"median_ms", ms},
+                   {"gb_per_s", gb_per_s}});
     }
   }
 }
@@ -116,14 +143,17 @@ void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
 int main(int argc, char** argv) {
   const lg::bench::CommonArgs args = lg::bench::parse_common(argc, argv);
   const bool quick = args.quick;
-  bool conv_only = false, bandwidth_only = false, benchmark = false;
+  bool conv_only = false, bandwidth_only = false, norm_only = false, benchmark = false;
   for (std::string_view a : args.rest) {
     conv_only |= a == "--conv-only";
     bandwidth_only |= a == "--bandwidth-only";
+    norm_only |= a == "--norm-only";
     benchmark |= a == "--cudnn-benchmark";
-    if ((a != "--conv-only" && a != "--bandwidth-only" && a != "--cudnn-benchmark") || (conv_only && bandwidth_only)) {
+    const bool known = a == "--conv-only" || a == "--bandwidth-only" || a == "--norm-only" || a == "--cudnn-benchmark";
+    if (!known || int{conv_only} + int{bandwidth_only} + int{norm_only} > 1) {
       std::fprintf(stderr,
-                   "usage: cuda_ops [--quick|--smoke] [--json PATH] [--conv-only | --bandwidth-only] [--cudnn-benchmark]\n");
+                   "usage: cuda_ops [--quick|--smoke] [--json PATH] [--conv-only | --bandwidth-only | --norm-only] "
+                   "[--cudnn-benchmark]\n");
       return 2;
     }
   }
@@ -142,7 +172,7 @@ int main(int argc, char** argv) {
             : std::vector<std::vector<int64_t>>{{32, 64, 56, 56}, {256, 256, 56, 56}, {256, 2048, 7, 7}, {256, 3, 224, 224}};
   const int reps = args.smoke ? 1 : quick ? 5 : 20;
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
-    if (conv_only) break;
+    if (conv_only || norm_only) break;
     for (const auto& s : shapes) {
       const std::string shape = lg::to_string(s) + " " + std::string(lg::dtype_name(dt));
       const lg::TensorOptions opts = lg::TensorOptions().dtype(dt).device(lg::Device::cuda(0));
@@ -176,9 +206,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!conv_only && !bandwidth_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
+  if (!conv_only && !bandwidth_only && !norm_only) batch_norm_rows(results, args.smoke ? 2 : quick ? 32 : 256, reps);
   if (!conv_only) group_norm_rows(results, args.smoke ? 2 : 32, reps);
-  if (bandwidth_only) return results.finish();
+  if (bandwidth_only || norm_only) return results.finish();
 
   // cuDNN convolutions, float16, batch 32 (256 without --quick): ours NHWC vs ours NCHW.
   struct Shape {

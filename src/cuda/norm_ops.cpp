@@ -1,7 +1,7 @@
 // batch_norm, group_norm, instance_norm and layer_norm on CUDA. group_norm, layer_norm and
 // instance_norm without running stats never leave the device (kernels::group_normalize: moments,
-// statistics, scales and the affine map in five launches; before session 16 the moments crossed
-// to the host twice per call). Where running stats must be updated (instance_norm tracking
+// statistics and the affine map in three launches; before session 16 the moments crossed to the
+// host twice per call). Where running stats must be updated (instance_norm tracking
 // them, batch norm on strides the kernels below do not take), the device computes the moments
 // and the affine map and the host turns the moments into statistics and updates the running
 // stats with core/channel_statistics.h, as the CPU does.
@@ -201,7 +201,8 @@ void normalize_on_device(const kernels::GroupedView& v, const Tensor& out, const
   a.plane_b = ptr(pb);
   a.inner_w = ptr(iw);
   a.inner_b = ptr(ib);
-  const Tensor workspace = empty({kernels::group_normalize_workspace(v, a)}, f64);
+  a.workspace_doubles = kernels::group_normalize_workspace(v, a);
+  const Tensor workspace = empty({a.workspace_doubles}, f64);
   a.workspace = static_cast<double*>(workspace.data_ptr());
   cuda::detail::check_launch(
       kernels::group_normalize(v, static_cast<const char*>(input.data_ptr()), static_cast<char*>(out.data_ptr()),

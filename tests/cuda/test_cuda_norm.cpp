@@ -229,4 +229,26 @@ TEST_CASE("group_norm, instance_norm and layer_norm on CUDA equal the CPU's and 
     }
 }
 
+TEST_CASE("group_norm and layer_norm on CUDA over maps of many chunks, in 16-byte lanes and element by element") {
+  // 64 channels and a 20 x 24 map: every float type takes 16-byte lanes in NHWC (adjacent
+  // channels) and in NCHW (a plane's 480 elements); the view of 63 of 64 channels starts
+  // misaligned and goes element by element. Each statistic spans several chunks.
+  for (lg::DType dt : {lg::kFloat16, lg::kBFloat16, lg::kFloat32})
+    for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      CAPTURE(dt);
+      CAPTURE(f);
+      const Tol tol = norm_device_tol(dt);
+      const Tensor x = lg::add(noise_in({4, 64, 20, 24}, f, lg::kFloat32, 11), 2.0).to(dt);
+      const Tensor w = noise_in({64}, MemoryFormat::Contiguous, lg::kFloat32, 12).to(dt);
+      const Tensor b = noise_in({64}, MemoryFormat::Contiguous, lg::kFloat32, 13).to(dt);
+      check_same(lg::group_norm(x.cuda(), 32, w.cuda(), b.cuda()), lg::group_norm(x, 32, w, b), tol);
+      check_same(lg::group_norm(x.cuda(), 1), lg::group_norm(x, 1), tol);
+      const Tensor part = x.narrow(1, 1, 63), dpart = x.cuda().narrow(1, 1, 63);
+      check_same(lg::group_norm(dpart, 7), lg::group_norm(part, 7), tol);
+      const Tensor nhwc = x.permute({0, 2, 3, 1});  // ConvNeXt's layer norm over C
+      check_same(lg::layer_norm(x.cuda().permute({0, 2, 3, 1}), {64}, w.cuda(), b.cuda()), lg::layer_norm(nhwc, {64}, w, b),
+                 tol);
+    }
+}
+
 }

@@ -165,7 +165,7 @@ TEST_CASE("emulated group moments and group affine give group_norm and layer_nor
 }
 
 TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm entirely on the device") {
-  // The five launches norm_ops.cpp makes for these ops, with host buffers for device ones: in
+  // The three launches norm_ops.cpp makes for these ops, with host buffers for device ones: in
   // NDHWC (lanes over adjacent channels) and NCDHW (lanes over a plane's elements), with maps
   // small enough for one chunk per plane and large enough for several, into an output of the
   // input's layout and of the other one. The (1, 6, 1, 64, 40) map in NDHWC gives group norm
@@ -215,6 +215,7 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
           std::vector<double> workspace(static_cast<size_t>(kernels::group_normalize_workspace(v, a)));
           REQUIRE(workspace.size() >= static_cast<size_t>(v.groups + 2 * v.groups / c.per_stat));
           a.workspace = workspace.data();
+          a.workspace_doubles = static_cast<int64_t>(workspace.size());
           REQUIRE(kernels::group_normalize(v, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
                                            kernels::ScalarType::Float32, a, nullptr) == cudaSuccess);
           check_close(values(out), values(c.want), tol_for(lg::kFloat32));
@@ -233,6 +234,75 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
   kernels::GroupNormArgs no_workspace;
   CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, no_workspace, nullptr) ==
         cudaErrorInvalidValue);
+}
+
+TEST_CASE("emulated group_normalize with 16-byte lanes, element by element, and far from zero") {
+  // Each case names the lane width group_normalize must pick, so a change to the vector rules
+  // that silently fell back to single elements would fail here, not only in the benchmarks.
+  struct Case {
+    std::string name;
+    Tensor x;
+    int64_t groups;
+    int lane_width;
+  };
+  const Tensor wide = noise_in({2, 17, 6, 5}, MemoryFormat::ChannelsLast, lg::kFloat32, 61);
+  const std::vector<Case> cases{
+      // 16 channels in NHWC float16: a lane takes 8 adjacent channels (planes) per load.
+      {"float16 NHWC, 16 channels", noise_in({3, 16, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat16, 62), 4, 8},
+      // 12 channels: 8 do not divide them, 4 do.
+      {"float16 NHWC, 12 channels", noise_in({2, 12, 3, 7}, MemoryFormat::ChannelsLast, lg::kFloat16, 63), 3, 4},
+      // NCHW rows of 8 x 4 = 32 elements: a lane takes 8 consecutive elements of a plane.
+      {"bfloat16 NCHW, 32-element planes", noise_in({2, 6, 8, 4}, MemoryFormat::Contiguous, lg::kBFloat16, 64), 2, 8},
+      {"float32 NHWC, 8 channels", noise_in({2, 8, 9, 5}, MemoryFormat::ChannelsLast, lg::kFloat32, 65), 2, 4},
+      // 16 of 17 channels: the view starts 4 bytes past an aligned address, its rows 17 apart.
+      {"float32 NHWC view of 16 of 17 channels", wide.narrow(1, 1, 16), 4, 1},
+      // Values near 3000 with a spread of about 1: sums of x and x^2 would lose the spread's
+      // low digits to the offset; deviations from the first element do not.
+      {"float32 NHWC far from zero", lg::add(noise_in({2, 8, 6, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 66), 3000.0),
+       2, 4},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const Tensor w = lg::rand({c.x.size(1)}), b = lg::randn({c.x.size(1)});
+    const Tensor want = lg::group_norm(c.x.to(lg::kFloat64), c.groups, w.to(lg::kFloat64), b.to(lg::kFloat64));
+    const Tensor out = lg::empty(c.x.sizes(), lg::TensorOptions().dtype(c.x.dtype()), c.x.suggest_memory_format());
+    const kernels::GroupedView v = grouped_view(c.x, 2, out);
+    const std::vector<double> pw = values(w), pb = values(b);
+    kernels::GroupNormArgs a;
+    a.per_stat = c.x.size(1) / c.groups;
+    a.channels = c.x.size(1);
+    a.plane_w = pw.data();
+    a.plane_b = pb.data();
+    const auto type = lg::cuda::detail::scalar_type(c.x.dtype());
+    const char* in = static_cast<const char*>(c.x.data_ptr());
+    CHECK(kernels::group_normalize_lane_width(v, a, type, in, static_cast<const char*>(out.data_ptr())) == c.lane_width);
+    // Chunks of every length down to one element per thread, and one chunk per plane.
+    for (int64_t min_per_lane : {1, 3, 8, 1000}) {
+      CAPTURE(min_per_lane);
+      kernels::set_group_normalize_min_per_lane(min_per_lane);
+      std::vector<double> workspace(static_cast<size_t>(kernels::group_normalize_workspace(v, a)));
+      a.workspace = workspace.data();
+      a.workspace_doubles = static_cast<int64_t>(workspace.size());
+      REQUIRE(kernels::group_normalize(v, in, static_cast<char*>(out.data_ptr()), type, a, nullptr) == cudaSuccess);
+      check_close(values(out), rounded(values(want), c.x.dtype()), tol_for(c.x.dtype()));
+    }
+    kernels::set_group_normalize_min_per_lane(0);  // the default again
+  }
+  // A workspace sized for long chunks is refused once the chunks get shorter, not overrun.
+  const Tensor x = noise_in({2, 8, 16, 16}, MemoryFormat::ChannelsLast, lg::kFloat32, 67), out = lg::empty_like(x);
+  const kernels::GroupedView v = grouped_view(x, 2, out);
+  kernels::GroupNormArgs a;
+  a.per_stat = 4;
+  a.channels = 8;
+  kernels::set_group_normalize_min_per_lane(1000);
+  std::vector<double> workspace(static_cast<size_t>(kernels::group_normalize_workspace(v, a)));
+  a.workspace = workspace.data();
+  a.workspace_doubles = static_cast<int64_t>(workspace.size());
+  kernels::set_group_normalize_min_per_lane(1);
+  CHECK(static_cast<size_t>(kernels::group_normalize_workspace(v, a)) > workspace.size());
+  CHECK(kernels::group_normalize(v, static_cast<const char*>(x.data_ptr()), static_cast<char*>(out.data_ptr()),
+                                 kernels::ScalarType::Float32, a, nullptr) == cudaErrorInvalidValue);
+  kernels::set_group_normalize_min_per_lane(0);
 }
 
 TEST_CASE("emulated evaluation batch norm (coefficients, affine) equals the CPU's") {

@@ -32,11 +32,13 @@
 #undef __host__
 #undef __shared__
 #undef __forceinline__
+#undef __launch_bounds__
 #define __global__
 #define __device__
 #define __host__
 #define __shared__ static
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 
 namespace lg::cuda::kernels {
 // The device math library's float and double overloads and bit casts, as the host's.

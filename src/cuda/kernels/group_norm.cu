@@ -14,7 +14,18 @@
 // weights of layer norm follow through their own strides. Partial sums per chunk are combined
 // per statistic (by a thread, or by a block when there are many), so the result does not depend
 // on the order blocks run in.
+//
+// Why 16-byte lanes and one pass (session 20): with one 2-byte element per load, a warp moved
+// 64 bytes and a thread kept 8 bytes in flight, and group norm over 32x256x28x28 float16 took
+// 81 us on an H100 against 6.7 us for a relu. Where the walked dim is dense, a lane now takes 16
+// bytes per load: 8 adjacent float16 channels, or 8 consecutive float16 elements of a plane. And
+// one pass sums both the deviations from a per-statistic shift and their squares, where the
+// mean and the squared deviations from it took two: three launches and two reads of x instead
+// of five and three.
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/kernels/device_types.cuh"
@@ -27,6 +38,8 @@ namespace {
 constexpr int kLanes = 32, kRows = 8;  // a tile block: kLanes x kRows threads
 constexpr int kThreads = kLanes * kRows;
 constexpr int kUnroll = 4;             // loads a thread issues before it adds
+constexpr int64_t kMinPerLane = 8;     // the fewest elements a thread sums in a chunk, by default
+std::atomic<int64_t> g_min_per_lane{kMinPerLane};  // set_group_normalize_min_per_lane
 // About two blocks per resident slot of an H100/H200 (132 SMs x 8 blocks of 256 threads).
 constexpr int64_t kTargetBlocks = 2048;
 
@@ -40,6 +53,9 @@ struct PlaneWalk {
   int64_t planes = 0, inner_count = 0;
   int64_t chunk = 1, chunks = 1;  // inner elements per block (grid y), and their number
   bool planes_adjacent = false;   // the innermost plane dim has unit stride: lanes take planes
+  // Elements a lane moves in one aligned load or store: `vec` adjacent planes when the lanes
+  // take planes, `vec` consecutive elements of a plane otherwise (see vector_width()).
+  int vec = 1;
 };
 
 struct Dim {
@@ -69,7 +85,25 @@ std::vector<Dim> merged(const std::vector<Dim>& dims) {
   return out;
 }
 
-PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels) {
+// The widest lane vector, in elements, for a walk whose lanes run along `along` (the plane dims
+// or the inner dims; `across` are the others): `along`'s innermost dim is dense in input and
+// output and a multiple of it long, every other stride of either is a multiple of it, and both
+// base pointers are aligned to it. Then a lane's `vec` elements never straddle a row, and
+// every vector starts aligned. Otherwise 1 (element by element).
+int vector_width(const std::vector<Dim>& along, const std::vector<Dim>& across, int most) {
+  for (int v = most; v > 1; v /= 2) {
+    const Dim& in = along.back();
+    bool ok = in.stride == 1 && in.out_stride == 1 && in.size % v == 0;
+    for (size_t d = 0; ok && d + 1 < along.size(); ++d) ok = along[d].stride % v == 0 && along[d].out_stride % v == 0;
+    for (size_t d = 0; ok && d < across.size(); ++d) ok = across[d].stride % v == 0 && across[d].out_stride % v == 0;
+    if (ok) return v;
+  }
+  return 1;
+}
+
+// `max_vec`: the most elements the base pointers' alignment allows in one 16-byte load (1 when
+// they are not 16-byte aligned). The chunking does not depend on it, so the workspace does not.
+PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels, int max_vec) {
   PlaneWalk w;
   w.planes = v.groups;
   w.inner_count = v.inner_count;
@@ -102,14 +136,19 @@ PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels) {
   w.per_stat = IndexDivider::of(static_cast<uint64_t>(per_stat));
   w.channels = IndexDivider::of(static_cast<uint64_t>(channels));
   w.planes_adjacent = w.outer_stride[w.outer_dims - 1] == 1 && w.inner_stride[w.inner_dims - 1] != 1;
+  w.vec = w.planes_adjacent ? vector_width(outer, inner, max_vec) : vector_width(inner, outer, max_vec);
   if (w.inner_count == 0) return w;  // one empty chunk (the launchers return before walking)
-  // Chunks: enough blocks to fill the device, but at least 16 elements per thread in a chunk.
+  // Chunks: enough blocks to fill the device, but at least kMinPerLane elements per thread in a
+  // chunk, counted as if element by element (so the workspace is the same for every `vec`).
   const int64_t tile_planes = w.planes_adjacent ? kLanes : kRows, inner_lanes = w.planes_adjacent ? kRows : kLanes;
   const int64_t tiles = (w.planes + tile_planes - 1) / tile_planes;
   const int64_t wanted = (kTargetBlocks + tiles - 1) / tiles;
-  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(w.inner_count / (inner_lanes * 16), 65535));
+  const int64_t min_per_lane = g_min_per_lane.load(std::memory_order_relaxed);
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(w.inner_count / (inner_lanes * min_per_lane), 65535));
   w.chunks = std::clamp<int64_t>(wanted, 1, most);
   w.chunk = (w.inner_count + w.chunks - 1) / w.chunks;
+  // A lane's vector of a plane's elements must not cross into the next chunk's.
+  if (!w.planes_adjacent) w.chunk = (w.chunk + w.vec - 1) / w.vec * w.vec;
   w.chunks = (w.inner_count + w.chunk - 1) / w.chunk;  // no empty chunk at the end
   return w;
 }
@@ -132,167 +171,269 @@ __device__ inline void inner_offsets(const PlaneWalk& w, int64_t j, int64_t& in,
   }
 }
 
-// The tile position of this thread: its plane and the first of its elements in the block's
-// chunk, and the step between its elements.
-template <bool kAdjacent>
+// The tile position of this thread: the first of its kPlanes planes, the first of its elements
+// in the block's chunk, and the step between its loads. A tile is kLanes lanes of kVec planes
+// by kRows rows of elements when the planes are adjacent, kRows planes by kLanes lanes of kVec
+// elements otherwise.
+template <bool kAdjacent, int kVec>
 struct TileLane {
-  static constexpr int kTilePlanes = kAdjacent ? kLanes : kRows;
-  static constexpr int kInnerLanes = kAdjacent ? kRows : kLanes;
+  static constexpr int kPlanes = kAdjacent ? kVec : 1;    // planes per lane
+  static constexpr int kElements = kAdjacent ? 1 : kVec;  // consecutive elements per load
+  static constexpr int kTilePlanes = kAdjacent ? kLanes * kVec : kRows;
+  static constexpr int kStep = kAdjacent ? kRows : kLanes * kVec;
+  // Resident blocks per SM the kernels are compiled for. With eight planes per lane,
+  // plane_affine's 24 coefficients in double and four 16-byte loads in flight take about 120
+  // registers; the 85 that three blocks allow spilled them (as they did with two loads in
+  // flight), and eight elements per load spilled a little too.
+  static constexpr int kMinBlocks = kVec >= 8 ? 2 : 3;
   int64_t plane, begin, end;
   __device__ TileLane(const PlaneWalk& w) {
     const int plane_lane = static_cast<int>(kAdjacent ? threadIdx.x : threadIdx.y);
     const int inner_lane = static_cast<int>(kAdjacent ? threadIdx.y : threadIdx.x);
-    plane = static_cast<int64_t>(blockIdx.x) * kTilePlanes + plane_lane;
+    plane = static_cast<int64_t>(blockIdx.x) * kTilePlanes + static_cast<int64_t>(plane_lane) * kPlanes;
     const int64_t chunk_begin = static_cast<int64_t>(blockIdx.y) * w.chunk;
-    begin = chunk_begin + inner_lane;
+    begin = chunk_begin + static_cast<int64_t>(inner_lane) * kElements;
     end = chunk_begin + w.chunk < w.inner_count ? chunk_begin + w.chunk : w.inner_count;
   }
 };
 
-// partial[chunk * planes + p] = sum over the block's chunk of plane p's elements of
-// (x - shift)^power, power 1 or 2, shift the plane's statistic's entry of `stat_shift` (or 0).
-template <typename S, bool kAdjacent>
-__global__ void plane_moments(PlaneWalk w, const S* x, const double* stat_shift, int power, double* partial) {
-  using L = TileLane<kAdjacent>;
-  __shared__ double part[kRows][kLanes + 1];
+// The value every deviation of statistic s is taken from: the first element of its first
+// plane. Sums of x - shift and (x - shift)^2 then lose nothing to an offset much larger than
+// the spread, which sums of x and x^2 would.
+template <typename S>
+__device__ inline double stat_shift(const PlaneWalk& w, const S* x, int64_t stat, int64_t per_stat) {
+  return static_cast<double>(Storage<S>::load(x[row_major_offset(stat * per_stat, w.outer_dims, w.outer_stride, w.outer_divider)]));
+}
+
+// One pass over the block's tile: partial[chunk * planes + p] = the sum over the chunk of plane
+// p's (x - shift), and partial[(chunks + chunk) * planes + p] that of (x - shift)^2, shift the
+// plane's statistic's stat_shift().
+template <typename S, bool kAdjacent, int kVec>
+__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks)) plane_moments(PlaneWalk w, const S* x, int64_t per_stat, double* partial) {
+  using L = TileLane<kAdjacent, kVec>;
+  constexpr int P = L::kPlanes;
+  __shared__ double part[kRows][kLanes * P + 1];
   const L lane(w);
-  double acc = 0;
-  if (lane.plane < w.planes) {
+  double sum[P] = {}, sq[P] = {};
+  if (lane.plane < w.planes) {  // planes is a multiple of P (vector_width())
     const S* base = x + row_major_offset(lane.plane, w.outer_dims, w.outer_stride, w.outer_divider);
-    const double shift = stat_shift != nullptr ? stat_shift[w.per_stat.quotient(static_cast<uint64_t>(lane.plane))] : 0.0;
-    for (int64_t j = lane.begin; j < lane.end; j += L::kInnerLanes * kUnroll) {
-      double d[kUnroll];
+    double shift[P];
+#pragma unroll
+    for (int k = 0; k < P; ++k)
+      shift[k] = stat_shift(w, x, static_cast<int64_t>(w.per_stat.quotient(static_cast<uint64_t>(lane.plane + k))), per_stat);
+    for (int64_t j = lane.begin; j < lane.end; j += L::kStep * kUnroll) {
+      Packet<S, kVec> p[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int64_t jj = j + u * L::kInnerLanes;
+        const int64_t jj = j + u * L::kStep;
         int64_t in = 0, out = 0, weight = 0;
-        if (jj < lane.end) inner_offsets(w, jj, in, out, weight);
-        d[u] = jj < lane.end ? static_cast<double>(Storage<S>::load(base[in])) - shift : 0.0;
+        if (jj < lane.end) {  // a vector never runs past `end` (plane_walk() rounds the chunk)
+          inner_offsets(w, jj, in, out, weight);
+          p[u] = *reinterpret_cast<const Packet<S, kVec>*>(base + in);
+        }
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc += power == 1 ? d[u] : d[u] * d[u];
+      for (int u = 0; u < kUnroll; ++u) {
+        if (j + u * L::kStep >= lane.end) break;
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          const int q = kAdjacent ? k : 0;
+          const double d = static_cast<double>(Storage<S>::load(p[u].v[k])) - shift[q];
+          sum[q] += d;
+          sq[q] += d * d;
+        }
+      }
     }
   }
-  part[threadIdx.y][threadIdx.x] = acc;
-  __syncthreads();
-  const bool first_inner_lane = (kAdjacent ? threadIdx.y : threadIdx.x) == 0;
-  if (first_inner_lane && lane.plane < w.planes) {
-    double total = 0;
-    for (int k = 0; k < L::kInnerLanes; ++k) total += kAdjacent ? part[k][threadIdx.x] : part[threadIdx.y][k];
-    partial[static_cast<int64_t>(blockIdx.y) * w.planes + lane.plane] = total;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * L::kTilePlanes;
+  if constexpr (kAdjacent) {
+    // kLanes * P planes, a thread each (as many as threads at P = 8): each adds its plane's
+    // kRows shares, one moment at a time.
+    constexpr int kSlots = kLanes * P;
+    const int tid = static_cast<int>(threadIdx.y * kLanes + threadIdx.x);
+    for (int moment = 0; moment < 2; ++moment) {
+#pragma unroll
+      for (int k = 0; k < P; ++k) part[threadIdx.y][threadIdx.x * P + k] = moment == 0 ? sum[k] : sq[k];
+      __syncthreads();
+      for (int slot = tid; slot < kSlots; slot += kThreads) {
+        if (first + slot >= w.planes) continue;
+        double total = 0;
+        for (int k = 0; k < kRows; ++k) total += part[k][slot];
+        partial[(moment * w.chunks + blockIdx.y) * w.planes + first + slot] = total;
+      }
+      __syncthreads();
+    }
+  } else {
+    // kRows planes of kLanes shares: a tree over the lanes for both moments at once. (One
+    // thread per plane adding 32 shares in a row left 248 of 256 threads waiting on it.)
+    __shared__ double sq_part[kRows][kLanes + 1];
+    part[threadIdx.y][threadIdx.x] = sum[0];
+    sq_part[threadIdx.y][threadIdx.x] = sq[0];
+    __syncthreads();
+    for (unsigned width = kLanes / 2; width > 0; width /= 2) {
+      if (threadIdx.x < width) {
+        part[threadIdx.y][threadIdx.x] += part[threadIdx.y][threadIdx.x + width];
+        sq_part[threadIdx.y][threadIdx.x] += sq_part[threadIdx.y][threadIdx.x + width];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0 && first + threadIdx.y < w.planes) {
+      partial[blockIdx.y * w.planes + first + threadIdx.y] = part[threadIdx.y][0];
+      partial[(w.chunks + blockIdx.y) * w.planes + first + threadIdx.y] = sq_part[threadIdx.y][0];
+    }
   }
 }
 
 // Statistic s covers planes s * per_stat ... + per_stat - 1 and their partial sums in every
-// chunk; from their total, out[s] = mean (total / count) or, with `rstd`, 1 / sqrt(total /
-// count + eps). Few partial sums per statistic (kFewPartials or less: instance norm, layer norm
-// over C, group norm over a few chunks) take a thread per statistic; more take a block. A block
-// of 256 threads and eight barriers per statistic is the likely cause of instance norm's 20 us
-// over group norm on an H200 (session 17: 8,192 statistics against 1,024; the other launches
-// do the same work in both).
+// chunk; from them, mean[s] = shift + E[d] and rstd[s] = 1 / sqrt(E[d^2] - E[d]^2 + eps), d the
+// deviations from stat_shift(). Few partial sums per statistic (kFewPartials or less: instance
+// norm, layer norm over C, group norm over a few chunks) take a thread per statistic; more
+// take a block.
 constexpr int64_t kFewPartials = 64;
 
-__device__ inline double finish(double total, double count, double eps, bool rstd) {
-  return rstd ? 1.0 / sqrt(total / count + eps) : total / count;
+template <typename S>
+__device__ inline void finish(const PlaneWalk& w, const S* x, int64_t s, int64_t per_stat, double sum, double sq,
+                              double count, double eps, double* mean, double* rstd) {
+  const double m = sum / count;
+  const double var = sq / count - m * m;
+  mean[s] = stat_shift(w, x, s, per_stat) + m;
+  rstd[s] = 1.0 / sqrt((var > 0 ? var : 0.0) + eps);
 }
 
-__global__ void finish_statistics_per_thread(const double* partial, int64_t planes, int64_t chunks, int64_t per_stat,
-                                             double count, double eps, bool rstd, double* out) {
-  const int64_t stats = planes / per_stat;
+template <typename S>
+__global__ void finish_statistics_per_thread(PlaneWalk w, const S* x, const double* partial, int64_t per_stat,
+                                             double count, double eps, double* mean, double* rstd) {
+  const int64_t stats = w.planes / per_stat;
+  const double* sq_partial = partial + w.chunks * w.planes;
   for (int64_t s = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; s < stats;
        s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    double total = 0;
-    for (int64_t c = 0; c < chunks; ++c)
-      for (int64_t q = 0; q < per_stat; ++q) total += partial[c * planes + s * per_stat + q];
-    out[s] = finish(total, count, eps, rstd);
+    double sum = 0, sq = 0;
+    for (int64_t c = 0; c < w.chunks; ++c)
+      for (int64_t q = 0; q < per_stat; ++q) {
+        sum += partial[c * w.planes + s * per_stat + q];
+        sq += sq_partial[c * w.planes + s * per_stat + q];
+      }
+    finish(w, x, s, per_stat, sum, sq, count, eps, mean, rstd);
   }
 }
 
-__global__ void finish_statistics_per_block(const double* partial, int64_t planes, int64_t chunks, int64_t per_stat,
-                                            double count, double eps, bool rstd, double* out) {
+template <typename S>
+__global__ void finish_statistics_per_block(PlaneWalk w, const S* x, const double* partial, int64_t per_stat,
+                                            double count, double eps, double* mean, double* rstd) {
   __shared__ double red[kThreads];
-  const int64_t stats = planes / per_stat, n = chunks * per_stat;
+  const int64_t stats = w.planes / per_stat, n = w.chunks * per_stat;
+  const double* sq_partial = partial + w.chunks * w.planes;
   for (int64_t s = blockIdx.x; s < stats; s += gridDim.x) {
-    double acc = 0;
+    double sum = 0, sq = 0;
     for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
       const int64_t c = k / per_stat;  // consecutive threads read consecutive planes of a chunk
-      acc += partial[c * planes + s * per_stat + (k - c * per_stat)];
+      const int64_t at = c * w.planes + s * per_stat + (k - c * per_stat);
+      sum += partial[at];
+      sq += sq_partial[at];
     }
-    const double total = block_sum<kThreads>(red, acc);
-    if (threadIdx.x == 0) out[s] = finish(total, count, eps, rstd);
+    sum = block_sum<kThreads>(red, sum);
+    sq = block_sum<kThreads>(red, sq);
+    if (threadIdx.x == 0) finish(w, x, s, per_stat, sum, sq, count, eps, mean, rstd);
   }
-}
-
-void launch_finish_statistics(const PlaneWalk& w, int64_t per_stat, const double* partial, double count, double eps,
-                              bool rstd, double* out, cudaStream_t stream) {
-  const int64_t stats = w.planes / per_stat;
-  if (w.chunks * per_stat <= kFewPartials)
-    launch_kernel(finish_statistics_per_thread, blocks_for(stats, kThreads), kThreads, stream, partial, w.planes,
-                  w.chunks, per_stat, count, eps, rstd, out);
-  else
-    launch_kernel(finish_statistics_per_block, static_cast<unsigned>(std::min<int64_t>(stats, 65535 * 8)), kThreads,
-                  stream, partial, w.planes, w.chunks, per_stat, count, eps, rstd, out);
 }
 
 // y = (x - mean) * (rstd * plane_w[c]) * inner_w[j] + plane_b[c] + inner_b[j] for element j of
 // plane p (c = p % channels; the weights are nullable), in double: the CPU kernels' order of
 // operations, though not their precision everywhere (CPU layer norm computes in the compute
 // type), so the two agree to rounding.
-template <typename S, bool kAdjacent>
-__global__ void plane_affine(PlaneWalk w, const S* x, S* y, const double* mean, const double* rstd,
+template <typename S, bool kAdjacent, int kVec>
+__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks)) plane_affine(PlaneWalk w, const S* x, S* y, const double* mean, const double* rstd,
                              GroupNormArgs a) {
   using T = Storage<S>;
   using C = typename T::Compute;
-  using L = TileLane<kAdjacent>;
+  using L = TileLane<kAdjacent, kVec>;
+  constexpr int P = L::kPlanes;
   const L lane(w);
   if (lane.plane >= w.planes) return;
-  const int64_t s = static_cast<int64_t>(w.per_stat.quotient(static_cast<uint64_t>(lane.plane)));
-  uint64_t c = 0;
-  w.channels.divmod(static_cast<uint64_t>(lane.plane), c);
-  const double m = mean[s];
-  const double scale = (a.plane_w != nullptr ? a.plane_w[c] : 1.0) * rstd[s];
-  const double shift = a.plane_b != nullptr ? a.plane_b[c] : 0.0;
+  double m[P], scale[P], shift[P];
+#pragma unroll
+  for (int k = 0; k < P; ++k) {
+    const int64_t s = static_cast<int64_t>(w.per_stat.quotient(static_cast<uint64_t>(lane.plane + k)));
+    uint64_t c = 0;
+    w.channels.divmod(static_cast<uint64_t>(lane.plane + k), c);
+    m[k] = mean[s];
+    scale[k] = (a.plane_w != nullptr ? a.plane_w[c] : 1.0) * rstd[s];
+    shift[k] = a.plane_b != nullptr ? a.plane_b[c] : 0.0;
+  }
+  // The weight step between a vector's consecutive elements (kAdjacent: one element per plane).
+  const int64_t weight_step = w.inner_weight_stride[w.inner_dims - 1];
   const S* in_base = x + row_major_offset(lane.plane, w.outer_dims, w.outer_stride, w.outer_divider);
   S* out_base = y + row_major_offset(lane.plane, w.outer_dims, w.outer_out_stride, w.outer_divider);
-  for (int64_t j = lane.begin; j < lane.end; j += L::kInnerLanes * kUnroll) {
-    double v[kUnroll];
+  for (int64_t j = lane.begin; j < lane.end; j += L::kStep * kUnroll) {
+    Packet<S, kVec> p[kUnroll];
     int64_t out[kUnroll], weight[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int64_t jj = j + u * L::kInnerLanes;
+      const int64_t jj = j + u * L::kStep;
       int64_t in = 0;
       out[u] = weight[u] = 0;
-      if (jj < lane.end) inner_offsets(w, jj, in, out[u], weight[u]);
-      v[u] = jj < lane.end ? static_cast<double>(T::load(in_base[in])) : 0.0;
+      if (jj < lane.end) {
+        inner_offsets(w, jj, in, out[u], weight[u]);
+        p[u] = *reinterpret_cast<const Packet<S, kVec>*>(in_base + in);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (j + u * L::kInnerLanes >= lane.end) break;
-      double r = (v[u] - m) * scale;
-      if (a.inner_w != nullptr) r *= a.inner_w[weight[u]];
-      r += shift;
-      if (a.inner_b != nullptr) r += a.inner_b[weight[u]];
-      out_base[out[u]] = T::store(static_cast<C>(r));
+      if (j + u * L::kStep >= lane.end) break;
+      Packet<S, kVec> r;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const int q = kAdjacent ? k : 0;
+        const int64_t at = weight[u] + (kAdjacent ? 0 : k * weight_step);
+        double v = (static_cast<double>(T::load(p[u].v[k])) - m[q]) * scale[q];
+        if (a.inner_w != nullptr) v *= a.inner_w[at];
+        v += shift[q];
+        if (a.inner_b != nullptr) v += a.inner_b[at];
+        r.v[k] = T::store(static_cast<C>(v));
+      }
+      *reinterpret_cast<Packet<S, kVec>*>(out_base + out[u]) = r;
     }
   }
 }
 
-template <typename S, bool kAdjacent>
+template <typename S, bool kAdjacent, int kVec>
 cudaError_t normalize_typed(const PlaneWalk& w, const S* x, S* y, const GroupNormArgs& a, cudaStream_t stream) {
-  constexpr int kTilePlanes = TileLane<kAdjacent>::kTilePlanes;
+  constexpr int kTilePlanes = TileLane<kAdjacent, kVec>::kTilePlanes;
   const dim3 grid(static_cast<unsigned>((w.planes + kTilePlanes - 1) / kTilePlanes), static_cast<unsigned>(w.chunks));
   const dim3 block(kLanes, kRows);
   const int64_t stats = w.planes / a.per_stat;
   double* partial = a.workspace;
-  double* mean = partial + w.chunks * w.planes;
+  double* mean = partial + 2 * w.chunks * w.planes;
   double* rstd = mean + stats;
   const double count = static_cast<double>(a.per_stat * w.inner_count);
-  launch_kernel(plane_moments<S, kAdjacent>, grid, block, stream, w, x, nullptr, 1, partial);
-  launch_finish_statistics(w, a.per_stat, partial, count, a.eps, false, mean, stream);
-  launch_kernel(plane_moments<S, kAdjacent>, grid, block, stream, w, x, mean, 2, partial);
-  launch_finish_statistics(w, a.per_stat, partial, count, a.eps, true, rstd, stream);
-  launch_kernel(plane_affine<S, kAdjacent>, grid, block, stream, w, x, y, mean, rstd, a);
+  launch_kernel(plane_moments<S, kAdjacent, kVec>, grid, block, stream, w, x, a.per_stat, partial);
+  if (w.chunks * a.per_stat <= kFewPartials)
+    launch_kernel(finish_statistics_per_thread<S>, blocks_for(stats, kThreads), kThreads, stream, w, x, partial,
+                  a.per_stat, count, a.eps, mean, rstd);
+  else
+    launch_kernel(finish_statistics_per_block<S>, static_cast<unsigned>(std::min<int64_t>(stats, 65535 * 8)), kThreads,
+                  stream, w, x, partial, a.per_stat, count, a.eps, mean, rstd);
+  launch_kernel(plane_affine<S, kAdjacent, kVec>, grid, block, stream, w, x, y, mean, rstd, a);
   return cudaGetLastError();
+}
+
+// The kernels for the walk's direction and vector width (a width the type's 16 bytes allow).
+template <typename S>
+cudaError_t normalize_dispatch(const PlaneWalk& w, const S* x, S* y, const GroupNormArgs& a, cudaStream_t stream) {
+  constexpr int kMost = 16 / static_cast<int>(sizeof(S));
+  cudaError_t err = cudaErrorInvalidValue;
+  const auto with = [&]<int V>(std::integral_constant<int, V>) {
+    if constexpr (V <= kMost)
+      err = w.planes_adjacent ? normalize_typed<S, true, V>(w, x, y, a, stream) : normalize_typed<S, false, V>(w, x, y, a, stream);
+  };
+  switch (w.vec) {
+    case 1: with(std::integral_constant<int, 1>{}); break;
+    case 2: with(std::integral_constant<int, 2>{}); break;
+    case 4: with(std::integral_constant<int, 4>{}); break;
+    case 8: with(std::integral_constant<int, 8>{}); break;
+    default: break;
+  }
+  return err;
 }
 
 bool valid(const GroupedView& v, const GroupNormArgs& a) {
@@ -302,10 +443,21 @@ bool valid(const GroupedView& v, const GroupNormArgs& a) {
 
 }  // namespace
 
+int64_t workspace_for(const PlaneWalk& w, const GroupNormArgs& a) {
+  return 2 * w.chunks * w.planes + 2 * (w.planes / a.per_stat);
+}
+
 int64_t group_normalize_workspace(const GroupedView& v, const GroupNormArgs& a) {
   if (v.groups == 0 || v.inner_count == 0 || !valid(v, a)) return 0;
-  const PlaneWalk w = plane_walk(v, a.per_stat, a.channels);
-  return w.chunks * w.planes + 2 * (w.planes / a.per_stat);
+  return workspace_for(plane_walk(v, a.per_stat, a.channels, 1), a);
+}
+
+// The most elements of S one 16-byte load moves from `in` and stores to `out`: 1 unless both
+// are 16-byte aligned.
+template <typename S>
+int widest_lane(const char* in, const char* out) {
+  const bool aligned = reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  return aligned ? 16 / static_cast<int>(sizeof(S)) : 1;
 }
 
 cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
@@ -313,17 +465,32 @@ cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, Sca
   if (!valid(v, a)) return cudaErrorInvalidValue;
   if (v.groups == 0 || v.inner_count == 0) return cudaSuccess;
   if (a.workspace == nullptr) return cudaErrorInvalidValue;
-  const PlaneWalk w = plane_walk(v, a.per_stat, a.channels);
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
     if constexpr (kFloating<S>) {
-      const S* x = reinterpret_cast<const S*>(in);
-      S* y = reinterpret_cast<S*>(out);
-      err = w.planes_adjacent ? normalize_typed<S, true>(w, x, y, a, stream) : normalize_typed<S, false>(w, x, y, a, stream);
+      const PlaneWalk w = plane_walk(v, a.per_stat, a.channels, widest_lane<S>(in, out));
+      // The chunking may have changed since the workspace was sized (set_group_normalize_min_per_lane).
+      if (workspace_for(w, a) <= a.workspace_doubles)
+        err = normalize_dispatch(w, reinterpret_cast<const S*>(in), reinterpret_cast<S*>(out), a, stream);
     }
   });
   return err;
+}
+
+int group_normalize_lane_width(const GroupedView& v, const GroupNormArgs& a, ScalarType type, const char* in,
+                               const char* out) {
+  if (!valid(v, a) || v.groups == 0 || v.inner_count == 0) return 0;
+  int width = 0;
+  visit(type, [&](auto s) {
+    using S = decltype(s);
+    if constexpr (kFloating<S>) width = plane_walk(v, a.per_stat, a.channels, widest_lane<S>(in, out)).vec;
+  });
+  return width;
+}
+
+void set_group_normalize_min_per_lane(int64_t n) {
+  g_min_per_lane.store(n >= 1 ? n : kMinPerLane, std::memory_order_relaxed);
 }
 
 }  // namespace lg::cuda::kernels

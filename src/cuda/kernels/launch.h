@@ -161,10 +161,10 @@ cudaError_t group_affine(const GroupedView& v, const char* in, char* out, Scalar
                          const double* scale, const double* shift, const double* w, const double* b, cudaStream_t stream);
 
 // group_norm, instance_norm (without running stats) and layer_norm with every step on the
-// device (group_norm.cu), in five launches: moments of each group of the view (a "plane"),
-// the mean of each statistic (per_stat consecutive planes share one: group_norm's channels of a
-// group; 1 for instance and layer norm), squared deviations from it, 1 / sqrt(variance + eps)
-// of each statistic, the affine map. plane_w / plane_b (nullable, `channels` doubles) weight
+// device (group_norm.cu), in three launches: one pass for the sums of deviations and of their
+// squares over each group of the view (a "plane"), the mean and 1 / sqrt(variance + eps) of
+// each statistic (per_stat consecutive planes share one: group_norm's channels of a group; 1
+// for instance and layer norm), the affine map. plane_w / plane_b (nullable, `channels` doubles) weight
 // plane p by entry p % channels (group and instance norm); inner_w / inner_b (nullable,
 // inner_count doubles, row-major over the inner dims) weight inner element j (layer norm).
 // workspace: group_normalize_workspace(v, args) doubles on the device.
@@ -173,12 +173,22 @@ struct GroupNormArgs {
   double eps = 1e-5;
   const double *plane_w = nullptr, *plane_b = nullptr, *inner_w = nullptr, *inner_b = nullptr;
   double* workspace = nullptr;
+  int64_t workspace_doubles = 0;  // its length: a walk that would need more is refused
 };
 // The doubles of workspace group_normalize needs for this view (0 when it has nothing to do or
 // the arguments are invalid, which group_normalize refuses).
 int64_t group_normalize_workspace(const GroupedView& v, const GroupNormArgs& a);
 cudaError_t group_normalize(const GroupedView& v, const char* in, char* out, ScalarType type, const GroupNormArgs& a,
                             cudaStream_t stream);
+// The elements a thread of group_normalize moves per load for these operands: 16 bytes' worth
+// when the walked dim is dense and long enough and both pointers are 16-byte aligned, else
+// fewer, down to 1 (0 for arguments group_normalize refuses). For tests and benchmarks.
+int group_normalize_lane_width(const GroupedView& v, const GroupNormArgs& a, ScalarType type, const char* in,
+                               const char* out);
+// The fewest elements a thread of group_normalize sums per chunk (8 by default; below 1 sets
+// it back). Fewer make more, shorter chunks: more blocks to fill the device, more partial sums
+// to add. Process-wide, read when a call plans its walk; bench/cuda_ops sweeps it in one run.
+void set_group_normalize_min_per_lane(int64_t n);
 
 // Per channel c < channels: scale[c] = w[c] / sqrt(var[c] + eps), shift[c] = b[c] - mean[c] *
 // scale[c] (w, b may be null: 1 and 0), computed in double and stored as float, with mean, var, w

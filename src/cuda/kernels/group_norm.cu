@@ -245,42 +245,27 @@ __global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBloc
       }
     }
   }
+  // Each slot is one plane of the tile: the sum of its lanes' shares, one moment at a time.
+  // (With the lanes over elements, kRows threads add kLanes shares each while the rest wait: a
+  // tree over the lanes is the likely better form, not yet timed on a GPU.)
+  constexpr int kSlots = kAdjacent ? kLanes * P : kRows, kShares = kAdjacent ? kRows : kLanes;
+  const int tid = static_cast<int>(threadIdx.y * kLanes + threadIdx.x);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * L::kTilePlanes;
-  if constexpr (kAdjacent) {
-    // kLanes * P planes, a thread each (as many as threads at P = 8): each adds its plane's
-    // kRows shares, one moment at a time.
-    constexpr int kSlots = kLanes * P;
-    const int tid = static_cast<int>(threadIdx.y * kLanes + threadIdx.x);
-    for (int moment = 0; moment < 2; ++moment) {
+  for (int moment = 0; moment < 2; ++moment) {
 #pragma unroll
-      for (int k = 0; k < P; ++k) part[threadIdx.y][threadIdx.x * P + k] = moment == 0 ? sum[k] : sq[k];
-      __syncthreads();
-      for (int slot = tid; slot < kSlots; slot += kThreads) {
-        if (first + slot >= w.planes) continue;
-        double total = 0;
-        for (int k = 0; k < kRows; ++k) total += part[k][slot];
-        partial[(moment * w.chunks + blockIdx.y) * w.planes + first + slot] = total;
-      }
-      __syncthreads();
+    for (int k = 0; k < P; ++k) {
+      const double value = moment == 0 ? sum[k] : sq[k];
+      if (kAdjacent) part[threadIdx.y][threadIdx.x * P + k] = value;
+      else part[threadIdx.y][threadIdx.x] = value;
     }
-  } else {
-    // kRows planes of kLanes shares: a tree over the lanes for both moments at once. (One
-    // thread per plane adding 32 shares in a row left 248 of 256 threads waiting on it.)
-    __shared__ double sq_part[kRows][kLanes + 1];
-    part[threadIdx.y][threadIdx.x] = sum[0];
-    sq_part[threadIdx.y][threadIdx.x] = sq[0];
     __syncthreads();
-    for (unsigned width = kLanes / 2; width > 0; width /= 2) {
-      if (threadIdx.x < width) {
-        part[threadIdx.y][threadIdx.x] += part[threadIdx.y][threadIdx.x + width];
-        sq_part[threadIdx.y][threadIdx.x] += sq_part[threadIdx.y][threadIdx.x + width];
-      }
-      __syncthreads();
+    for (int slot = tid; slot < kSlots; slot += kThreads) {
+      if (first + slot >= w.planes) continue;
+      double total = 0;
+      for (int k = 0; k < kShares; ++k) total += kAdjacent ? part[k][slot] : part[slot][k];
+      partial[(moment * w.chunks + blockIdx.y) * w.planes + first + slot] = total;
     }
-    if (threadIdx.x == 0 && first + threadIdx.y < w.planes) {
-      partial[blockIdx.y * w.planes + first + threadIdx.y] = part[threadIdx.y][0];
-      partial[(w.chunks + blockIdx.y) * w.planes + first + threadIdx.y] = sq_part[threadIdx.y][0];
-    }
+    __syncthreads();
   }
 }
 

@@ -230,6 +230,7 @@ TEST_CASE("emulated group_normalize: group_norm, instance_norm and layer_norm en
   CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, bad, nullptr) ==
         cudaErrorInvalidValue);
   CHECK(kernels::group_normalize_workspace(v, bad) == 0);
+  CHECK(kernels::group_normalize_lane_width(v, bad, kernels::ScalarType::Float32, nullptr, nullptr) == 0);
   // So is a missing workspace.
   kernels::GroupNormArgs no_workspace;
   CHECK(kernels::group_normalize(v, nullptr, nullptr, kernels::ScalarType::Float32, no_workspace, nullptr) ==

@@ -85,11 +85,11 @@ std::vector<Dim> merged(const std::vector<Dim>& dims) {
   return out;
 }
 
-// The widest lane vector, in elements, for a walk whose lanes run along `along` (the plane dims
-// or the inner dims; `across` are the others): `along`'s innermost dim is dense in input and
-// output and a multiple of it long, every other stride of either is a multiple of it, and both
-// base pointers are aligned to it. Then a lane's `vec` elements never straddle a row, and
-// every vector starts aligned. Otherwise 1 (element by element).
+// The widest lane vector, in elements and at most `most` (what the base pointers' alignment
+// allows), for a walk whose lanes run along `along` (the plane dims or the inner dims; `across`
+// are the others): `along`'s innermost dim is dense in input and output and a multiple of it
+// long, and every other stride of either is a multiple of it. Then a lane's `vec` elements
+// never straddle a row, and every vector starts aligned. Otherwise 1 (element by element).
 int vector_width(const std::vector<Dim>& along, const std::vector<Dim>& across, int most) {
   for (int v = most; v > 1; v /= 2) {
     const Dim& in = along.back();
@@ -102,7 +102,8 @@ int vector_width(const std::vector<Dim>& along, const std::vector<Dim>& across, 
 }
 
 // `max_vec`: the most elements the base pointers' alignment allows in one 16-byte load (1 when
-// they are not 16-byte aligned). The chunking does not depend on it, so the workspace does not.
+// they are not 16-byte aligned). Wider lanes can only merge chunks (rounding a chunk up to whole
+// vectors), so a workspace sized with max_vec 1 is large enough for any.
 PlaneWalk plane_walk(const GroupedView& v, int64_t per_stat, int64_t channels, int max_vec) {
   PlaneWalk w;
   w.planes = v.groups;
@@ -202,14 +203,16 @@ struct TileLane {
 // the spread, which sums of x and x^2 would.
 template <typename S>
 __device__ inline double stat_shift(const PlaneWalk& w, const S* x, int64_t stat, int64_t per_stat) {
-  return static_cast<double>(Storage<S>::load(x[row_major_offset(stat * per_stat, w.outer_dims, w.outer_stride, w.outer_divider)]));
+  const int64_t first = row_major_offset(stat * per_stat, w.outer_dims, w.outer_stride, w.outer_divider);
+  return static_cast<double>(Storage<S>::load(x[first]));
 }
 
 // One pass over the block's tile: partial[chunk * planes + p] = the sum over the chunk of plane
 // p's (x - shift), and partial[(chunks + chunk) * planes + p] that of (x - shift)^2, shift the
 // plane's statistic's stat_shift().
 template <typename S, bool kAdjacent, int kVec>
-__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks)) plane_moments(PlaneWalk w, const S* x, int64_t per_stat, double* partial) {
+__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks))
+    plane_moments(PlaneWalk w, const S* x, int64_t per_stat, double* partial) {
   using L = TileLane<kAdjacent, kVec>;
   constexpr int P = L::kPlanes;
   __shared__ double part[kRows][kLanes * P + 1];
@@ -219,8 +222,10 @@ __global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBloc
     const S* base = x + row_major_offset(lane.plane, w.outer_dims, w.outer_stride, w.outer_divider);
     double shift[P];
 #pragma unroll
-    for (int k = 0; k < P; ++k)
-      shift[k] = stat_shift(w, x, static_cast<int64_t>(w.per_stat.quotient(static_cast<uint64_t>(lane.plane + k))), per_stat);
+    for (int k = 0; k < P; ++k) {
+      const auto stat = static_cast<int64_t>(w.per_stat.quotient(static_cast<uint64_t>(lane.plane + k)));
+      shift[k] = stat_shift(w, x, stat, per_stat);
+    }
     for (int64_t j = lane.begin; j < lane.end; j += L::kStep * kUnroll) {
       Packet<S, kVec> p[kUnroll];
 #pragma unroll
@@ -327,8 +332,8 @@ __global__ void finish_statistics_per_block(PlaneWalk w, const S* x, const doubl
 // operations, though not their precision everywhere (CPU layer norm computes in the compute
 // type), so the two agree to rounding.
 template <typename S, bool kAdjacent, int kVec>
-__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks)) plane_affine(PlaneWalk w, const S* x, S* y, const double* mean, const double* rstd,
-                             GroupNormArgs a) {
+__global__ void __launch_bounds__(kThreads, (TileLane<kAdjacent, kVec>::kMinBlocks))
+    plane_affine(PlaneWalk w, const S* x, S* y, const double* mean, const double* rstd, GroupNormArgs a) {
   using T = Storage<S>;
   using C = typename T::Compute;
   using L = TileLane<kAdjacent, kVec>;
@@ -409,7 +414,8 @@ cudaError_t normalize_dispatch(const PlaneWalk& w, const S* x, S* y, const Group
   cudaError_t err = cudaErrorInvalidValue;
   const auto with = [&]<int V>(std::integral_constant<int, V>) {
     if constexpr (V <= kMost)
-      err = w.planes_adjacent ? normalize_typed<S, true, V>(w, x, y, a, stream) : normalize_typed<S, false, V>(w, x, y, a, stream);
+      err = w.planes_adjacent ? normalize_typed<S, true, V>(w, x, y, a, stream)
+                              : normalize_typed<S, false, V>(w, x, y, a, stream);
   };
   switch (w.vec) {
     case 1: with(std::integral_constant<int, 1>{}); break;

@@ -164,10 +164,11 @@ cudaError_t group_affine(const GroupedView& v, const char* in, char* out, Scalar
 // device (group_norm.cu), in three launches: one pass for the sums of deviations and of their
 // squares over each group of the view (a "plane"), the mean and 1 / sqrt(variance + eps) of
 // each statistic (per_stat consecutive planes share one: group_norm's channels of a group; 1
-// for instance and layer norm), the affine map. plane_w / plane_b (nullable, `channels` doubles) weight
-// plane p by entry p % channels (group and instance norm); inner_w / inner_b (nullable,
-// inner_count doubles, row-major over the inner dims) weight inner element j (layer norm).
-// workspace: group_normalize_workspace(v, args) doubles on the device.
+// for instance and layer norm), the affine map. plane_w / plane_b (nullable, `channels`
+// doubles) weight plane p by entry p % channels (group and instance norm); inner_w / inner_b
+// (nullable, inner_count doubles, row-major over the inner dims) weight inner element j (layer
+// norm). workspace: group_normalize_workspace(v, args) doubles on the device, and
+// workspace_doubles says how many there are.
 struct GroupNormArgs {
   int64_t per_stat = 1, channels = 1;
   double eps = 1e-5;

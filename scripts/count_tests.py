@@ -2,7 +2,8 @@
 """Adds up test results from meson's testlog.json files and prints 'N passed, N failed'.
 
 A doctest executable counts its test cases (from doctest's own summary line), a GoogleTest
-executable its tests (from its [  PASSED  ] / [  FAILED  ] lines); any other meson test counts
+executable its tests (from its [  PASSED  ] / [  FAILED  ] lines), a Python unittest its tests
+(from "Ran N tests" and "FAILED (failures=F, errors=E)"); any other meson test counts
 as one. A test that failed without a doctest summary (a crash, a timeout, a
 sanitizer report) counts as one failure. doctest's own "skipped" figure is not used: with
 --test-suite it counts the test cases of the other suites, which did not run here.
@@ -14,6 +15,8 @@ import sys
 SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed\s*\|\s*(\d+) skipped")
 GTEST_PASSED = re.compile(r"^\[  PASSED  \] (\d+) tests?\.", re.M)
 GTEST_FAILED = re.compile(r"^\[  FAILED  \] (\d+) tests?, listed below", re.M)
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+UNITTEST_FAILED = re.compile(r"^FAILED \(([^)]*)\)", re.M)
 
 
 def framework_counts(stdout):
@@ -21,6 +24,11 @@ def framework_counts(stdout):
     match = SUMMARY.search(stdout)
     if match:
         return int(match.group(2)), int(match.group(3))
+    ran = UNITTEST_RAN.search(stdout)
+    if ran:  # Python's unittest: "Ran N tests", then "OK" or "FAILED (failures=F, errors=E)"
+        bad = UNITTEST_FAILED.search(stdout)
+        failed = sum(int(n) for k, n in re.findall(r"(failures|errors)=(\d+)", bad.group(1))) if bad else 0
+        return int(ran.group(1)) - failed, failed
     passed, failed = GTEST_PASSED.search(stdout), GTEST_FAILED.search(stdout)
     if passed or failed:
         return (int(passed.group(1)) if passed else 0), (int(failed.group(1)) if failed else 0)

@@ -63,6 +63,11 @@ struct ViolationInfo {
   // layoutguard's nor the standard library's ("app::preprocess"), which keys an
   // op:(top)@function suppressions line; "" inside a module or when the stack had none.
   std::string call_site;
+  // Filled by the PyTorch bridge (layoutguard_torch), empty for layoutguard's own ops:
+  std::string root_cause;       // the innermost nested op whose output lost the format first
+                                // ("aten::new_empty" inside "aten::pad"); "" when it is op itself
+  std::string autograd_node;    // the backward node that ran op ("UpsampleBicubic2DBackward0")
+  std::string source_location;  // the user's source line ("train.py:42 in step"); "" if unknown
 };
 
 // The what() text of a LayoutViolation with these facts.

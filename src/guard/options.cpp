@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,7 +42,7 @@ constexpr Key kKeys[] = {
     {"backtrace", Kind::Bool, "capture a stack trace with each violation"},
     {"summary", Kind::Bool, "print a table of recorded events at exit"},
     {"spans", Kind::Bool, "follow each loss to the ops that ran on its NCHW data (warn/record report)"},
-    {"report", Kind::Path, "write a JSON report to this file at exit"},
+    {"report", Kind::Path, "write a JSON report to this file at exit (%p: process id, %r: RANK)"},
     {"write_suppressions", Kind::Path, "write the run's violations at exit as a suppressions file (a baseline)"},
     {"log_path", Kind::Path, "write warn-mode reports to this file"},
     {"events", Kind::Path, "write one JSON line per checked op call to this file"},
@@ -128,6 +129,31 @@ void check_writable(const Key& key, std::string_view value) {
   if (!is_dir) bad_value(key, value, "its directory does not exist");
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     bad_value(key, value, std::string("its directory is not writable: ") + std::strerror(errno));
+}
+
+// Output paths may name the process, so that the processes of one job (the ranks of a
+// distributed run, a pool's workers) do not overwrite each other's files: %p becomes the
+// process id, %r the RANK variable's value (torch.distributed's launchers set it; "0" when
+// unset), %% a '%'.
+std::string expand_placeholders(std::string_view value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '%' || i + 1 == value.size()) {
+      out += value[i];
+      continue;
+    }
+    const char c = value[++i];
+    if (c == 'p') {
+      out += std::to_string(getpid());
+    } else if (c == 'r') {
+      const char* rank = std::getenv("RANK");
+      out += rank && *rank ? rank : "0";
+    } else {
+      out += '%';
+      if (c != '%') out += c;
+    }
+  }
+  return out;
 }
 
 // Suppressions files are short lists; a bigger one is a wrong path (a log, /dev/zero, a FIFO).
@@ -235,14 +261,16 @@ void apply(Options& o, const Key& key, std::string_view value) {
       }
       return;
     }
-    case Kind::Path:
+    case Kind::Path: {
       if (value.empty()) bad_value(key, value, "empty");
-      check_writable(key, value);
+      const std::string path = expand_placeholders(value);
+      check_writable(key, path);
       (key.name == "report"               ? o.report_path
        : key.name == "log_path"           ? o.log_path
        : key.name == "write_suppressions" ? o.write_suppressions_path
-                                          : o.events_path) = std::string(value);
+                                          : o.events_path) = path;
       return;
+    }
     case Kind::Suppressions:
       if (value.empty()) bad_value(key, value, "empty");
       o.suppressions_path = std::string(value);

@@ -27,6 +27,8 @@ struct Store {
   std::mutex mutex;
   int64_t checked_calls = 0;
   std::vector<OpStats> ops;  // indexed by dense op index; unnamed slots are unused
+  std::vector<OpStats> foreign_ops;  // indexed by a foreign op index less kForeignOpBit
+  std::unordered_map<std::string, uint32_t> foreign_index;  // name -> foreign op index
   std::vector<ViolationRecord> violations;
   std::unordered_map<std::string, size_t> violation_index;  // dedup key -> violations[i]
   std::map<ConversionKey, ConversionRecord> conversions;
@@ -42,9 +44,15 @@ Store& store() {
   return s;
 }
 
+// Foreign ops (the PyTorch bridge's ATen ops) are numbered in a range of their own, so that
+// thousands of them never collide with, or stretch, the built-in and custom ops' table.
+constexpr uint32_t kForeignOpBit = 1u << 31;
+
 OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
-  if (s.ops.size() <= op_index) s.ops.resize(op_index + 1);
-  OpStats& st = s.ops[op_index];
+  std::vector<OpStats>& table = (op_index & kForeignOpBit) ? s.foreign_ops : s.ops;
+  op_index &= ~kForeignOpBit;
+  if (table.size() <= op_index) table.resize(op_index + 1);
+  OpStats& st = table[op_index];
   if (st.op.empty()) st.op = op;
   return st;
 }
@@ -89,6 +97,13 @@ void ensure_exit_handler() {
     (void)guard::options();
     std::atexit(at_exit);
   });
+}
+
+uint32_t foreign_op_index(std::string_view name) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  const uint32_t next = kForeignOpBit | static_cast<uint32_t>(s.foreign_index.size());
+  return s.foreign_index.emplace(std::string(name), next).first->second;
 }
 
 void record_call(uint32_t op_index, std::string_view op) {
@@ -216,8 +231,9 @@ Report report() {
       r.suppressions.push_back({line.op, line.module_glob, line.frame_glob, line.signature_glob,
                                 first && it != s.suppressed.end() ? it->second : 0});
     }
-    for (const OpStats& st : s.ops)
-      if (!st.op.empty()) r.ops.push_back(st);
+    for (const std::vector<OpStats>* table : {&s.ops, &s.foreign_ops})
+      for (const OpStats& st : *table)
+        if (!st.op.empty()) r.ops.push_back(st);
     // Conversions are charged to their depth-0 op here: that op's own call is counted only
     // after the copies inside it were reported.
     for (const auto& [key, c] : s.conversions) {
@@ -243,6 +259,7 @@ void clear_report() {
   std::lock_guard lock(s.mutex);
   s.checked_calls = 0;
   s.ops.clear();
+  s.foreign_ops.clear();  // the names keep their indices
   s.violations.clear();
   s.violation_index.clear();
   s.conversions.clear();

@@ -1,4 +1,5 @@
 // The two renderings of a Report: JSON (report=FILE) and the exit summary table (summary=1).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -94,6 +95,11 @@ std::string report_json(const Report& r) {
                                {"outputs", outs},
                                {"call_site", f.call_site},
                                {"first_backtrace", f.backtrace}});
+    // The PyTorch bridge's facts, present only when known (the native guard never sets them).
+    nlohmann::json& added = j["violations"].back();
+    if (!f.root_cause.empty()) added["root_cause"] = f.root_cause;
+    if (!f.autograd_node.empty()) added["autograd_node"] = f.autograd_node;
+    if (!f.source_location.empty()) added["source_location"] = f.source_location;
   }
   j["conversions"] = nlohmann::json::array();
   for (const ConversionRecord& c : r.conversions)
@@ -142,12 +148,15 @@ std::string summary_text(const Report& r) {
                     std::to_string(r.violation_count()) + " violations (" +
                     std::to_string(r.violations.size()) + " distinct), " +
                     human_bytes(r.conversion_bytes()) + " converted between layouts\n";
+  // The op column fits the longest name (ATen's run past 28: aten::native_group_norm_backward).
+  int width = 28;
+  for (const OpStats& o : r.ops) width = std::max(width, static_cast<int>(std::min<size_t>(o.op.size(), 120)));
   char line[256];
-  std::snprintf(line, sizeof line, "  %-28s %10s %10s %11s %12s\n", "op", "calls", "violations",
+  std::snprintf(line, sizeof line, "  %-*s %10s %10s %11s %12s\n", width, "op", "calls", "violations",
                 "conversions", "converted");
   out += line;
   for (const OpStats& o : r.ops) {
-    std::snprintf(line, sizeof line, "  %-28s %10lld %10lld %11lld %12s\n", o.op.c_str(),
+    std::snprintf(line, sizeof line, "  %-*s %10lld %10lld %11lld %12s\n", width, o.op.c_str(),
                   static_cast<long long>(o.calls), static_cast<long long>(o.violations),
                   static_cast<long long>(o.conversions), human_bytes(o.conversion_bytes).c_str());
     out += line;

@@ -47,8 +47,8 @@ ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_ba
 // It goes to the process ledger (`ledger`: warn and record mode) and to the thread's live
 // ConversionTally objects (any mode). Returns its bytes (0: no conversion, or nobody asked:
 // neither the ledger, a tally nor the event stream).
-int64_t maybe_record_conversion(const hooks::OpCall& call, uint32_t op_index, bool ledger, bool events) {
-  if (op_index != static_cast<uint32_t>(dispatch::OpId::copy_) || call.inputs.size() != 2) return 0;
+int64_t maybe_record_conversion(const hooks::OpCall& call, bool is_copy, bool ledger, bool events) {
+  if (!is_copy || call.inputs.size() != 2) return 0;
   if (!ledger && !events && !tallying()) return 0;
   const Tensor& dst = call.inputs[0];
   const Tensor& src = call.inputs[1];
@@ -100,8 +100,12 @@ bool shadow_wanted(LayoutPolicy policy, int depth) {
          (policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike);
 }
 
-void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
-              const std::vector<Tensor>* shadow_inputs) {
+namespace {
+
+// The check of one call, native or foreign: everything after_op says, with `foreign` adding
+// the bridge's facts (nullptr for layoutguard's own ops).
+void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
+                const std::vector<Tensor>* shadow_inputs, const ForeignCall* foreign) {
   const Options& o = current_options();
   const bool collect = mode == Mode::Warn || mode == Mode::Record;
   if (collect) {
@@ -110,7 +114,8 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
     if (call.depth == 0 && has_unconverted_weight(call.policy, call.inputs))
       record_unconverted_weight(call.op, call.module_path, call.inputs[1]);
   }
-  const int64_t converted = maybe_record_conversion(call, op_index, collect, !o.events_path.empty());
+  const bool is_copy = foreign ? foreign->is_copy : op_index == static_cast<uint32_t>(dispatch::OpId::copy_);
+  const int64_t converted = maybe_record_conversion(call, is_copy, collect, !o.events_path.empty());
   if (rerun && shadow_inputs) shadow_compare(call, *rerun, *shadow_inputs);  // shadow_wanted() said so
 
   // A suppressed call is checked all the same when collecting: the report says which lines
@@ -123,10 +128,13 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
     }
   }
   const std::optional<Finding> finding =
-      check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
+      foreign && foreign->finding
+          ? (o.is_exempt(call.op, call.module_path) ? std::nullopt : std::optional<Finding>(*foreign->finding))
+          : check_layout(call.op, call.policy, call.inputs, call.outputs, o, call.module_path, call.depth);
   // A loss inside an ExpectedLoss scope is the user's known cost, not a violation.
   const ExpectedLoss* expected = finding ? internal::take_expected_loss(call.op) : nullptr;
-  if (collect && o.spans) follow_call(call, converted, finding.has_value(), expected ? expected->reason() : "");
+  // Spans follow tensors by identity: a foreign call's stand-ins have none.
+  if (collect && o.spans && !foreign) follow_call(call, converted, finding.has_value(), expected ? expected->reason() : "");
   if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted, expected);
   if (expected) {
     if (collect) record_expected_loss(expected->reason(), call.op, call.module_path);
@@ -134,19 +142,47 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   }
   if (!finding) return;
   // Outside every module the call site keys the loss (a baseline line per site), so each loss
-  // there walks the stack once; inside a module, the module does.
-  std::string site = call.module_path.empty() ? first_caller_function() : std::string();
-  if (mode == Mode::Throw) throw LayoutViolation(describe(call, *finding, o.backtrace, std::move(site)));
+  // there walks the stack once; inside a module, the module does. A foreign call's source line
+  // (a Python file:line) keys it when known.
+  std::string source_location, foreign_stack;
+  if (foreign && foreign->locate) foreign->locate(source_location, foreign_stack);
+  std::string site = call.module_path.empty() && source_location.empty() ? first_caller_function() : std::string();
+  const auto make_info = [&] {
+    ViolationInfo v = describe(call, *finding, o.backtrace && foreign_stack.empty(), site);
+    if (foreign) {
+      v.root_cause = foreign->root_cause;
+      v.autograd_node = foreign->autograd_node;
+      v.source_location = source_location;
+      if (o.backtrace && !foreign_stack.empty()) v.backtrace = foreign_stack;
+    }
+    return v;
+  };
+  if (mode == Mode::Throw) {
+    if (foreign && foreign->raise) foreign->raise(LayoutViolation(make_info()));
+    throw LayoutViolation(make_info());
+  }
 
-  // One record per (op, module or call site, operand layouts): user needs §c 13.
+  // One record per (op, module or call site, operand layouts): a loop repeats one record.
   const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" + site + "|" +
+                          source_location + "|" + std::string(foreign ? foreign->autograd_node : std::string_view()) + "|" +
                           layout_signature(call.inputs, call.outputs);
   ViolationRecord first;
   const int64_t distinct = record_violation(key, op_index, [&] {
-    first.first = describe(call, *finding, o.backtrace, site);
+    first.first = make_info();
     return first.first;
   });
   if (mode == Mode::Warn && distinct > 0) warn(o, first, distinct);
+}
+
+}  // namespace
+
+void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
+              const std::vector<Tensor>* shadow_inputs) {
+  check_call(call, mode, op_index, rerun, shadow_inputs, nullptr);
+}
+
+void after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign) {
+  check_call(call, mode, op_index, nullptr, nullptr, &foreign);
 }
 
 }  // namespace lg::guard::detail

@@ -27,6 +27,30 @@ Mode current_mode();
 // it can copy the inputs while they still hold what the op read (an in-place op changes them).
 bool shadow_wanted(LayoutPolicy policy, int depth);
 
+// What a call from outside the dispatcher (the PyTorch bridge) adds to the check. The bridge's
+// tensors are stand-ins that describe a torch tensor's layout and hold no data.
+struct ForeignCall {
+  bool is_copy = false;              // copy_(dst, src): a layout conversion when the orders differ
+  std::string_view root_cause;       // ViolationInfo::root_cause
+  std::string_view autograd_node;    // ViolationInfo::autograd_node
+  // The user's source line and stack, asked only for a violation (a Python traceback); an
+  // empty stack leaves the C++ stack trace in place.
+  void (*locate)(std::string& source_location, std::string& stack) = nullptr;
+  // A contract of the caller's own that the call broke (the bridge's gradient strides):
+  // reported as is, allow= and suppressions= applying; check_layout is not asked.
+  const Finding* finding = nullptr;
+  // Throw mode raises through this when set (a Python exception type), else LayoutViolation.
+  void (*raise)(const LayoutViolation& v) = nullptr;  // must throw
+};
+
+// after_op for a foreign call: the same settings, records, events, suppressions and report;
+// no loss spans (the stand-ins carry no data identity) and no shadow comparison.
+void after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign);
+
+// A dense op index for a foreign op's name (the report's per-op table), stable for the
+// process; distinct from every built-in and custom op's index.
+uint32_t foreign_op_index(std::string_view name);
+
 // Checks one finished call under `mode` (not Off): throws LayoutViolation (throw mode), logs
 // once per distinct violation (warn) or records it (record); records layout conversions;
 // shadow-compares when `rerun` and `shadow_inputs` are given (the dispatcher passes them when

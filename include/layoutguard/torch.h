@@ -1,0 +1,64 @@
+// layoutguard for PyTorch programs (liblayoutguard_torch, pkg-config layoutguard-torch): the
+// guard on every ATen op a libtorch or Python program dispatches, forward and backward, with
+// the settings, reports, suppressions and events of the native guard (guard.h, report.h).
+//
+// Linking the library is enough: when LAYOUTGUARD is set (and not `off`) at load time, the
+// loading thread is switched on, and the threads its PyTorch work reaches take it along
+// (autograd's backward threads, at::launch). Threads of your own switch themselves on with
+// enable() or a Scope. The mode and options come from LAYOUTGUARD / LAYOUTGUARD_OPTIONS, read
+// at the first op (a bad value raises lg::ConfigError there), or from guard::set_mode /
+// guard::Scope, exactly as for layoutguard's own ops. docs/torch.md has the whole story.
+//
+// The header needs no PyTorch headers: it is safe to include anywhere.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <layoutguard/guard.h>
+#include <layoutguard/hooks.h>
+#include <layoutguard/violation.h>
+
+namespace lg::torch {
+
+// Intercepts the calling thread's ATen ops from now on (idempotent; any thread may call it,
+// concurrently). With a mode, also sets the process-wide guard mode (guard::set_mode).
+void enable(std::optional<guard::Mode> mode = std::nullopt);
+// Stops intercepting the calling thread's ops (the settings stay as they are).
+void disable();
+// Whether the calling thread's ops are intercepted.
+bool enabled();
+
+// RAII: intercepts the calling thread's ops and sets its guard mode while it lives, then puts
+// both back as they were. Nests.
+class Scope {
+ public:
+  explicit Scope(guard::Mode mode);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  guard::Scope mode_;
+  bool was_enabled_;
+};
+
+// The module path of ATen ops called inside, as nn.Module hooks give it in Python:
+// lg::torch::ModuleScope s("layer3.1.conv2"). The same stack as guard::ModuleScope's.
+using ModuleScope = guard::ModuleScope;
+
+// The PyTorch version the library was built against, as torch.__version__ says it
+// ("1.13.0a0", "2.11.0+cu130"). The Python package refuses a different torch at import.
+std::string_view built_torch_version();
+
+// For language bindings (the Python package sets these):
+// How throw mode raises: called with the violation, must throw (default: throws it as is).
+using Raiser = void (*)(const LayoutViolation& violation);
+void set_raiser(Raiser raise);
+// The user's source line and stack for a violation, asked only when one is reported; leave
+// both empty when unknown (default: C++ stack trace only).
+using Locator = void (*)(std::string& source_location, std::string& stack);
+void set_locator(Locator locate);
+
+}  // namespace lg::torch

@@ -1,0 +1,19 @@
+// Contracts of PyTorch programs that no single op breaks: checked on request. Needs the
+// PyTorch headers (at::Tensor), unlike layoutguard/torch.h.
+#pragma once
+
+#include <string_view>
+
+#include <ATen/core/Tensor.h>
+
+namespace lg::torch {
+
+// The gradient contract: after backward, a parameter's .grad must have the parameter's
+// strides. DDP's "grad strides do not match bucket view strides" warning says the same
+// without naming the parameter; this reports op "autograd::grad_strides" at module path
+// `parameter` ("layer1.0.conv1.weight"), under the effective mode (throw raises). Returns
+// whether the strides match. A size mismatch, an undefined or non-strided grad is not this
+// contract's business (true).
+bool check_gradient(std::string_view parameter, const at::Tensor& param, const at::Tensor& grad);
+
+}  // namespace lg::torch

@@ -1,0 +1,159 @@
+// layoutguard_torch._C: the Python side's door to liblayoutguard_torch. It adds what only
+// Python knows -- the user's source line, the nn.Module path -- and raises violations as the
+// package's LayoutViolationError, a RuntimeError subclass, at the offending call.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <frameobject.h>
+
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <layoutguard/error.h>
+#include <layoutguard/guard.h>
+#include <layoutguard/report.h>
+#include <layoutguard/torch.h>
+#include <layoutguard/torch_contracts.h>
+
+namespace py = pybind11;
+
+namespace {
+
+PyObject* g_violation_type = nullptr;  // layoutguard_torch.LayoutViolationError (a strong ref)
+PyObject* g_config_error_type = nullptr;  // layoutguard_torch.ConfigError
+
+// torch's Python bindings turn a PyTorchError into its python_type() with the message.
+struct PythonViolation : torch::PyTorchError {
+  using torch::PyTorchError::PyTorchError;
+  PyObject* python_type() override { return g_violation_type ? g_violation_type : PyExc_RuntimeError; }
+};
+
+void raise_violation(const lg::LayoutViolation& v) { throw PythonViolation(v.what()); }
+
+// The package's and torch's own files are not the user's.
+bool is_library_file(const std::string& file, const std::vector<std::string>& roots) {
+  for (const std::string& root : roots)
+    if (!root.empty() && file.compare(0, root.size(), root) == 0) return true;
+  return file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string::npos;
+}
+
+std::vector<std::string> g_library_roots;  // set once at import, read under the GIL
+
+std::string attr_string(PyObject* obj, const char* name) {
+  PyObject* v = PyObject_GetAttrString(obj, name);
+  if (!v) {
+    PyErr_Clear();
+    return {};
+  }
+  const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
+  std::string out = s ? s : "";
+  Py_DECREF(v);
+  return out;
+}
+
+// The innermost frame of the user's code ("train.py:42 in step") and the Python stack, most
+// recent call first. A thread that runs no Python (autograd's device threads) has neither.
+void locate(std::string& source_location, std::string& stack) {
+  if (!Py_IsInitialized()) return;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  int shown = 0;
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const std::string file = attr_string(reinterpret_cast<PyObject*>(code), "co_filename");
+    const std::string function = attr_string(reinterpret_cast<PyObject*>(code), "co_name");
+    const int line = PyFrame_GetLineNumber(frame);
+    Py_DECREF(code);
+    const bool library = is_library_file(file, g_library_roots);
+    if (source_location.empty() && !library)
+      source_location = file + ":" + std::to_string(line) + " in " + function;
+    if (shown < 32 && (!library || shown == 0)) {
+      stack += "    #" + std::to_string(shown) + " " + function + " at " + file + ":" + std::to_string(line) + "\n";
+      ++shown;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  PyGILState_Release(gil);
+}
+
+lg::guard::Mode parse_mode(const std::string& text) {
+  // The native parser: the same values and the same ConfigError text.
+  return lg::guard::parse_options(text, "").mode;
+}
+
+// lg::ConfigError reaches Python as layoutguard_torch.ConfigError (a ValueError), other
+// lg::Error as RuntimeError, with their messages.
+void translate_errors() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (PythonViolation& e) {  // a contract checked from Python (check_gradients)
+      PyErr_SetString(e.python_type(), e.what());
+    } catch (const lg::ConfigError& e) {
+      PyErr_SetString(g_config_error_type ? g_config_error_type : PyExc_ValueError, e.what());
+    } catch (const lg::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+}
+
+// Module scopes pushed from Python's forward hooks, popped by the matching post-hook.
+thread_local std::vector<std::unique_ptr<lg::guard::ModuleScope>> t_modules;
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "layoutguard for PyTorch: the native part (see layoutguard_torch)";
+  translate_errors();
+  lg::torch::set_locator(&locate);
+
+  m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
+  m.def("_set_types", [](py::object violation, py::object config_error, std::vector<std::string> roots) {
+    Py_XDECREF(g_violation_type);
+    Py_XDECREF(g_config_error_type);
+    g_violation_type = violation.release().ptr();
+    g_config_error_type = config_error.release().ptr();
+    g_library_roots = std::move(roots);
+    lg::torch::set_raiser(&raise_violation);
+  });
+  m.def("enable", [](const std::string& mode) {
+    if (mode.empty())
+      lg::torch::enable();
+    else
+      lg::torch::enable(parse_mode(mode));
+  });
+  m.def("disable", [] { lg::torch::disable(); });
+  m.def("enabled", [] { return lg::torch::enabled(); });
+  m.def("mode", [] { return std::string(lg::guard::mode_name(lg::guard::mode())); });
+  m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
+  m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
+  // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope.
+  m.def("push_scope", [](const std::string& mode) {
+    auto* scope = new lg::torch::Scope(parse_mode(mode));
+    return reinterpret_cast<uintptr_t>(scope);
+  });
+  m.def("pop_scope", [](uintptr_t token) { delete reinterpret_cast<lg::torch::Scope*>(token); });
+  m.def("push_module", [](const std::string& name) {
+    t_modules.push_back(std::make_unique<lg::guard::ModuleScope>(name));
+  });
+  m.def("pop_module", [] {
+    if (!t_modules.empty()) t_modules.pop_back();
+  });
+  m.def("module_depth", [] { return t_modules.size(); });
+  m.def("report_json", [] { return lg::guard::report_json(lg::guard::report()); });
+  m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });
+  m.def("clear_report", [] { lg::guard::clear_report(); });
+  m.def("options_help", [] { return lg::guard::describe_options(lg::guard::options()); });
+  m.def("gradient_mismatch", [](const std::string& name, const at::Tensor& param, const at::Tensor& grad) {
+    return lg::torch::check_gradient(name, param, grad);
+  });
+  m.def("check_options", [] { (void)lg::guard::options(); });
+}

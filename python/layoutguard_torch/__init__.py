@@ -1,0 +1,207 @@
+"""layoutguard for PyTorch programs: the channels_last guard on every ATen op.
+
+Every ATen op that the switched-on threads dispatch -- forward and backward, CPU and CUDA -- is
+checked after it ran: a channels_last input whose output comes back in another format is a
+violation. The settings are layoutguard's (LAYOUTGUARD, LAYOUTGUARD_OPTIONS); see docs/torch.md.
+
+    python3 -m layoutguard_torch train.py --epochs 1      # the whole script, warn by default
+
+    import layoutguard_torch as lgt
+    lgt.enable("throw")                 # this thread, and the threads its work reaches
+    with lgt.guard("record"):           # a block of this thread
+        model(x).sum().backward()
+    lgt.report()                        # what was collected, as a dict (the JSON report)
+"""
+import json
+import os
+import sys
+import sysconfig
+import threading
+
+import torch
+
+from . import _build_info
+
+
+class LayoutViolationError(RuntimeError):
+    """An ATen op lost channels_last (throw mode). The message is the whole dump: the op, every
+    operand's sizes, strides and format, the module path, the root cause and the stack."""
+
+
+class ConfigError(ValueError):
+    """LAYOUTGUARD or LAYOUTGUARD_OPTIONS holds a value layoutguard does not accept."""
+
+
+if torch.__version__ != _build_info.TORCH_VERSION:
+    raise ImportError(
+        f"layoutguard_torch was built against torch {_build_info.TORCH_VERSION} but this Python "
+        f"imports torch {torch.__version__} from {os.path.dirname(torch.__file__)}; rebuild it with "
+        f"meson setup -Dtorch-python={sys.executable}")
+
+from . import _C  # noqa: E402  (after the version check: a mismatched torch may not even load it)
+
+_LIBRARY_ROOTS = sorted({
+    os.path.dirname(torch.__file__) + os.sep,
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    sysconfig.get_paths()["stdlib"] + os.sep,
+})
+_C._set_types(LayoutViolationError, ConfigError, _LIBRARY_ROOTS)
+
+MODES = ("off", "warn", "throw", "record")
+
+__all__ = ["enable", "disable", "enabled", "guard", "report", "clear_report", "mode",
+           "LayoutViolationError", "ConfigError", "module_path_tracking", "check_gradients"]
+
+
+def enable(mode=None):
+    """Checks the calling thread's ATen ops from now on, and those of threads it starts with
+    `threading`. With a mode ("off", "warn", "throw", "record"; 1 = throw, 0 = off), also sets
+    the process-wide mode; without one, LAYOUTGUARD decides (read at the first op)."""
+    _C.enable("" if mode is None else str(mode))
+    _install_python_hooks()
+
+
+def disable():
+    """Stops checking the calling thread's ops (the settings stay)."""
+    _C.disable()
+
+
+def enabled():
+    """Whether the calling thread's ops are checked."""
+    return _C.enabled()
+
+
+def mode():
+    """The effective mode of the calling thread: "off", "warn", "throw" or "record"."""
+    return _C.mode()
+
+
+class guard:
+    """A block of the calling thread checked in `mode` (nests; restores on exit):
+
+        with lgt.guard("throw"):
+            y = model(x)
+    """
+
+    def __init__(self, mode="throw"):
+        self._mode = str(mode)
+        self._token = None
+
+    def __enter__(self):
+        _install_python_hooks()
+        self._token = _C.push_scope(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C.pop_scope(self._token)
+        return False
+
+
+def report():
+    """What warn and record mode collected so far, as the dict of the JSON report
+    (LAYOUTGUARD_OPTIONS report=FILE writes the same at exit)."""
+    return json.loads(_C.report_json())
+
+
+def clear_report():
+    """Forgets what was collected."""
+    _C.clear_report()
+
+
+def summary():
+    """The exit summary's table, as text."""
+    return _C.summary_text()
+
+
+# ---- Python-side context: module paths, threads, gradient contracts ----
+
+_hooks_installed = False
+_hooks_lock = threading.Lock()
+_roots = None  # weak set of the outermost modules called (their parameters' gradients are checked)
+_tls = threading.local()
+
+
+def _module_stack():
+    stack = getattr(_tls, "stack", None)
+    if stack is None:
+        stack = _tls.stack = []
+    return stack
+
+
+def _child_name(parent, module):
+    for name, child in parent._modules.items():
+        if child is module:
+            return name
+    return type(module).__name__
+
+
+def _install_python_hooks():
+    global _hooks_installed, _roots
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        import weakref
+        _roots = weakref.WeakSet()
+        module_call = torch.nn.Module.__call__
+
+        # The module path of the ops inside: each module pushes its name in its parent
+        # (layer3 -> 1 -> conv2 = "layer3.1.conv2"); try/finally keeps the stack right when
+        # a violation raises out of forward.
+        def call_with_path(self, *args, **kwargs):
+            stack = _module_stack()
+            name = _child_name(stack[-1], self) if stack else ""
+            if not stack:
+                _roots.add(self)
+            stack.append(self)
+            _C.push_module(name)
+            try:
+                return module_call(self, *args, **kwargs)
+            finally:
+                _C.pop_module()
+                stack.pop()
+
+        torch.nn.Module.__call__ = call_with_path
+
+        backward = torch.autograd.backward
+
+        def backward_with_contracts(*args, **kwargs):
+            result = backward(*args, **kwargs)
+            if _C.enabled() and _C.mode() != "off":
+                check_gradients()
+            return result
+
+        torch.autograd.backward = backward_with_contracts
+
+        # New threads switch themselves on, as the thread that started them is.
+        def thread_start(frame, event, arg):
+            sys.setprofile(None)
+            if getattr(_tls_parent_enabled, "value", True):
+                _C.enable("")
+
+        _tls_parent_enabled.value = True
+        threading.setprofile(thread_start)
+        _hooks_installed = True
+
+
+_tls_parent_enabled = threading.local()
+
+
+def module_path_tracking():
+    """Whether nn.Module calls push their path (after enable() or a guard())."""
+    return _hooks_installed
+
+
+def check_gradients(modules=None):
+    """The gradient contract: after backward, each parameter's .grad must have the parameter's
+    strides (DDP's "grad strides do not match bucket view strides" warning, with the
+    parameter named). Checks `modules` (default: every outermost module called so far) and
+    reports each mismatch as a violation of op "autograd::grad_strides" at the parameter's
+    name, under the effective mode."""
+    targets = list(modules) if modules is not None else list(_roots or [])
+    for root in targets:
+        for name, p in root.named_parameters():
+            g = p.grad
+            if g is None or g.layout != torch.strided or p.layout != torch.strided:
+                continue
+            if g.size() == p.size() and g.stride() != p.stride():
+                _C.gradient_mismatch(name, p, g)

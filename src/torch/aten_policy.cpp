@@ -1,0 +1,96 @@
+// Schema -> layout policy for ATen ops (see aten_policy.h).
+#include "torch/aten_policy.h"
+
+#include <string_view>
+#include <vector>
+
+#include <ATen/core/function_schema.h>
+
+namespace lg::torch_bridge {
+namespace {
+
+enum class Rule { Preserve, ConvLike, Factory, RankChanging, Explicit };
+
+struct Entry {
+  const char* name;
+  Rule rule;
+  const char* rule_name;
+  const char* reason;
+};
+
+constexpr Entry kTable[] = {
+#define LG_ATEN_POLICY(name, rule, why) {name, Rule::rule, #rule, why},
+#include "torch/aten_policies.def"
+#undef LG_ATEN_POLICY
+};
+
+const Entry* table_entry(std::string_view name) {
+  for (const Entry& e : kTable)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+bool is_tensor_like(const c10::TypePtr& type) {
+  // Tensor, Tensor?, Tensor[] and Tensor?[] are what the check can see.
+  if (type->kind() == c10::TypeKind::TensorType) return true;
+  if (auto opt = type->cast<c10::OptionalType>()) return is_tensor_like(opt->getElementType());
+  if (auto list = type->cast<c10::ListType>()) return is_tensor_like(list->getElementType());
+  return false;
+}
+
+}  // namespace
+
+AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
+  AtenPolicy p;
+  p.name = schema.name();
+  p.is_copy = p.name == "aten::copy_";
+  bool tensor_in = false, tensor_out = false;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    tensor_in = tensor_in || is_tensor_like(a.type());
+    if (a.name() == "memory_format") p.memory_format_arg = static_cast<int>(i);
+    if (a.name() == "keepdim") {
+      p.keepdim = true;
+      p.reason = "a reduction (keepdim) when its output is smaller: the kept dims have size 1";
+    }
+  }
+  for (const c10::Argument& r : schema.returns()) {
+    tensor_out = tensor_out || is_tensor_like(r.type());
+    // Views, in-place and out= results alias an argument: their layout is the argument's.
+    if (r.alias_info() != nullptr) {
+      p.policy = LayoutPolicy::Explicit;
+      p.reason = r.alias_info()->isWrite() ? "in-place or out=: the result is an argument"
+                                           : "a view: the result aliases an argument";
+    }
+  }
+  if (const Entry* e = table_entry(p.name); e && p.policy != LayoutPolicy::Explicit) {
+    p.reason = e->reason;
+    switch (e->rule) {
+      case Rule::Preserve: p.policy = LayoutPolicy::Preserve; break;
+      case Rule::ConvLike: p.policy = LayoutPolicy::ConvLike; break;
+      case Rule::Factory:
+        p.policy = LayoutPolicy::Preserve;  // the rule that names it a root cause when nested
+        p.factory = true;
+        break;
+      case Rule::RankChanging: p.policy = LayoutPolicy::RankChanging; break;
+      case Rule::Explicit: p.policy = LayoutPolicy::Explicit; break;
+    }
+  }
+  p.format_request = p.memory_format_arg >= 0;
+  if (*p.reason == '\0') p.reason = "default: the output keeps the format of a same-rank input";
+  // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.
+  p.checkable = tensor_in && tensor_out && (p.policy != LayoutPolicy::Explicit || p.is_copy || p.format_request);
+  return p;
+}
+
+const TableEntry* policy_table(size_t& count) {
+  static const auto entries = [] {
+    std::vector<TableEntry> v;
+    for (const Entry& e : kTable) v.push_back({e.name, e.rule_name, e.reason});
+    return v;
+  }();
+  count = entries.size();
+  return entries.data();
+}
+
+}  // namespace lg::torch_bridge

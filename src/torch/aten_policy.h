@@ -1,0 +1,48 @@
+// The layout policy of an ATen op, derived from its schema (src/torch/aten_policies.def holds
+// the ops the schema cannot tell). Computed once per op and kept for the process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <layoutguard/layout_policy.h>
+
+namespace c10 {
+struct FunctionSchema;
+}
+
+namespace lg::torch_bridge {
+
+struct AtenPolicy {
+  std::string name;               // "aten::add": the qualified name without the overload
+  LayoutPolicy policy = LayoutPolicy::Preserve;
+  bool factory = false;           // not a violation at user level; a root cause when nested
+  bool checkable = true;          // false: no tensor in or out, or never checked (Explicit)
+  bool is_copy = false;           // aten::copy_: a layout conversion when dst and src differ
+  int memory_format_arg = -1;     // argument index of `memory_format`: a value makes it Explicit
+  // The op converts to a format the caller names (a memory_format argument, contiguous()).
+  // Inside a backward node the caller is PyTorch's derivative formula, not the user: there
+  // such a call is checked as Preserve (group_norm's backward makes its gradient contiguous).
+  bool format_request = false;
+  // A `keepdim` argument: a reduction when its output is smaller than its input (the kept
+  // dims have size 1 and the format says little), else checked as Preserve (a backward such as
+  // value_selecting_reduction_backward carries the forward's keepdim).
+  bool keepdim = false;
+  uint32_t op_index = 0;          // the guard's foreign op index (the report's per-op table)
+  const char* reason = "";        // why: the table's text, or the schema fact that decided
+};
+
+// Derives the policy: a view or aliasing output (`Tensor(a)`), an in-place or out= op
+// (`Tensor(a!)`), a `keepdim` argument (a reduction), a rank the schema cannot promise, or
+// the table's entry.
+AtenPolicy derive_policy(const c10::FunctionSchema& schema);
+
+// The table's entries in order, for docs and tests: name, rule name, reason.
+struct TableEntry {
+  const char* name;
+  const char* rule;
+  const char* reason;
+};
+const TableEntry* policy_table(size_t& count);
+
+}  // namespace lg::torch_bridge

@@ -1,0 +1,40 @@
+// The gradient contract (torch_contracts.h): a parameter's .grad has the parameter's strides.
+#include <layoutguard/torch_contracts.h>
+
+#include <string>
+
+#include <layoutguard/guard.h>
+#include <layoutguard/torch.h>
+
+#include "guard/runtime.h"
+#include "torch/stand_in.h"
+
+namespace lg::torch {
+
+bool check_gradient(std::string_view parameter, const at::Tensor& param, const at::Tensor& grad) {
+  if (!param.defined() || !grad.defined() || param.layout() != c10::kStrided || grad.layout() != c10::kStrided ||
+      param.sizes() != grad.sizes() || param.strides() == grad.strides())
+    return true;
+  const guard::Mode mode = guard::detail::current_mode();
+  if (mode == guard::Mode::Off) return false;
+  static const std::string op = "autograd::grad_strides";
+  static const uint32_t op_index = guard::detail::foreign_op_index(op);
+  const Tensor stand_ins[] = {torch_bridge::stand_in(param), torch_bridge::stand_in(grad)};
+  if (!stand_ins[0].defined() || !stand_ins[1].defined()) return false;  // a dtype layoutguard lacks
+  const MemoryFormat format = param.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+  const guard::Finding finding{
+      op, LayoutPolicy::Preserve, format, 0, 0,
+      "the gradient contract requires a parameter's .grad to have the parameter's strides (input 0: the "
+      "parameter, output 0: its .grad); DDP copies such a gradient into its bucket on every step and warns "
+      "'grad strides do not match bucket view strides'. Make the parameter and the gradient agree, e.g. "
+      "model.to(memory_format=torch.channels_last) before the first step"};
+  const std::string path(parameter);
+  hooks::OpCall call{op, LayoutPolicy::Preserve, {stand_ins, 1}, {stand_ins + 1, 1}, stand_ins[0].device(),
+                     "autograd", path, 0, op};
+  guard::detail::ForeignCall foreign;
+  foreign.finding = &finding;
+  guard::detail::after_foreign_op(call, mode, op_index, foreign);
+  return false;
+}
+
+}  // namespace lg::torch

@@ -1,0 +1,300 @@
+// Every ATen op of the threads that switched on passes through here: a boxed fallback on a
+// dispatch key that stock PyTorch leaves free, included per thread. It runs the op (the rest
+// of the dispatch), then checks the call as the native guard checks layoutguard's own ops.
+// docs/design.md, "The PyTorch bridge", says why a fallback and not RecordFunction.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/SmallVector.h>
+#include <torch/library.h>
+
+#include <layoutguard/error.h>
+#include <layoutguard/torch.h>
+
+#include "guard/records.h"
+#include "guard/runtime.h"
+#include "torch/aten_policy.h"
+#include "torch/stand_in.h"
+
+namespace lg::torch_bridge {
+namespace {
+
+// The key's name says "testing only": it is not a stable API, which is why the bridge is built
+// against, and refuses to load into, one torch version only.
+constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+struct ThreadState {
+  int depth = 0;                  // intercepted calls now running on this thread
+  std::string root_cause;         // the first nested op that lost the format in this depth-0 call
+  std::vector<const char*> nodes;  // backward nodes running on this thread, innermost last
+};
+thread_local ThreadState t_state;
+
+std::atomic<torch::Raiser> g_raiser{nullptr};
+std::atomic<torch::Locator> g_locator{nullptr};
+
+// ---- Policies, one per op, kept for the process ----
+
+const AtenPolicy& policy_for(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema* key = &op.schema();
+  // A thread-local cache in front of the shared table: no lock on the way of a hot op.
+  thread_local std::unordered_map<const c10::FunctionSchema*, const AtenPolicy*> mine;
+  if (auto it = mine.find(key); it != mine.end()) return *it->second;
+  static std::shared_mutex mutex;
+  static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<AtenPolicy>> all;
+  const AtenPolicy* found = nullptr;
+  {
+    std::shared_lock lock(mutex);
+    if (auto it = all.find(key); it != all.end()) found = it->second.get();
+  }
+  if (!found) {
+    auto made = std::make_unique<AtenPolicy>(derive_policy(*key));
+    made->op_index = guard::detail::foreign_op_index(made->name);
+    std::unique_lock lock(mutex);
+    found = all.emplace(key, std::move(made)).first->second.get();
+  }
+  mine.emplace(key, found);
+  return *found;
+}
+
+// ---- The operands ----
+
+// Most ops have at most a few tensors: no allocation for them.
+using Tensors = c10::SmallVector<at::Tensor, 6>;
+
+// The tensors of a run of IValues in argument order: a Tensor, each element of a Tensor[] or
+// Tensor?[], and an absent Tensor? as an undefined tensor (it keeps the positions: a
+// convolution's bias is argument 2 whether given or not).
+void gather(const c10::IValue* begin, const c10::IValue* end, Tensors& out) {
+  for (const c10::IValue* v = begin; v != end; ++v) {
+    if (v->isTensor()) {
+      out.push_back(v->toTensor());
+    } else if (v->isTensorList()) {
+      for (const at::Tensor& t : v->toTensorList()) out.push_back(t);
+    } else if (v->isList()) {
+      for (const c10::IValue& e : v->toListRef())
+        if (e.isTensor()) out.push_back(e.toTensor());
+    }
+  }
+}
+
+enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
+
+// guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
+// PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
+Class classify(const at::Tensor& t) {
+  if (!t.defined() || t.layout() != c10::kStrided) return Class::NotApplicable;
+  const int64_t rank = t.dim();
+  if (rank != 4 && rank != 5) return Class::NotApplicable;
+  const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
+  if (t.is_contiguous() && t.is_contiguous(cl)) return Class::Ambiguous;
+  return t.suggest_memory_format() == cl ? Class::ChannelsLast : Class::Other;
+}
+
+// Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
+// plainly channels-last, beside a same-rank input that is or may be. A superset of
+// guard::check_layout's findings (ambiguity and min_bytes are left to it), so that only such
+// calls pay for stand-ins.
+bool may_lose(LayoutPolicy policy, const Tensors& in, const Tensors& out) {
+  if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
+  const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
+  for (const at::Tensor& o : out) {
+    const Class c = classify(o);
+    if (c != Class::Other && c != Class::Ambiguous) continue;
+    for (size_t i = 0; i < considered; ++i) {
+      const Class ci = classify(in[i]);
+      if ((ci == Class::ChannelsLast || ci == Class::Ambiguous) && in[i].dim() == o.dim()) return true;
+    }
+  }
+  return false;
+}
+
+bool has_image(const Tensors& list) {
+  for (const at::Tensor& t : list)
+    if (classify(t) != Class::NotApplicable) return true;
+  return false;
+}
+
+// copy_(dst, src) between two dim orders: the ledger's conversions.
+bool may_convert(const Tensors& in) {
+  return in.size() == 2 && in[0].defined() && in[1].defined() && in[0].dim() == in[1].dim() &&
+         in[0].numel() > 1 && in[0].strides() != in[1].strides();
+}
+
+// ---- The check ----
+
+void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Tensors& in,
+           const Tensors& out, std::string root_cause) {
+  const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
+  // A factory called by the user, or an op told its memory_format, chose its layout.
+  const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
+  const bool events = !guard::detail::current_options().events_path.empty();
+  const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
+                    (events && (has_image(in) || has_image(out)));
+  if (!full) {
+    if (collect) {
+      guard::detail::ensure_exit_handler();
+      guard::detail::record_call(p.op_index, p.name);
+    }
+    return;
+  }
+  StandIns stand_ins(in, out);
+  hooks::OpCall call{p.name,
+                     policy,
+                     stand_ins.inputs(),
+                     stand_ins.outputs(),
+                     stand_ins.device(),
+                     "aten",
+                     guard::module_path(),
+                     0,
+                     p.name};
+  guard::detail::ForeignCall foreign;
+  foreign.is_copy = p.is_copy;
+  if (root_cause != p.name) foreign.root_cause = root_cause;
+  if (!t_state.nodes.empty()) foreign.autograd_node = t_state.nodes.back();
+  foreign.locate = g_locator.load(std::memory_order_acquire);
+  foreign.raise = g_raiser.load(std::memory_order_acquire);
+  guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
+}
+
+struct DepthScope {
+  explicit DepthScope(ThreadState& s) : s_(s) { ++s_.depth; }
+  ~DepthScope() { --s_.depth; }
+  ThreadState& s_;
+};
+
+void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  static const c10::DispatchKeySet kAfter(c10::DispatchKeySet::FULL_AFTER, kKey);
+  const AtenPolicy& p = policy_for(op);
+  ThreadState& s = t_state;
+  // The first op reads the environment: a bad value raises its ConfigError here, at the
+  // user's call, and at every later op until it is fixed.
+  const guard::Mode mode = s.depth == 0 ? guard::detail::current_mode() : guard::Mode::Record;
+  if (s.depth == 0 && mode == guard::Mode::Off) {
+    op.redispatchBoxed(keys & kAfter, stack);
+    return;
+  }
+  // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
+  // library's, not the user's.
+  if (!p.checkable) {
+    DepthScope nested(s);
+    op.redispatchBoxed(keys & kAfter, stack);
+    return;
+  }
+  const size_t args = op.schema().arguments().size();
+  Tensors in;
+  gather(stack->data() + stack->size() - args, stack->data() + stack->size(), in);
+  bool explicit_format =
+      p.memory_format_arg >= 0 && !(*stack)[stack->size() - args + static_cast<size_t>(p.memory_format_arg)].isNone();
+  LayoutPolicy policy = p.policy;
+  if (p.format_request && !s.nodes.empty()) {  // a derivative formula's request, not the user's
+    explicit_format = false;
+    policy = LayoutPolicy::Preserve;
+  }
+  if (s.depth == 0) s.root_cause.clear();
+  {
+    DepthScope nested(s);
+    op.redispatchBoxed(keys & kAfter, stack);
+  }
+  Tensors out;
+  const size_t returns = op.schema().returns().size();
+  gather(stack->data() + stack->size() - returns, stack->data() + stack->size(), out);
+  if (p.keepdim && !in.empty() && !out.empty() && in[0].defined() && out[0].defined() &&
+      in[0].sizes() != out[0].sizes())
+    policy = LayoutPolicy::RankChanging;  // a reduction: see AtenPolicy::keepdim
+  if (s.depth > 0) {
+    // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
+    if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out)) s.root_cause = p.name;
+    return;
+  }
+  check(p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
+  s.root_cause.clear();
+}
+
+// ---- Backward nodes: RecordFunction's BACKWARD_FUNCTION ranges name the node ----
+
+std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
+  t_state.nodes.push_back(fn.name());
+  return nullptr;
+}
+
+void node_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (!t_state.nodes.empty()) t_state.nodes.pop_back();
+}
+
+// ---- Registration ----
+
+void register_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    c10::Dispatcher& d = c10::Dispatcher::singleton();
+    // A second fallback for the key aborts the process: a second copy of this library (or
+    // another tool on the same key) has registered first, and its fallback serves.
+    if (d.hasBackendFallbackForDispatchKey(kKey)) {
+      std::fprintf(stderr,
+                   "[layoutguard] layoutguard_torch: the dispatch key %s already has a fallback (another copy of "
+                   "liblayoutguard_torch, or another tool); the ops go through that one\n",
+                   c10::toString(kKey));
+    } else {
+      // Never destroyed: the registration must outlive every op of the process.
+      static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
+      library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept>());
+    }
+    at::addGlobalCallback(
+        at::RecordFunctionCallback(&node_start, &node_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+  });
+}
+
+// Linking the library and setting LAYOUTGUARD switches the loading thread on; the value is
+// parsed at the first op, where an error can reach the user.
+struct SwitchOnAtLoad {
+  SwitchOnAtLoad() {
+    const char* v = std::getenv("LAYOUTGUARD");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) return;
+    try {
+      torch::enable();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[layoutguard] layoutguard_torch could not switch on at load: %s\n", e.what());
+    }
+  }
+} switch_on_at_load;
+
+}  // namespace
+}  // namespace lg::torch_bridge
+
+namespace lg::torch {
+
+void enable(std::optional<guard::Mode> mode) {
+  torch_bridge::register_once();
+  if (mode) guard::set_mode(*mode);
+  c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, true);
+}
+
+void disable() { c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, false); }
+
+bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
+
+Scope::Scope(guard::Mode mode) : mode_(mode), was_enabled_(enabled()) { enable(); }
+
+Scope::~Scope() {
+  if (!was_enabled_) disable();
+}
+
+std::string_view built_torch_version() { return LG_TORCH_VERSION; }
+
+void set_raiser(Raiser raise) { torch_bridge::g_raiser.store(raise, std::memory_order_release); }
+
+void set_locator(Locator locate) { torch_bridge::g_locator.store(locate, std::memory_order_release); }
+
+}  // namespace lg::torch

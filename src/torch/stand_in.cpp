@@ -1,0 +1,64 @@
+// Stand-ins: a torch tensor's layout as a layoutguard tensor (see stand_in.h).
+#include "torch/stand_in.h"
+
+#include <optional>
+
+#include <layoutguard/layout.h>
+
+#include "core/tensor_internal.h"
+
+namespace lg::torch_bridge {
+namespace {
+
+std::optional<DType> dtype_of(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Float: return kFloat32;
+    case c10::ScalarType::Half: return kFloat16;
+    case c10::ScalarType::BFloat16: return kBFloat16;
+    case c10::ScalarType::Double: return kFloat64;
+    case c10::ScalarType::Long: return kInt64;
+    case c10::ScalarType::Int: return kInt32;
+    case c10::ScalarType::Byte: return kUInt8;
+    case c10::ScalarType::Bool: return kBool;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Device> device_of(const at::Tensor& t) {
+  if (t.is_cpu()) return Device::cpu();
+  if (t.is_cuda()) return Device::cuda(t.get_device());
+  return std::nullopt;
+}
+
+// The address every stand-in's storage names. Nothing reads or writes through it: the guard
+// only looks at geometry (shadow=1, which would compute, never sees a foreign call).
+alignas(64) unsigned char g_nowhere[64];
+
+}  // namespace
+
+Tensor stand_in(const at::Tensor& t) {
+  if (!t.defined() || t.layout() != c10::kStrided) return {};
+  const std::optional<DType> dtype = dtype_of(t.scalar_type());
+  const std::optional<Device> device = device_of(t);
+  if (!dtype || !device) return {};
+  const IntArrayRef sizes(t.sizes().data(), t.sizes().size());
+  const IntArrayRef strides(t.strides().data(), t.strides().size());
+  const int64_t elements = layout::required_storage_elements(sizes, strides, "layoutguard_torch") + t.storage_offset();
+  Storage storage(g_nowhere, static_cast<size_t>(elements) * itemsize(*dtype), *device, Deleter());
+  return detail::make_tensor(std::move(storage), *dtype, sizes.vec(), strides.vec(), t.storage_offset());
+}
+
+StandIns::StandIns(std::span<const at::Tensor> inputs, std::span<const at::Tensor> outputs) {
+  inputs_.reserve(inputs.size());
+  for (const at::Tensor& t : inputs) inputs_.push_back(stand_in(t));
+  outputs_.reserve(outputs.size());
+  for (const at::Tensor& t : outputs) outputs_.push_back(stand_in(t));
+}
+
+Device StandIns::device() const {
+  for (const Tensor& t : inputs_)
+    if (t.defined()) return t.device();
+  return Device::cpu();
+}
+
+}  // namespace lg::torch_bridge

@@ -1,0 +1,34 @@
+// layoutguard tensors that describe torch tensors' layouts and hold no data: what the guard's
+// check, reports and events read (sizes, strides, offset, dtype, device). Never read through.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+
+#include <layoutguard/tensor.h>
+
+namespace lg::torch_bridge {
+
+class StandIns {
+ public:
+  // A torch tensor that is undefined, not strided (sparse, mkldnn), of a dtype layoutguard
+  // does not have (int8, int16, complex, quantized) or on a device other than cpu or cuda
+  // becomes an undefined stand-in: the check passes over it.
+  StandIns(std::span<const at::Tensor> inputs, std::span<const at::Tensor> outputs);
+
+  std::span<const Tensor> inputs() const { return {inputs_.data(), inputs_.size()}; }
+  std::span<const Tensor> outputs() const { return {outputs_.data(), outputs_.size()}; }
+  // The first defined input's device (cpu when there is none), as hooks::OpCall has it.
+  Device device() const;
+
+ private:
+  std::vector<Tensor> inputs_, outputs_;
+};
+
+// One stand-in (undefined for the cases above).
+Tensor stand_in(const at::Tensor& t);
+
+}  // namespace lg::torch_bridge

@@ -1,0 +1,105 @@
+// A pure libtorch C++ program under layoutguard_torch: no Python anywhere. It checks that
+//  - linking the library and setting LAYOUTGUARD switches the main thread on (no code change);
+//  - throw mode raises lg::LayoutViolation at the user-level op, with the nested root cause;
+//  - a backward-only loss is caught on autograd's side and names the backward node;
+//  - record mode collects into the same report as layoutguard's own ops, with module paths;
+//  - the gradient contract names the parameter.
+// Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <torch/torch.h>
+
+#include <layoutguard/report.h>
+#include <layoutguard/torch.h>
+#include <layoutguard/torch_contracts.h>
+
+namespace {
+
+int g_failed = 0, g_passed = 0;
+
+void expect(bool ok, const std::string& what) {
+  std::printf("%s: %s\n", ok ? "ok" : "FAILED", what.c_str());
+  (ok ? g_passed : g_failed) += 1;
+}
+
+at::Tensor channels_last_image() {
+  return torch::randn({2, 8, 6, 6}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_();
+}
+
+const lg::guard::ViolationRecord* find(const lg::guard::Report& r, const std::string& op) {
+  for (const lg::guard::ViolationRecord& v : r.violations)
+    if (v.first.op == op) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+int main() {
+  const char* env = std::getenv("LAYOUTGUARD");
+  expect(env != nullptr && std::string(env) == "record", "run with LAYOUTGUARD=record");
+  expect(lg::torch::enabled(), "linking the library and setting LAYOUTGUARD switched the main thread on");
+  expect(lg::torch::built_torch_version().size() > 0, "built against torch " + std::string(lg::torch::built_torch_version()));
+
+  // Record mode: a forward loss inside a module scope, with the nested root cause.
+  {
+    lg::torch::ModuleScope scope("head");
+    at::Tensor y = at::softmax(channels_last_image(), 1);
+    (void)y;
+  }
+  lg::guard::Report r = lg::guard::report();
+  const lg::guard::ViolationRecord* softmax = find(r, "aten::softmax");
+  expect(softmax != nullptr, "record: aten::softmax over C reported");
+  expect(softmax && softmax->first.module_path == "head", "record: at module path 'head'");
+  expect(softmax && softmax->first.depth == 0, "record: at the user-level op (depth 0)");
+  expect(find(r, "aten::_softmax") == nullptr, "record: the nested aten::_softmax is not reported a second time");
+  expect(softmax && softmax->first.root_cause == "aten::_softmax", "record: root cause aten::_softmax");
+
+  // A backward-only loss: group_norm's forward keeps channels_last, its backward does not.
+  lg::guard::clear_report();
+  at::Tensor x = channels_last_image();
+  at::Tensor y = at::group_norm(x, 2);
+  y.backward(torch::randn_like(y).contiguous(at::MemoryFormat::ChannelsLast));
+  r = lg::guard::report();
+  // The derivative formula makes the channels_last gradient contiguous for the kernel.
+  const lg::guard::ViolationRecord* gn = find(r, "aten::contiguous");
+  expect(gn != nullptr, "backward: group_norm's gradient made contiguous is reported");
+  expect(gn && gn->first.autograd_node == "NativeGroupNormBackward0", "backward: names the autograd node");
+  expect(find(r, "aten::native_group_norm") == nullptr, "backward: the forward is not reported");
+
+  // Throw mode: lg::LayoutViolation at the op, its text the whole dump.
+  {
+    lg::torch::Scope throwing(lg::guard::Mode::Throw);
+    try {
+      at::Tensor z = at::upsample_bicubic2d(channels_last_image(), {12, 12}, false);
+      expect(false, "throw: upsample_bicubic2d raised");
+    } catch (const lg::LayoutViolation& e) {
+      const std::string text = e.what();
+      expect(e.op() == "aten::upsample_bicubic2d", "throw: raised at aten::upsample_bicubic2d");
+      expect(text.find("order=acdb channels_last") != std::string::npos, "throw: the dump shows the input's layout");
+      expect(text.find("stack trace") != std::string::npos, "throw: the dump has a stack trace");
+    }
+  }
+
+  // The gradient contract.
+  lg::guard::clear_report();
+  at::Tensor param = torch::randn({4, 8, 3, 3});
+  at::Tensor grad = torch::randn({4, 8, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast);
+  expect(!lg::torch::check_gradient("layer1.conv.weight", param, grad), "gradient contract: strides differ");
+  r = lg::guard::report();
+  const lg::guard::ViolationRecord* contract = find(r, "autograd::grad_strides");
+  expect(contract && contract->first.module_path == "layer1.conv.weight", "gradient contract: names the parameter");
+  expect(lg::torch::check_gradient("same", param, param.clone()), "gradient contract: equal strides pass");
+
+  // Switching on twice, off and on again.
+  lg::torch::enable();
+  lg::torch::enable();
+  lg::torch::disable();
+  expect(!lg::torch::enabled(), "disable() switches the thread off");
+  lg::torch::enable();
+  expect(lg::torch::enabled(), "enable() twice is harmless");
+
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}

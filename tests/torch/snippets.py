@@ -1,0 +1,63 @@
+"""PyTorch snippets that lose channels_last under Debian's torch 1.13 on CPU, each with the
+user-level ATen op the bridge must name. Found by running PyTorch itself: the forward output's
+strides, and the raw gradient (torch.autograd.grad, before AccumulateGrad restores the leaf's
+layout) for the backward-only ones."""
+import torch
+import torch.nn.functional as F
+
+
+def image(*sizes):
+    """A channels_last leaf that wants gradients."""
+    torch.manual_seed(0)
+    return torch.randn(*sizes).to(memory_format=torch.channels_last).requires_grad_()
+
+
+def backward_of(y):
+    """Runs y's backward with a channels_last incoming gradient when y is an image."""
+    g = torch.randn_like(y)
+    if y.dim() == 4:
+        g = g.contiguous(memory_format=torch.channels_last)
+    y.backward(g)
+
+
+class Snippet:
+    def __init__(self, name, op, forward, backward_only=False, root_cause=None, node=None):
+        self.name = name
+        self.op = op                  # the user-level op the violation must name
+        self.forward = forward        # x -> y
+        self.backward_only = backward_only
+        self.root_cause = root_cause  # the nested op named as the root cause, if any
+        self.node = node              # the autograd node of a backward-only loss
+
+    def run(self):
+        y = self.forward(image(2, 8, 6, 6))
+        if self.backward_only:
+            backward_of(y)
+        return y
+
+
+SNIPPETS = [
+    Snippet("circular pad", "aten::pad", lambda x: F.pad(x, (1, 1, 1, 1), mode="circular")),
+    Snippet("reflect pad", "aten::pad", lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect")),
+    Snippet("replicate pad", "aten::pad", lambda x: F.pad(x, (1, 1, 1, 1), mode="replicate")),
+    Snippet("softmax over C", "aten::softmax", lambda x: torch.softmax(x, 1)),
+    Snippet("log_softmax over C", "aten::log_softmax", lambda x: torch.log_softmax(x, 1)),
+    Snippet("bicubic upsample", "aten::upsample_bicubic2d",
+            lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")),
+    Snippet("instance norm", "aten::instance_norm", lambda x: F.instance_norm(x)),
+    Snippet("layer norm over (C, H, W)", "aten::layer_norm", lambda x: F.layer_norm(x, x.shape[1:])),
+    Snippet("cumsum over C", "aten::cumsum", lambda x: torch.cumsum(x, 1)),
+    Snippet("add of a contiguous and a channels_last tensor", "aten::add",
+            lambda x: torch.ones(x.shape) + x),
+    Snippet("cat of mixed formats", "aten::cat", lambda x: torch.cat([torch.ones(x.shape), x], 1)),
+    Snippet("grid_sample", "aten::grid_sampler",
+            lambda x: F.grid_sample(x, torch.zeros(x.shape[0], 3, 3, 2), align_corners=False)),
+    # The derivative formula makes the incoming gradient contiguous before the kernel runs.
+    Snippet("group_norm backward", "aten::contiguous", lambda x: F.group_norm(x, 2),
+            backward_only=True, node="NativeGroupNormBackward0"),
+    Snippet("sort over C, backward", "aten::value_selecting_reduction_backward",
+            lambda x: torch.sort(x, 1)[0], backward_only=True, node="SortBackward0"),
+    Snippet("mse_loss backward", "aten::mse_loss_backward",
+            lambda x: F.mse_loss(x, torch.zeros_like(x), reduction="none"), backward_only=True,
+            node="MseLossBackward0"),
+]

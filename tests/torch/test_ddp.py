@@ -1,0 +1,53 @@
+"""2-process DDP (gloo, CPU) under layoutguard_torch: the gradient contract names each
+parameter whose .grad strides differ from its own, in each rank's report (report=...%r.json),
+where DDP itself only warns that "grad strides do not match bucket view strides"."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import lg_unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DistributedDataParallel(unittest.TestCase):
+    def test_each_rank_names_the_parameter(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report-rank%r.json")
+            port = str(free_port())
+            procs = []
+            for rank in range(2):
+                env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+                           LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS=f"report={report}:summary=0",
+                           OMP_NUM_THREADS="1")
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "layoutguard_torch", os.path.join(HERE, "ddp_worker.py")], env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            outputs = [p.communicate(timeout=300) for p in procs]
+            for rank, (p, (out, err)) in enumerate(zip(procs, outputs)):
+                self.assertEqual(p.returncode, 0, err)
+                self.assertIn(f"rank {rank} done", out)
+            for rank in range(2):
+                with open(os.path.join(tmp, f"report-rank{rank}.json")) as f:
+                    violations = json.load(f)["violations"]
+                contract = {v["module"]: v for v in violations if v["op"] == "autograd::grad_strides"}
+                self.assertEqual(sorted(contract), ["module.expand.weight", "module.project.weight"], violations)
+                v = contract["module.expand.weight"]
+                self.assertEqual(v["inputs"][0]["strides"], [72, 1, 24, 8])    # the weight: channels_last
+                self.assertEqual(v["outputs"][0]["strides"], [72, 9, 3, 1])    # its .grad: the bucket's NCHW
+                # The first step only: DDP rebuilds its buckets after it, from the strides then.
+                self.assertEqual(v["count"], 1)
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

@@ -1,0 +1,71 @@
+"""torchvision's resnet18, mobilenet_v2 and densenet121 run a channels_last training step
+(forward, backward, SGD step) under record mode. Every violation reported must be one of the
+real losses listed in docs/torch.md (KNOWN_LOSSES here), each shown by its strides; a properly
+converted model without such a loss reports none."""
+import unittest
+
+import torch
+import torchvision
+
+import layoutguard_torch as lgt
+import lg_unittest
+
+# Real losses of Debian's torch 1.13 on CPU, by model: (op, module) -> why. docs/torch.md
+# lists the same. Any violation outside this table is a policy bug or a new loss: the test fails.
+KNOWN_LOSSES = {}
+
+
+def training_step(model, size):
+    torch.manual_seed(0)
+    model = model.to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(2, 3, size, size).contiguous(memory_format=torch.channels_last)
+    target = torch.randint(0, 10, (2,))
+    lgt.clear_report()
+    with lgt.guard("record"):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), target)
+        loss.backward()
+        opt.step()
+    return lgt.report()
+
+
+def losses(report):
+    return {(v["op"], v["module"]): v for v in report["violations"]}
+
+
+class Models(unittest.TestCase):
+    def check_model(self, name, model, size):
+        report = training_step(model, size)
+        self.assertGreater(report["checked_calls"], 100)
+        found = losses(report)
+        expected = KNOWN_LOSSES.get(name, {})
+        unexpected = {k: (v["formats_in"], v["formats_out"], v.get("autograd_node")) for k, v in found.items()
+                      if k not in expected}
+        self.assertEqual(unexpected, {}, f"{name}: violations outside the known losses")
+        for key, v in found.items():
+            # A real loss: a channels_last input's strides against an output's contiguous ones.
+            self.assertIn("channels_last", v["formats_in"], key)
+            self.assertIn("contiguous", v["formats_out"], key)
+
+    def test_resnet18(self):
+        self.check_model("resnet18", torchvision.models.resnet18(num_classes=10), 64)
+
+    def test_mobilenet_v2(self):
+        self.check_model("mobilenet_v2", torchvision.models.mobilenet_v2(num_classes=10), 64)
+
+    def test_densenet121(self):
+        self.check_model("densenet121", torchvision.models.densenet121(num_classes=10), 64)
+
+    def test_a_properly_converted_model_reports_zero(self):
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.BatchNorm2d(32),
+            torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(32, 10))
+        report = training_step(model, 32)
+        self.assertEqual(report["violations"], [])
+        self.assertGreater(report["checked_calls"], 20)
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

@@ -1,0 +1,208 @@
+"""The native guard's settings, outputs and tools on PyTorch programs, and the bad inputs: a
+bad LAYOUTGUARD value, a missing suppressions file, a torch the package was not built for,
+enabling from many threads at once, and a second copy of the library."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import torch
+
+import layoutguard_torch as lgt
+import lg_unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.environ["LG_TORCH_TEST_BUILD"]
+TOOL = os.environ["LG_TOOL"]
+
+# A two-layer program with one loss (softmax over C inside module "head") and one kept format.
+PROGRAM = """
+import torch, sys
+class Head(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, 1)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.head = Head()
+    def forward(self, x):
+        return self.head(self.conv(x))
+fmt = torch.channels_last if (len(sys.argv) < 2 or sys.argv[1] == "cl") else torch.contiguous_format
+net = Net().to(memory_format=fmt)
+x = torch.randn(2, 4, 8, 8).contiguous(memory_format=fmt)
+net(x).sum().backward()
+print("program done")
+"""
+
+
+def run_program(env_extra, args=(), program=PROGRAM, module_runner=True):
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "program.py")
+        with open(script, "w") as f:
+            f.write(program)
+        env = dict(os.environ)
+        env.pop("LAYOUTGUARD_OPTIONS", None)
+        env.update(env_extra)
+        cmd = [sys.executable] + (["-m", "layoutguard_torch"] if module_runner else []) + [script, *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+
+class Outputs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_report_file_has_the_native_schema_and_module_path(self):
+        path = os.path.join(self.tmp, "report.json")
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(path) as f:
+            report = json.load(f)
+        (v,) = report["violations"]
+        self.assertEqual(v["op"], "aten::softmax")
+        self.assertEqual(v["module"], "head")
+        self.assertEqual(v["formats_in"], "channels_last")
+        self.assertIn("program.py:5 in forward", v["source_location"])
+        for key in ("policy", "rule", "signature", "inputs", "outputs", "count", "first_backtrace"):
+            self.assertIn(key, v)
+        self.assertGreater(report["checked_calls"], 0)
+        self.assertTrue(any(o["op"] == "aten::conv2d" for o in report["ops"]))
+
+    def test_report_placeholder_per_process(self):
+        path = os.path.join(self.tmp, "report-%p.json")
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        written = os.listdir(self.tmp)
+        self.assertEqual(len(written), 1, written)
+        self.assertRegex(written[0], r"^report-\d+\.json$")
+
+    def test_suppressions_silence_and_baseline_round_trip(self):
+        baseline = os.path.join(self.tmp, "baseline.txt")
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"write_suppressions={baseline}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(baseline) as f:
+            lines = [l for l in f.read().splitlines() if l and not l.startswith("#")]
+        self.assertEqual(lines, ["aten::softmax:head"])
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": f"suppressions={baseline}"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("program done", run.stdout)
+
+    def test_allow_and_min_bytes(self):
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "allow=aten::softmax"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "min_bytes=1000000"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "min_bytes=16"})
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("LayoutViolationError", run.stderr)
+        self.assertIn("[layoutguard] aten::softmax lost channels_last", run.stderr)
+        self.assertIn("module: head", run.stderr)
+
+    def test_max_reports_and_help(self):
+        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "max_reports=0:help=1:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("aten::softmax lost", run.stderr)
+        self.assertIn("max_reports", run.stderr)
+        self.assertIn("LAYOUTGUARD", run.stderr)
+
+    def test_events_and_diff_of_two_runs(self):
+        a, b = os.path.join(self.tmp, "cl.jsonl"), os.path.join(self.tmp, "cf.jsonl")
+        self.assertEqual(run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"events={a}:summary=0"},
+                                     ["cl"]).returncode, 0)
+        self.assertEqual(run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"events={b}:summary=0"},
+                                     ["cf"]).returncode, 0)
+        with open(a) as f:
+            first = json.loads(f.readline())
+        self.assertTrue(first["op"].startswith("aten::"), first)
+        same = subprocess.run([TOOL, "diff", a, a], capture_output=True, text=True)
+        self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+        differ = subprocess.run([TOOL, "diff", a, b], capture_output=True, text=True)
+        self.assertEqual(differ.returncode, 1, differ.stdout + differ.stderr)
+        self.assertIn("aten::convolution", differ.stdout)
+
+
+class BadInput(unittest.TestCase):
+    def test_unknown_mode_is_a_config_error_at_the_first_op(self):
+        run = run_program({"LAYOUTGUARD": "loud"})
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("LAYOUTGUARD", run.stderr)
+        self.assertIn("'loud'", run.stderr)
+        self.assertIn("RuntimeError", run.stderr)
+        self.assertNotIn("program done", run.stdout)
+
+    def test_missing_suppressions_file(self):
+        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "suppressions=/nonexistent/s.txt"})
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("/nonexistent/s.txt", run.stderr)
+        self.assertIn("suppressions", run.stderr)
+
+    def test_bad_mode_from_the_api(self):
+        with self.assertRaises(lgt.ConfigError) as caught:
+            lgt.enable("sometimes")
+        self.assertIn("sometimes", str(caught.exception))
+
+    def test_other_torch_version_refused_at_import(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            package = os.path.join(tmp, "layoutguard_torch")
+            shutil.copytree(os.path.dirname(lgt.__file__), package)
+            with open(os.path.join(package, "_build_info.py"), "w") as f:
+                f.write('TORCH_VERSION = "0.0.1-other"\n')
+            env = dict(os.environ, PYTHONPATH=tmp)
+            run = subprocess.run([sys.executable, "-c", "import layoutguard_torch"], env=env,
+                                 capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("ImportError", run.stderr)
+        self.assertIn("0.0.1-other", run.stderr)
+        self.assertIn(torch.__version__, run.stderr)
+
+    def test_enabling_from_many_threads_at_once(self):
+        errors, results = [], []
+        barrier = threading.Barrier(8)
+
+        def worker():
+            try:
+                barrier.wait()
+                lgt.enable()
+                lgt.enable()
+                with lgt.guard("record"):
+                    torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+                results.append(lgt.enabled())
+            except Exception as e:  # noqa: BLE001 - any failure fails the test below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(results, [True] * 8)
+
+    def test_a_second_copy_of_the_library_does_not_abort(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "liblayoutguard_torch_copy.so")
+            shutil.copy(os.environ["LG_TORCH_LIBRARY"], copy)
+            program = f"""
+import ctypes, torch
+import layoutguard_torch as lgt
+lgt.enable("record")
+ctypes.CDLL({copy!r})
+torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+print("violations", len(lgt.report()["violations"]))
+"""
+            run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program,
+                              module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("violations 1", run.stdout)
+        self.assertIn("already has a fallback", run.stderr)
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

@@ -1,0 +1,116 @@
+"""Each snippet that loses channels_last is caught at its user-level op under record, throw and
+warn, forward and backward-only ones alike; nested ops are not reported a second time."""
+import os
+import subprocess
+import sys
+import traceback
+import unittest
+
+import torch
+
+import layoutguard_torch as lgt
+import lg_unittest
+from snippets import SNIPPETS, image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Record(unittest.TestCase):
+    def test_each_snippet_names_its_user_level_op(self):
+        for s in SNIPPETS:
+            with self.subTest(s.name):
+                lgt.clear_report()
+                with lgt.guard("record"):
+                    s.run()
+                violations = lgt.report()["violations"]
+                ops = [v["op"] for v in violations]
+                self.assertEqual(ops, [s.op], f"{s.name}: reported {ops}")
+                v = violations[0]
+                self.assertEqual(v["depth"], 0)
+                self.assertEqual(v["lost"], "channels_last")
+                self.assertIn("channels_last", v["formats_in"])
+                self.assertTrue(v["source_location"].startswith(os.path.join(HERE, "snippets.py:")),
+                                v["source_location"])
+                if s.backward_only:
+                    self.assertEqual(v.get("autograd_node"), s.node)
+                else:
+                    self.assertNotIn("autograd_node", v)
+
+    def test_the_strides_show_the_loss(self):
+        lgt.clear_report()
+        with lgt.guard("record"):
+            torch.softmax(image(2, 8, 6, 6), 1)
+        v = lgt.report()["violations"][0]
+        self.assertEqual(v["inputs"][0]["strides"], [288, 1, 48, 8])
+        self.assertEqual(v["outputs"][0]["strides"], [288, 36, 6, 1])
+
+    def test_nested_root_cause(self):
+        lgt.clear_report()
+        with lgt.guard("record"):
+            torch.nn.functional.pad(image(2, 8, 6, 6), (1, 1, 1, 1), mode="circular")
+        (v,) = lgt.report()["violations"]
+        self.assertEqual(v["op"], "aten::pad")
+        self.assertEqual(v["root_cause"], "aten::new_empty")
+
+    def test_a_kept_format_reports_nothing(self):
+        lgt.clear_report()
+        with lgt.guard("record"):
+            x = image(2, 8, 6, 6)
+            y = torch.nn.functional.max_pool2d(torch.relu(x) + 1, 2)
+            y.sum().backward()
+        report = lgt.report()
+        self.assertEqual(report["violations"], [])
+        self.assertGreater(report["checked_calls"], 5)
+
+
+class Throw(unittest.TestCase):
+    def test_each_snippet_raises_at_the_offending_line(self):
+        for s in SNIPPETS:
+            with self.subTest(s.name):
+                e = None
+                with lgt.guard("throw"):
+                    try:
+                        s.run()
+                    except lgt.LayoutViolationError as raised:
+                        e = raised
+                self.assertIsNotNone(e, f"{s.name}: nothing raised")
+                self.assertIsInstance(e, RuntimeError)
+                text = str(e)
+                self.assertIn(f"[layoutguard] {s.op} lost channels_last", text)
+                self.assertIn("order=acdb channels_last", text)
+                self.assertIn("at: " + os.path.join(HERE, "snippets.py"), text)
+                # Python's own traceback passes through the snippet's line (then maybe into
+                # torch's Python wrappers, where the op was called).
+                files = [os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)]
+                self.assertIn("snippets.py", files)
+
+    def test_nothing_is_raised_for_a_kept_format(self):
+        with lgt.guard("throw"):
+            x = image(2, 8, 6, 6)
+            torch.nn.functional.avg_pool2d(x * 2, 2).sum().backward()
+
+
+class Warn(unittest.TestCase):
+    def test_each_snippet_is_logged_once_by_the_runner(self):
+        env = dict(os.environ, LAYOUTGUARD="warn", LAYOUTGUARD_OPTIONS="summary=1")
+        run = subprocess.run([sys.executable, "-m", "layoutguard_torch", os.path.join(HERE, "run_snippets.py")],
+                             env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("ran 15 snippets", run.stdout)
+        # One warning per snippet: three snippets share aten::pad, each at its own line.
+        for op in {s.op for s in SNIPPETS}:
+            expected = sum(1 for s in SNIPPETS if s.op == op)
+            self.assertEqual(run.stderr.count(f"[layoutguard] {op} lost channels_last"), expected,
+                             f"{op}: {run.stderr[-3000:]}")
+        self.assertIn("[layoutguard] summary: ", run.stderr)
+
+    def test_runner_defaults_to_warn(self):
+        env = {k: v for k, v in os.environ.items() if k != "LAYOUTGUARD"}
+        run = subprocess.run([sys.executable, "-m", "layoutguard_torch", "--", os.path.join(HERE, "run_snippets.py")],
+                             env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("[layoutguard] aten::softmax lost channels_last", run.stderr)
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

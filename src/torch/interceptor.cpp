@@ -17,6 +17,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/library.h>
 
 #include <layoutguard/error.h>
@@ -34,12 +35,53 @@ namespace {
 // against, and refuses to load into, one torch version only.
 constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
+// A backward node running on a thread: its name and where its forward op ran.
+struct NodeFrame {
+  const char* name;
+  std::string forward_module;  // the module path of the forward op that made the node ("" if unknown)
+};
+
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
-  std::vector<const char*> nodes;  // backward nodes running on this thread, innermost last
+  std::vector<NodeFrame> nodes;   // backward nodes running on this thread, innermost last
 };
 thread_local ThreadState t_state;
+
+// ---- Forward sites of backward nodes ----
+
+// The module path of each user-level forward op that made an autograd node, by the node's
+// (forward thread, sequence number), which the backward range of the node carries too. So a
+// backward op is reported in the module whose forward created it. Bounded: a program that
+// never runs backward forgets the oldest half when the table is full.
+class ForwardSites {
+ public:
+  void remember(const at::Tensor& output, std::string_view module_path) {
+    if (module_path.empty() || !output.defined() || !output.requires_grad()) return;
+    const std::shared_ptr<::torch::autograd::Node>& node = output.grad_fn();
+    if (!node) return;
+    std::lock_guard lock(mutex_);
+    if (sites_.size() >= kCapacity) sites_.clear();
+    sites_[key(node->thread_id(), node->sequence_nr())] = std::string(module_path);
+  }
+
+  std::string find(uint64_t thread_id, int64_t sequence_nr) {
+    std::lock_guard lock(mutex_);
+    const auto it = sites_.find(key(thread_id, static_cast<uint64_t>(sequence_nr)));
+    return it == sites_.end() ? std::string() : it->second;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 1 << 16;
+  static uint64_t key(uint64_t thread_id, uint64_t sequence_nr) { return (thread_id << 40) ^ sequence_nr; }
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, std::string> sites_;
+};
+
+ForwardSites& forward_sites() {
+  static auto* sites = new ForwardSites();  // never destroyed: backward may run during exit
+  return *sites;
+}
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
@@ -140,6 +182,8 @@ void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool e
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
   const bool events = !guard::detail::current_options().events_path.empty();
+  // A forward op inside a module remembers where it ran, for its backward's reports.
+  if (t_state.nodes.empty() && !out.empty()) forward_sites().remember(out[0], guard::module_path());
   const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
                     (events && (has_image(in) || has_image(out)));
   if (!full) {
@@ -150,19 +194,21 @@ void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool e
     return;
   }
   StandIns stand_ins(in, out);
+  // A backward op belongs to the module whose forward made its node.
+  const NodeFrame* node = t_state.nodes.empty() ? nullptr : &t_state.nodes.back();
   hooks::OpCall call{p.name,
                      policy,
                      stand_ins.inputs(),
                      stand_ins.outputs(),
                      stand_ins.device(),
                      "aten",
-                     guard::module_path(),
+                     node ? std::string_view(node->forward_module) : guard::module_path(),
                      0,
                      p.name};
   guard::detail::ForeignCall foreign;
   foreign.is_copy = p.is_copy;
   if (root_cause != p.name) foreign.root_cause = root_cause;
-  if (!t_state.nodes.empty()) foreign.autograd_node = t_state.nodes.back();
+  if (node) foreign.autograd_node = node->name;
   foreign.locate = g_locator.load(std::memory_order_acquire);
   foreign.raise = g_raiser.load(std::memory_order_acquire);
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
@@ -188,8 +234,13 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's.
   if (!p.checkable) {
-    DepthScope nested(s);
-    op.redispatchBoxed(keys & kAfter, stack);
+    {
+      DepthScope nested(s);
+      op.redispatchBoxed(keys & kAfter, stack);
+    }
+    // In-place ops and views make backward nodes too (relu_, hardtanh_, view).
+    if (s.depth == 0 && s.nodes.empty() && !stack->empty() && stack->back().isTensor())
+      forward_sites().remember(stack->back().toTensor(), guard::module_path());
     return;
   }
   const size_t args = op.schema().arguments().size();
@@ -225,7 +276,7 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
 // ---- Backward nodes: RecordFunction's BACKWARD_FUNCTION ranges name the node ----
 
 std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
-  t_state.nodes.push_back(fn.name());
+  t_state.nodes.push_back({fn.name(), forward_sites().find(fn.forwardThreadId(), fn.seqNr())});
   return nullptr;
 }
 

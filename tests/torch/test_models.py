@@ -12,7 +12,13 @@ import lg_unittest
 
 # Real losses of Debian's torch 1.13 on CPU, by model: (op, module) -> why. docs/torch.md
 # lists the same. Any violation outside this table is a policy bug or a new loss: the test fails.
-KNOWN_LOSSES = {}
+KNOWN_LOSSES = {
+    "mobilenet_v2": {
+        # The global average pool's gradient (MeanBackward1: expand, then div) comes back
+        # contiguous; ReLU6's backward then follows its first operand, that gradient.
+        ("aten::hardtanh_backward", "features.18.2"): "gradient of the 1x1 average pool is contiguous",
+    },
+}
 
 
 def training_step(model, size):

@@ -21,29 +21,43 @@ class LayoutAssertionError(AssertionError):
     """A block broke its layout contract; the message lists each violation's dump."""
 
 
-def _violations(report):
-    return report.get("violations", [])
+def _key(v):
+    return (v["op"], v["module"], v.get("signature"), v.get("source_location"))
 
 
-@contextlib.contextmanager
-def no_layout_loss():
-    """Records the block's ATen ops on this thread and fails with every violation found."""
-    before = lgt.report()
-    seen = {(v["op"], v["module"], v.get("signature")): v["count"] for v in _violations(before)}
-    with lgt.guard("record"):
-        yield
-    new = []
-    for v in _violations(lgt.report()):
-        key = (v["op"], v["module"], v.get("signature"))
-        if v["count"] > seen.get(key, 0):
-            new.append(v)
-    if new:
+class _Recording:
+    """A record scope on this thread and what the report held when it began."""
+
+    def __init__(self):
+        self._before = {_key(v): v["count"] for v in lgt.report().get("violations", [])}
+        self._scope = lgt.guard("record")
+        self._scope.__enter__()
+
+    def close(self):
+        self._scope.__exit__(None, None, None)
+
+    def check(self):
+        """Raises LayoutAssertionError listing the violations recorded since the start."""
+        new = [v for v in lgt.report().get("violations", []) if v["count"] > self._before.get(_key(v), 0)]
+        if not new:
+            return
         lines = [f"{len(new)} layout violation(s) in the block:"]
         for v in new:
             where = v.get("source_location") or v["module"] or "(no module)"
             cause = f" (root cause {v['root_cause']})" if v.get("root_cause") else ""
             lines.append(f"  {v['op']}{cause} at {where}: {v['formats_in']} -> {v['formats_out']}")
         raise LayoutAssertionError("\n".join(lines))
+
+
+@contextlib.contextmanager
+def no_layout_loss():
+    """Records the block's ATen ops on this thread and fails with every violation found."""
+    recording = _Recording()
+    try:
+        yield
+    finally:
+        recording.close()
+    recording.check()
 
 
 @contextlib.contextmanager
@@ -63,9 +77,18 @@ try:
     import pytest
 
     @pytest.fixture
-    def layout_guard():
-        """Records the test's ATen ops and fails it on a layout violation."""
-        with no_layout_loss():
-            yield
+    def layout_guard(request):
+        """Records the test's ATen ops; the test fails (in its call phase) on a violation."""
+        recording = _Recording()
+        request.node._layoutguard_recording = recording
+        yield recording
+        recording.close()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_call(item):
+        # Runs after the test body passed: a violation fails the test itself, not its teardown.
+        recording = getattr(item, "_layoutguard_recording", None)
+        if recording is not None:
+            recording.check()
 except ImportError:  # pytest is optional: the context managers work without it
     pass

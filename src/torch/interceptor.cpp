@@ -43,6 +43,8 @@ struct NodeFrame {
 
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
+  guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
+  const AtenPolicy* top = nullptr;      // the running depth-0 call's op
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
   std::vector<NodeFrame> nodes;   // backward nodes running on this thread, innermost last
 };
@@ -176,6 +178,30 @@ bool may_convert(const Tensors& in) {
 
 // ---- The check ----
 
+// Builds the stand-ins and lets the guard check, record and report the call.
+void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Tensors& in, const Tensors& out,
+                   int depth, std::string_view root_op, const std::string& root_cause) {
+  StandIns stand_ins(in, out);
+  // A backward op belongs to the module whose forward made its node.
+  const NodeFrame* node = t_state.nodes.empty() ? nullptr : &t_state.nodes.back();
+  hooks::OpCall call{p.name,
+                     policy,
+                     stand_ins.inputs(),
+                     stand_ins.outputs(),
+                     stand_ins.device(),
+                     "aten",
+                     node ? std::string_view(node->forward_module) : guard::module_path(),
+                     depth,
+                     root_op};
+  guard::detail::ForeignCall foreign;
+  foreign.is_copy = p.is_copy;
+  foreign.root_cause = root_cause;
+  if (node) foreign.autograd_node = node->name;
+  foreign.locate = g_locator.load(std::memory_order_acquire);
+  foreign.raise = g_raiser.load(std::memory_order_acquire);
+  guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
+}
+
 void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Tensors& in,
            const Tensors& out, std::string root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
@@ -193,27 +219,8 @@ void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool e
     }
     return;
   }
-  StandIns stand_ins(in, out);
-  // A backward op belongs to the module whose forward made its node.
-  const NodeFrame* node = t_state.nodes.empty() ? nullptr : &t_state.nodes.back();
-  hooks::OpCall call{p.name,
-                     policy,
-                     stand_ins.inputs(),
-                     stand_ins.outputs(),
-                     stand_ins.device(),
-                     "aten",
-                     node ? std::string_view(node->forward_module) : guard::module_path(),
-                     0,
-                     p.name};
-  guard::detail::ForeignCall foreign;
-  foreign.is_copy = p.is_copy;
-  if (root_cause != p.name) foreign.root_cause = root_cause;
-  if (node) foreign.autograd_node = node->name;
-  foreign.locate = g_locator.load(std::memory_order_acquire);
-  foreign.raise = g_raiser.load(std::memory_order_acquire);
-  guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
+  hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
 }
-
 struct DepthScope {
   explicit DepthScope(ThreadState& s) : s_(s) { ++s_.depth; }
   ~DepthScope() { --s_.depth; }
@@ -226,10 +233,14 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   ThreadState& s = t_state;
   // The first op reads the environment: a bad value raises its ConfigError here, at the
   // user's call, and at every later op until it is fixed.
-  const guard::Mode mode = s.depth == 0 ? guard::detail::current_mode() : guard::Mode::Record;
-  if (s.depth == 0 && mode == guard::Mode::Off) {
-    op.redispatchBoxed(keys & kAfter, stack);
-    return;
+  const guard::Mode mode = s.depth == 0 ? guard::detail::current_mode() : s.mode;
+  if (s.depth == 0) {
+    if (mode == guard::Mode::Off) {
+      op.redispatchBoxed(keys & kAfter, stack);
+      return;
+    }
+    s.mode = mode;
+    s.top = &p;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's.
@@ -267,6 +278,10 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
     if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out)) s.root_cause = p.name;
+    // The copies inside x.contiguous() and friends are the conversions the ledger charges
+    // to the user-level op.
+    if (p.is_copy && may_convert(in))
+      hand_to_guard(p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
     return;
   }
   check(p, policy, mode, explicit_format, in, out, std::move(s.root_cause));

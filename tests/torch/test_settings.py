@@ -204,5 +204,48 @@ print("violations", len(lgt.report()["violations"]))
         self.assertIn("already has a fallback", run.stderr)
 
 
+class Entrypoints(unittest.TestCase):
+    def test_pytest_plugin_fails_the_tests_that_lose_the_format(self):
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "layoutguard_torch.pytest_plugin",
+                              "-p", "no:cacheprovider", os.path.join(HERE, "pytest_sample.py")],
+                             capture_output=True, text=True, timeout=300, cwd=HERE)
+        self.assertIn("2 failed, 2 passed", run.stdout, run.stdout + run.stderr)
+        self.assertIn("FAILED pytest_sample.py::test_softmax_over_c_fails", run.stdout)
+        self.assertIn("FAILED pytest_sample.py::test_conversion_over_budget_fails", run.stdout)
+        self.assertIn("aten::softmax (root cause aten::_softmax)", run.stdout)
+        self.assertIn("converted 2304 bytes between memory formats; at most 100 allowed", run.stdout)
+
+    def test_threads_started_after_enable_are_checked(self):
+        lgt.enable("record")
+        try:
+            lgt.clear_report()
+            thread = threading.Thread(
+                target=lambda: torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1))
+            thread.start()
+            thread.join()
+            ops = [v["op"] for v in lgt.report()["violations"]]
+            self.assertEqual(ops, ["aten::softmax"])
+        finally:
+            lgt.disable()
+            _C_reset()
+
+    def test_guard_nests_and_restores(self):
+        self.assertFalse(lgt.enabled())
+        with lgt.guard("record"):
+            self.assertEqual(lgt.mode(), "record")
+            with lgt.guard("off"):
+                self.assertEqual(lgt.mode(), "off")
+                torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+            self.assertEqual(lgt.mode(), "record")
+            self.assertTrue(lgt.enabled())
+        self.assertFalse(lgt.enabled())
+
+
+def _C_reset():
+    """Puts the process-wide mode back to the environment's (tests run in one process)."""
+    from layoutguard_torch import _C
+    _C.reset_to_environment()
+
+
 if __name__ == "__main__":
     lg_unittest.main()

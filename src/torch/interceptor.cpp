@@ -90,26 +90,37 @@ std::atomic<torch::Locator> g_locator{nullptr};
 
 // ---- Policies, one per op, kept for the process ----
 
-const AtenPolicy& policy_for(const c10::OperatorHandle& op) {
-  const c10::FunctionSchema* key = &op.schema();
-  // A thread-local cache in front of the shared table: no lock on the way of a hot op.
-  thread_local std::unordered_map<const c10::FunctionSchema*, const AtenPolicy*> mine;
-  if (auto it = mine.find(key); it != mine.end()) return *it->second;
+const AtenPolicy& lookup_policy(const c10::FunctionSchema* key) {
   static std::shared_mutex mutex;
   static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<AtenPolicy>> all;
-  const AtenPolicy* found = nullptr;
   {
     std::shared_lock lock(mutex);
-    if (auto it = all.find(key); it != all.end()) found = it->second.get();
+    if (auto it = all.find(key); it != all.end()) return *it->second;
   }
-  if (!found) {
-    auto made = std::make_unique<AtenPolicy>(derive_policy(*key));
-    made->op_index = guard::detail::foreign_op_index(made->name);
-    std::unique_lock lock(mutex);
-    found = all.emplace(key, std::move(made)).first->second.get();
+  auto made = std::make_unique<AtenPolicy>(derive_policy(*key));
+  made->op_index = guard::detail::foreign_op_index(made->name);
+  std::unique_lock lock(mutex);
+  return *all.emplace(key, std::move(made)).first->second;
+}
+
+// A direct-mapped cache per thread in front of the shared table: a hot op costs a load and a
+// compare, no lock and no hashing.
+struct PolicyCache {
+  static constexpr size_t kSlots = 512;
+  const c10::FunctionSchema* keys[kSlots] = {};
+  const AtenPolicy* values[kSlots] = {};
+};
+thread_local PolicyCache t_policies;
+
+const AtenPolicy& policy_for(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema* key = &op.schema();
+  const size_t slot = (reinterpret_cast<uintptr_t>(key) >> 4) % PolicyCache::kSlots;
+  PolicyCache& cache = t_policies;
+  if (cache.keys[slot] != key) {
+    cache.values[slot] = &lookup_policy(key);
+    cache.keys[slot] = key;
   }
-  mine.emplace(key, found);
-  return *found;
+  return *cache.values[slot];
 }
 
 // ---- The operands ----
@@ -178,6 +189,40 @@ bool may_convert(const Tensors& in) {
 
 // ---- The check ----
 
+// Whether a run of IValues holds a tensor that is, or may be, channels-last: the only inputs
+// that set an expectation. Reads the stack in place.
+bool sets_expectation(const c10::IValue* begin, const c10::IValue* end) {
+  const auto sets = [](const at::Tensor& t) {
+    const Class c = classify(t);
+    return c == Class::ChannelsLast || c == Class::Ambiguous;
+  };
+  for (const c10::IValue* v = begin; v != end; ++v) {
+    if (v->isTensor()) {
+      if (sets(v->toTensor())) return true;
+    } else if (v->isTensorList()) {
+      for (const at::Tensor& t : v->toTensorList())
+        if (sets(t)) return true;
+    } else if (v->isList()) {
+      for (const c10::IValue& e : v->toListRef())
+        if (e.isTensor() && sets(e.toTensor())) return true;
+    }
+  }
+  return false;
+}
+
+bool writes_events() { return !guard::detail::current_options().events_path.empty(); }
+
+// A depth-0 call that cannot lose the format: counted for the report, and remembered as the
+// forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
+void count_unchecked(const AtenPolicy& p, guard::Mode mode, const ::torch::jit::Stack& stack) {
+  if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
+    guard::detail::ensure_exit_handler();
+    guard::detail::record_call(p.op_index, p.name);
+  }
+  if (t_state.nodes.empty() && !stack.empty() && stack.back().isTensor())
+    forward_sites().remember(stack.back().toTensor(), guard::module_path());
+}
+
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Tensors& in, const Tensors& out,
                    int depth, std::string_view root_op, const std::string& root_cause) {
@@ -207,7 +252,7 @@ void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool e
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
-  const bool events = !guard::detail::current_options().events_path.empty();
+  const bool events = writes_events();
   // A forward op inside a module remembers where it ran, for its backward's reports.
   if (t_state.nodes.empty() && !out.empty()) forward_sites().remember(out[0], guard::module_path());
   const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
@@ -243,20 +288,20 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
     s.top = &p;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
-  // library's, not the user's.
-  if (!p.checkable) {
+  // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
+  // lose the format: it is only counted, and its inputs are not even copied.
+  const size_t args = op.schema().arguments().size();
+  const c10::IValue* first = stack->data() + stack->size() - args;
+  if (!p.checkable || !(p.is_copy || sets_expectation(first, first + args) || writes_events())) {
     {
       DepthScope nested(s);
       op.redispatchBoxed(keys & kAfter, stack);
     }
-    // In-place ops and views make backward nodes too (relu_, hardtanh_, view).
-    if (s.depth == 0 && s.nodes.empty() && !stack->empty() && stack->back().isTensor())
-      forward_sites().remember(stack->back().toTensor(), guard::module_path());
+    if (s.depth == 0) count_unchecked(p, mode, *stack);
     return;
   }
-  const size_t args = op.schema().arguments().size();
   Tensors in;
-  gather(stack->data() + stack->size() - args, stack->data() + stack->size(), in);
+  gather(first, first + args, in);
   bool explicit_format =
       p.memory_format_arg >= 0 && !(*stack)[stack->size() - args + static_cast<size_t>(p.memory_format_arg)].isNone();
   LayoutPolicy policy = p.policy;

@@ -1,0 +1,157 @@
+"""What layoutguard_torch costs a PyTorch program, against its peers in the same run:
+
+  1. ns per op added to a small op called from Python (torch.add on 1x8x4x4, NCHW and
+     channels_last): plain PyTorch, the bridge with the guard off, recording, and the same
+     rule written as a Python TorchDispatchMode (how a user would write it today);
+  2. a ResNet-50 training step (forward, backward, SGD step; CPU, batch 8, channels_last):
+     plain, bridge off, record, throw, and the TorchDispatchMode checker.
+
+Medians over repeats. Prints a table; --json PATH also writes the numbers.
+    PYTHONPATH=build/python python3 bench/torch_overhead.py [--quick] [--json PATH]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import layoutguard_torch as lgt
+
+
+class LayoutCheckMode(TorchDispatchMode):
+    """layoutguard's rule in pure Python: a channels_last 4-D input whose same-rank output is
+    not channels_last is a loss (recorded, as record mode does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = [a for a in args if isinstance(a, torch.Tensor) and a.dim() == 4]
+        if any(t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous() for t in inputs):
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for o in outs:
+                if isinstance(o, torch.Tensor) and o.dim() == 4 and not o.is_contiguous(
+                        memory_format=torch.channels_last):
+                    self.losses.append(str(func))
+        return out
+
+
+class Plain:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Bridge:
+    def __init__(self, mode):
+        self.guard = lgt.guard(mode)
+
+    def __enter__(self):
+        self.guard.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.guard.__exit__(*exc)
+
+
+CONFIGS = {
+    "plain": Plain,
+    "bridge off": lambda: Bridge("off"),
+    "record": lambda: Bridge("record"),
+    "throw": lambda: Bridge("throw"),
+    "TorchDispatchMode": LayoutCheckMode,
+}
+
+
+def ns_per_add(config, channels_last, calls, repeats):
+    a = torch.randn(1, 8, 4, 4)
+    if channels_last:
+        a = a.contiguous(memory_format=torch.channels_last)
+    b = a.clone()
+    samples = []
+    with CONFIGS[config]():
+        for _ in range(repeats):
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                torch.add(a, b)
+            samples.append((time.perf_counter_ns() - start) / calls)
+    return statistics.median(samples)
+
+
+def resnet50_step_ms(config, repeats, batch):
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(batch, 3, 224, 224).contiguous(memory_format=torch.channels_last)
+    target = torch.randint(0, 1000, (batch,))
+    samples = []
+    with CONFIGS[config]():
+        for i in range(repeats + 1):
+            start = time.perf_counter()
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), target).backward()
+            opt.step()
+            if i > 0:  # the first step warms allocators and caches
+                samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and steps (a smoke run)")
+    parser.add_argument("--json", help="also write the numbers to this file")
+    parser.add_argument("--no-model", action="store_true", help="skip the ResNet-50 training step")
+    args = parser.parse_args()
+    if os.environ.get("LAYOUTGUARD", "off") not in ("", "off", "0"):
+        sys.exit("torch_overhead.py: run without LAYOUTGUARD (the benchmark switches the bridge itself)")
+    lgt.enable()
+    lgt.disable()  # installs the Python hooks once, outside every timing
+    os.environ.setdefault("LAYOUTGUARD_OPTIONS", "summary=0")
+    torch.set_num_threads(1)
+    calls, repeats = (2000, 5) if args.quick else (20000, 11)
+    result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}
+    print(f"{result['machine']}, torch {torch.__version__}")
+    print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls")
+    print(f"  {'input':<14}" + "".join(f"{c:>19}" for c in CONFIGS))
+    for cl in (False, True):
+        row = {c: ns_per_add(c, cl, calls, repeats) for c in CONFIGS}
+        result["ns_per_add"]["channels_last" if cl else "NCHW"] = row
+        print(f"  {'channels_last' if cl else 'NCHW':<14}" + "".join(f"{row[c]:>19.0f}" for c in CONFIGS))
+        print(f"  {'added':<14}" + "".join(f"{row[c] - row['plain']:>19.0f}" for c in CONFIGS))
+    if not args.no_model:
+        torch.set_num_threads(os.cpu_count() or 1)
+        steps, batch = (2, 2) if args.quick else (5, 8)
+        print(f"ResNet-50 training step, CPU ({torch.get_num_threads()} threads), batch {batch}, channels_last, "
+              f"median of {steps} steps, ms")
+        row = {c: resnet50_step_ms(c, steps, batch) for c in CONFIGS}
+        result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "ms": row}
+        for c in CONFIGS:
+            print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (row[c] / row['plain'] - 1):+6.1f} %")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

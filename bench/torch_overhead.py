@@ -72,38 +72,50 @@ CONFIGS = {
 }
 
 
-def ns_per_add(config, channels_last, calls, repeats):
+def interleaved(configs, rounds, run_once):
+    """Median of run_once(config) per config, the configs taking turns round by round so that
+    a slow spell of the machine hits them all alike; the first round warms up."""
+    samples = {c: [] for c in configs}
+    for r in range(rounds + 1):
+        for c in configs:
+            with CONFIGS[c]():
+                value = run_once()
+            if r > 0:
+                samples[c].append(value)
+    return {c: statistics.median(v) for c, v in samples.items()}
+
+
+def ns_per_add(channels_last, calls, repeats):
     a = torch.randn(1, 8, 4, 4)
     if channels_last:
         a = a.contiguous(memory_format=torch.channels_last)
     b = a.clone()
-    samples = []
-    with CONFIGS[config]():
-        for _ in range(repeats):
-            start = time.perf_counter_ns()
-            for _ in range(calls):
-                torch.add(a, b)
-            samples.append((time.perf_counter_ns() - start) / calls)
-    return statistics.median(samples)
+
+    def run_once():
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            torch.add(a, b)
+        return (time.perf_counter_ns() - start) / calls
+
+    return interleaved(CONFIGS, repeats, run_once)
 
 
-def resnet50_step_ms(config, repeats, batch):
+def resnet50_step_ms(steps, batch):
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(memory_format=torch.channels_last).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(batch, 3, 224, 224).contiguous(memory_format=torch.channels_last)
     target = torch.randint(0, 1000, (batch,))
-    samples = []
-    with CONFIGS[config]():
-        for i in range(repeats + 1):
-            start = time.perf_counter()
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(x), target).backward()
-            opt.step()
-            if i > 0:  # the first step warms allocators and caches
-                samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+
+    def run_once():
+        start = time.perf_counter()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), target).backward()
+        opt.step()
+        return (time.perf_counter() - start) * 1e3
+
+    return interleaved(CONFIGS, steps, run_once)
 
 
 def cpu_name():
@@ -132,10 +144,11 @@ def main():
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}
     print(f"{result['machine']}, torch {torch.__version__}")
-    print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls")
+    print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls "
+          "(the ways interleaved)")
     print(f"  {'input':<14}" + "".join(f"{c:>19}" for c in CONFIGS))
     for cl in (False, True):
-        row = {c: ns_per_add(c, cl, calls, repeats) for c in CONFIGS}
+        row = ns_per_add(cl, calls, repeats)
         result["ns_per_add"]["channels_last" if cl else "NCHW"] = row
         print(f"  {'channels_last' if cl else 'NCHW':<14}" + "".join(f"{row[c]:>19.0f}" for c in CONFIGS))
         print(f"  {'added':<14}" + "".join(f"{row[c] - row['plain']:>19.0f}" for c in CONFIGS))
@@ -143,8 +156,8 @@ def main():
         torch.set_num_threads(os.cpu_count() or 1)
         steps, batch = (2, 2) if args.quick else (5, 8)
         print(f"ResNet-50 training step, CPU ({torch.get_num_threads()} threads), batch {batch}, channels_last, "
-              f"median of {steps} steps, ms")
-        row = {c: resnet50_step_ms(c, steps, batch) for c in CONFIGS}
+              f"median of {steps} steps per way (the ways interleaved), ms")
+        row = resnet50_step_ms(steps, batch)
         result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "ms": row}
         for c in CONFIGS:
             print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (row[c] / row['plain'] - 1):+6.1f} %")

@@ -229,6 +229,24 @@ class Entrypoints(unittest.TestCase):
             lgt.disable()
             _C_reset()
 
+    def test_worked_example_of_the_docs(self):
+        example = os.path.join(HERE, "..", "..", "examples", "torch", "train_step.py")
+        env = dict(os.environ, LAYOUTGUARD="throw")
+        run = subprocess.run([sys.executable, "-m", "layoutguard_torch", example], env=env, capture_output=True,
+                             text=True, timeout=300)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("LayoutViolationError: [layoutguard] aten::upsample_bicubic2d lost channels_last", run.stderr)
+        self.assertIn("module: decoder", run.stderr)
+        self.assertIn("train_step.py:22 in forward", run.stderr)
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "r.json")
+            env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS=f"report={report}:summary=0")
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", example, "--fixed"], env=env,
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(report) as f:
+                self.assertEqual(json.load(f)["violations"], [])
+
     def test_guard_nests_and_restores(self):
         self.assertFalse(lgt.enabled())
         with lgt.guard("record"):

@@ -172,18 +172,15 @@ def _install_python_hooks():
 
         torch.autograd.backward = backward_with_contracts
 
-        # New threads switch themselves on, as the thread that started them is.
+        # Threads started with `threading` from now on switch themselves on: PyTorch carries the
+        # key only to its own threads. (This takes threading's profile hook, which runs once at
+        # each thread's start and removes itself.)
         def thread_start(frame, event, arg):
             sys.setprofile(None)
-            if getattr(_tls_parent_enabled, "value", True):
-                _C.enable("")
+            _C.enable("")
 
-        _tls_parent_enabled.value = True
         threading.setprofile(thread_start)
         _hooks_installed = True
-
-
-_tls_parent_enabled = threading.local()
 
 
 def module_path_tracking():

@@ -2,6 +2,7 @@
 #include "guard/records.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -106,12 +107,24 @@ uint32_t foreign_op_index(std::string_view name) {
   return s.foreign_index.emplace(std::string(name), next).first->second;
 }
 
-void record_call(uint32_t op_index, std::string_view op) {
+void record_call(uint32_t op_index, std::string_view op) { record_calls(op_index, op, 1); }
+
+void record_calls(uint32_t op_index, std::string_view op, int64_t n) {
   Store& s = store();
   std::lock_guard lock(s.mutex);
-  ++s.checked_calls;
-  ++stats_locked(s, op_index, op).calls;
+  s.checked_calls += n;
+  stats_locked(s, op_index, op).calls += n;
 }
+
+namespace {
+std::atomic<void (*)()> g_call_count_flush{nullptr};
+
+void flush_call_counts() {
+  if (void (*flush)() = g_call_count_flush.load(std::memory_order_acquire)) flush();
+}
+}  // namespace
+
+void set_call_count_flush(void (*flush)()) { g_call_count_flush.store(flush, std::memory_order_release); }
 
 void record_conversion(std::string_view op, std::string_view module_path, std::string from,
                        std::string to, int64_t bytes) {
@@ -207,6 +220,7 @@ int64_t Report::violation_count() const {
 int64_t Report::conversion_bytes() const { return detail::conversion_bytes(conversions); }
 
 Report report() {
+  detail::flush_call_counts();
   detail::Store& s = detail::store();
   Report r;
   // The lines in force now, each with its count; a broken environment has no lines to list.
@@ -254,6 +268,7 @@ Report report() {
 }
 
 void clear_report() {
+  detail::flush_call_counts();  // counts made before the clear are cleared with the rest
   detail::clear_span_records();
   detail::Store& s = detail::store();
   std::lock_guard lock(s.mutex);

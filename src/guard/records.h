@@ -15,6 +15,13 @@ namespace lg::guard::detail {
 
 // Counts one checked call of op `op_index` (dense index, see dispatch::OpInfo).
 void record_call(uint32_t op_index, std::string_view op);
+// Counts `n` checked calls at once (a foreign op's counts, gathered outside the store).
+void record_calls(uint32_t op_index, std::string_view op, int64_t n);
+
+// A source of call counts kept outside the store, where a mutex per call would cost too much
+// (the PyTorch bridge counts each ATen op with a relaxed atomic): report() and clear_report()
+// call it first, and it hands its pending counts to record_calls. At most one.
+void set_call_count_flush(void (*flush)());
 
 // Adds `bytes` converted from one format to another on behalf of depth-0 op `op`.
 void record_conversion(std::string_view op, std::string_view module_path, std::string from,

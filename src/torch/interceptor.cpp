@@ -90,17 +90,47 @@ std::atomic<torch::Locator> g_locator{nullptr};
 
 // ---- Policies, one per op, kept for the process ----
 
-const AtenPolicy& lookup_policy(const c10::FunctionSchema* key) {
-  static std::shared_mutex mutex;
-  static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<AtenPolicy>> all;
+// An op's policy and its calls not yet handed to the guard's report: a relaxed atomic per
+// call instead of the report's mutex (flush_calls hands them over when a report is made).
+struct OpEntry : AtenPolicy {
+  explicit OpEntry(AtenPolicy p) : AtenPolicy(std::move(p)) {}
+  mutable std::atomic<int64_t> pending_calls{0};
+};
+
+struct OpTable {
+  std::shared_mutex mutex;
+  std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<OpEntry>> entries;
+};
+
+OpTable& op_table() {
+  static auto* table = new OpTable();  // never destroyed: the exit report flushes it
+  return *table;
+}
+
+const OpEntry& lookup_policy(const c10::FunctionSchema* key) {
+  OpTable& t = op_table();
   {
-    std::shared_lock lock(mutex);
-    if (auto it = all.find(key); it != all.end()) return *it->second;
+    std::shared_lock lock(t.mutex);
+    if (auto it = t.entries.find(key); it != t.entries.end()) return *it->second;
   }
-  auto made = std::make_unique<AtenPolicy>(derive_policy(*key));
+  auto made = std::make_unique<OpEntry>(derive_policy(*key));
   made->op_index = guard::detail::foreign_op_index(made->name);
-  std::unique_lock lock(mutex);
-  return *all.emplace(key, std::move(made)).first->second;
+  std::unique_lock lock(t.mutex);
+  return *t.entries.emplace(key, std::move(made)).first->second;
+}
+
+void flush_calls() {
+  OpTable& t = op_table();
+  std::shared_lock lock(t.mutex);
+  for (const auto& [key, entry] : t.entries)
+    if (const int64_t n = entry->pending_calls.exchange(0, std::memory_order_relaxed); n > 0)
+      guard::detail::record_calls(entry->op_index, entry->name, n);
+}
+
+// Counts a checked call for the report (warn and record mode).
+void count_call(const AtenPolicy& p) {
+  if (static_cast<const OpEntry&>(p).pending_calls.fetch_add(1, std::memory_order_relaxed) == 0)
+    guard::detail::ensure_exit_handler();
 }
 
 // A direct-mapped cache per thread in front of the shared table: a hot op costs a load and a
@@ -108,7 +138,7 @@ const AtenPolicy& lookup_policy(const c10::FunctionSchema* key) {
 struct PolicyCache {
   static constexpr size_t kSlots = 512;
   const c10::FunctionSchema* keys[kSlots] = {};
-  const AtenPolicy* values[kSlots] = {};
+  const OpEntry* values[kSlots] = {};
 };
 thread_local PolicyCache t_policies;
 
@@ -127,6 +157,8 @@ const AtenPolicy& policy_for(const c10::OperatorHandle& op) {
 
 // Most ops have at most a few tensors: no allocation for them.
 using Tensors = c10::SmallVector<at::Tensor, 6>;
+// The operands a check reads: handles owned by a Tensors, or borrowed from the stack.
+using Operands = c10::SmallVector<const at::Tensor*, 6>;
 
 // The tensors of a run of IValues in argument order: a Tensor, each element of a Tensor[] or
 // Tensor?[], and an absent Tensor? as an undefined tensor (it keeps the positions: a
@@ -144,12 +176,29 @@ void gather(const c10::IValue* begin, const c10::IValue* end, Tensors& out) {
   }
 }
 
+// The operands of a run of IValues. Single tensors are borrowed: the results stay on the
+// stack until the fallback returns. Lists are copied into `owned` (their elements are not
+// IValues of the stack).
+void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owned, Operands& out) {
+  bool lists = false;
+  for (const c10::IValue* v = begin; v != end && !lists; ++v) lists = v->isTensorList() || v->isList();
+  if (lists) {
+    gather(begin, end, owned);
+    for (const at::Tensor& t : owned) out.push_back(&t);
+    return;
+  }
+  for (const c10::IValue* v = begin; v != end; ++v)
+    if (v->isTensor()) out.push_back(&v->toTensor());
+}
+
 enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
 
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
 // PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
 Class classify(const at::Tensor& t) {
-  if (!t.defined() || t.layout() != c10::kStrided) return Class::NotApplicable;
+  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read.
+  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
+    return Class::NotApplicable;
   const int64_t rank = t.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
@@ -161,30 +210,30 @@ Class classify(const at::Tensor& t) {
 // plainly channels-last, beside a same-rank input that is or may be. A superset of
 // guard::check_layout's findings (ambiguity and min_bytes are left to it), so that only such
 // calls pay for stand-ins.
-bool may_lose(LayoutPolicy policy, const Tensors& in, const Tensors& out) {
+bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
-  for (const at::Tensor& o : out) {
-    const Class c = classify(o);
+  for (const at::Tensor* o : out) {
+    const Class c = classify(*o);
     if (c != Class::Other && c != Class::Ambiguous) continue;
     for (size_t i = 0; i < considered; ++i) {
-      const Class ci = classify(in[i]);
-      if ((ci == Class::ChannelsLast || ci == Class::Ambiguous) && in[i].dim() == o.dim()) return true;
+      const Class ci = classify(*in[i]);
+      if ((ci == Class::ChannelsLast || ci == Class::Ambiguous) && in[i]->dim() == o->dim()) return true;
     }
   }
   return false;
 }
 
-bool has_image(const Tensors& list) {
-  for (const at::Tensor& t : list)
-    if (classify(t) != Class::NotApplicable) return true;
+bool has_image(const Operands& list) {
+  for (const at::Tensor* t : list)
+    if (classify(*t) != Class::NotApplicable) return true;
   return false;
 }
 
 // copy_(dst, src) between two dim orders: the ledger's conversions.
-bool may_convert(const Tensors& in) {
-  return in.size() == 2 && in[0].defined() && in[1].defined() && in[0].dim() == in[1].dim() &&
-         in[0].numel() > 1 && in[0].strides() != in[1].strides();
+bool may_convert(const Operands& in) {
+  return in.size() == 2 && in[0]->defined() && in[1]->defined() && in[0]->dim() == in[1]->dim() &&
+         in[0]->numel() > 1 && in[0]->strides() != in[1]->strides();
 }
 
 // ---- The check ----
@@ -216,15 +265,14 @@ bool writes_events() { return !guard::detail::current_options().events_path.empt
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
 void count_unchecked(const AtenPolicy& p, guard::Mode mode, const ::torch::jit::Stack& stack) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
-    guard::detail::ensure_exit_handler();
-    guard::detail::record_call(p.op_index, p.name);
+    count_call(p);
   }
   if (t_state.nodes.empty() && !stack.empty() && stack.back().isTensor())
     forward_sites().remember(stack.back().toTensor(), guard::module_path());
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
-void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Tensors& in, const Tensors& out,
+void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in, const Operands& out,
                    int depth, std::string_view root_op, const std::string& root_cause) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node.
@@ -247,20 +295,19 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
-void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Tensors& in,
-           const Tensors& out, std::string root_cause) {
+void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Operands& in,
+           const Operands& out, std::string root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
   const bool events = writes_events();
   // A forward op inside a module remembers where it ran, for its backward's reports.
-  if (t_state.nodes.empty() && !out.empty()) forward_sites().remember(out[0], guard::module_path());
+  if (t_state.nodes.empty() && !out.empty()) forward_sites().remember(*out[0], guard::module_path());
   const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
                     (events && (has_image(in) || has_image(out)));
   if (!full) {
     if (collect) {
-      guard::detail::ensure_exit_handler();
-      guard::detail::record_call(p.op_index, p.name);
+      count_call(p);
     }
     return;
   }
@@ -300,8 +347,11 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
     if (s.depth == 0) count_unchecked(p, mode, *stack);
     return;
   }
-  Tensors in;
-  gather(first, first + args, in);
+  // The inputs are copied: the op pops them, and a boxed caller's stack may own them alone.
+  Tensors in_owned;
+  gather(first, first + args, in_owned);
+  Operands in;
+  for (const at::Tensor& t : in_owned) in.push_back(&t);
   bool explicit_format =
       p.memory_format_arg >= 0 && !(*stack)[stack->size() - args + static_cast<size_t>(p.memory_format_arg)].isNone();
   LayoutPolicy policy = p.policy;
@@ -314,11 +364,12 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
     DepthScope nested(s);
     op.redispatchBoxed(keys & kAfter, stack);
   }
-  Tensors out;
+  Tensors out_lists;
+  Operands out;
   const size_t returns = op.schema().returns().size();
-  gather(stack->data() + stack->size() - returns, stack->data() + stack->size(), out);
-  if (p.keepdim && !in.empty() && !out.empty() && in[0].defined() && out[0].defined() &&
-      in[0].sizes() != out[0].sizes())
+  operands_of(stack->data() + stack->size() - returns, stack->data() + stack->size(), out_lists, out);
+  if (p.keepdim && !in.empty() && !out.empty() && in[0]->defined() && out[0]->defined() &&
+      in[0]->sizes() != out[0]->sizes())
     policy = LayoutPolicy::RankChanging;  // a reduction: see AtenPolicy::keepdim
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
@@ -362,6 +413,7 @@ void register_once() {
       static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
       library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept>());
     }
+    guard::detail::set_call_count_flush(&flush_calls);
     at::addGlobalCallback(
         at::RecordFunctionCallback(&node_start, &node_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
   });

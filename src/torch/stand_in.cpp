@@ -37,7 +37,7 @@ alignas(64) unsigned char g_nowhere[64];
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
-  if (!t.defined() || t.layout() != c10::kStrided) return {};
+  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return {};
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};
@@ -48,11 +48,11 @@ Tensor stand_in(const at::Tensor& t) {
   return detail::make_tensor(std::move(storage), *dtype, sizes.vec(), strides.vec(), t.storage_offset());
 }
 
-StandIns::StandIns(std::span<const at::Tensor> inputs, std::span<const at::Tensor> outputs) {
+StandIns::StandIns(std::span<const at::Tensor* const> inputs, std::span<const at::Tensor* const> outputs) {
   inputs_.reserve(inputs.size());
-  for (const at::Tensor& t : inputs) inputs_.push_back(stand_in(t));
+  for (const at::Tensor* t : inputs) inputs_.push_back(stand_in(*t));
   outputs_.reserve(outputs.size());
-  for (const at::Tensor& t : outputs) outputs_.push_back(stand_in(t));
+  for (const at::Tensor* t : outputs) outputs_.push_back(stand_in(*t));
 }
 
 Device StandIns::device() const {

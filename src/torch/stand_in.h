@@ -15,9 +15,10 @@ namespace lg::torch_bridge {
 class StandIns {
  public:
   // A torch tensor that is undefined, not strided (sparse, mkldnn), of a dtype layoutguard
-  // does not have (int8, int16, complex, quantized) or on a device other than cpu or cuda
-  // becomes an undefined stand-in: the check passes over it.
-  StandIns(std::span<const at::Tensor> inputs, std::span<const at::Tensor> outputs);
+  // does not have (int8, int16, complex, quantized), on a device other than cpu or cuda, or
+  // with symbolic sizes (torch.compile tracing) becomes an undefined stand-in: the check
+  // passes over it.
+  StandIns(std::span<const at::Tensor* const> inputs, std::span<const at::Tensor* const> outputs);
 
   std::span<const Tensor> inputs() const { return {inputs_.data(), inputs_.size()}; }
   std::span<const Tensor> outputs() const { return {outputs_.data(), outputs_.size()}; }

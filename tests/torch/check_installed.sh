@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the build into a staging directory, then (1) builds and runs the libtorch C++ app
+# with `pkg-config --cflags --libs layoutguard-torch` and the torch flags an application has
+# anyway, and (2) imports the installed Python package and catches a loss with it.
+#   check_installed.sh BUILD_ROOT SOURCE_DIR PYTHON TORCH_INCLUDE... -- TORCH_LIBDIR...
+set -euo pipefail
+build_root="$1"; source_dir="$2"; python="$3"; shift 3
+torch_flags=()
+while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do torch_flags+=(-isystem "$1"); shift; done
+[ "$#" -gt 0 ] && shift
+for dir in "$@"; do torch_flags+=(-L"$dir" -Wl,-rpath,"$dir"); done
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+
+meson install -C "$build_root" --no-rebuild --quiet --destdir "$stage" >/dev/null
+pc="$(find "$stage" -name layoutguard-torch.pc | head -n 1)"
+[ -n "$pc" ] || { echo "layoutguard-torch.pc was not installed"; exit 1; }
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+flags="$(PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config --cflags --libs layoutguard-torch)"
+echo "pkg-config: $flags"
+c++ -std=c++20 -DNDEBUG "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]}" -ltorch_cpu -lc10 \
+  -o "$stage/cpp_app"
+libdir="$stage$(pkg-config --variable=libdir layoutguard-torch)"
+LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0 "$stage/cpp_app" | tail -n 1
+
+package="$(find "$stage" -name __init__.py -path '*/layoutguard_torch/*' | head -n 1)"
+[ -n "$package" ] || { echo "the Python package layoutguard_torch was not installed"; exit 1; }
+ls "$(dirname "$package")"/_C*.so >/dev/null
+site="$(dirname "$(dirname "$package")")"
+echo "python package: ${site#"$stage"}"
+cd "$stage"  # not the source tree: nothing but the installed package may be imported
+LD_LIBRARY_PATH="$libdir" PYTHONPATH="$site" "$python" - <<'PY'
+import torch
+import layoutguard_torch as lgt
+assert lgt.__file__.startswith(__import__("os").getcwd()), lgt.__file__
+with lgt.guard("record"):
+    torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+ops = [v["op"] for v in lgt.report()["violations"]]
+assert ops == ["aten::softmax"], ops
+print("installed package: ok")
+PY

@@ -8,16 +8,13 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/SmallVector.h>
-#include <torch/csrc/autograd/function.h>
 #include <torch/library.h>
 
 #include <layoutguard/error.h>
@@ -26,6 +23,8 @@
 #include "guard/records.h"
 #include "guard/runtime.h"
 #include "torch/aten_policy.h"
+#include "torch/forward_sites.h"
+#include "torch/op_table.h"
 #include "torch/stand_in.h"
 
 namespace lg::torch_bridge {
@@ -38,7 +37,7 @@ constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 // A backward node running on a thread: its name and where its forward op ran.
 struct NodeFrame {
   const char* name;
-  std::string forward_module;  // the module path of the forward op that made the node ("" if unknown)
+  std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
 };
 
 struct ThreadState {
@@ -50,108 +49,8 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
-// ---- Forward sites of backward nodes ----
-
-// The module path of each user-level forward op that made an autograd node, by the node's
-// (forward thread, sequence number), which the backward range of the node carries too. So a
-// backward op is reported in the module whose forward created it. Bounded: a program that
-// never runs backward forgets the oldest half when the table is full.
-class ForwardSites {
- public:
-  void remember(const at::Tensor& output, std::string_view module_path) {
-    if (module_path.empty() || !output.defined() || !output.requires_grad()) return;
-    const std::shared_ptr<::torch::autograd::Node>& node = output.grad_fn();
-    if (!node) return;
-    std::lock_guard lock(mutex_);
-    if (sites_.size() >= kCapacity) sites_.clear();
-    sites_[key(node->thread_id(), node->sequence_nr())] = std::string(module_path);
-  }
-
-  std::string find(uint64_t thread_id, int64_t sequence_nr) {
-    std::lock_guard lock(mutex_);
-    const auto it = sites_.find(key(thread_id, static_cast<uint64_t>(sequence_nr)));
-    return it == sites_.end() ? std::string() : it->second;
-  }
-
- private:
-  static constexpr size_t kCapacity = 1 << 16;
-  static uint64_t key(uint64_t thread_id, uint64_t sequence_nr) { return (thread_id << 40) ^ sequence_nr; }
-  std::mutex mutex_;
-  std::unordered_map<uint64_t, std::string> sites_;
-};
-
-ForwardSites& forward_sites() {
-  static auto* sites = new ForwardSites();  // never destroyed: backward may run during exit
-  return *sites;
-}
-
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
-
-// ---- Policies, one per op, kept for the process ----
-
-// An op's policy and its calls not yet handed to the guard's report: a relaxed atomic per
-// call instead of the report's mutex (flush_calls hands them over when a report is made).
-struct OpEntry : AtenPolicy {
-  explicit OpEntry(AtenPolicy p) : AtenPolicy(std::move(p)) {}
-  mutable std::atomic<int64_t> pending_calls{0};
-};
-
-struct OpTable {
-  std::shared_mutex mutex;
-  std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<OpEntry>> entries;
-};
-
-OpTable& op_table() {
-  static auto* table = new OpTable();  // never destroyed: the exit report flushes it
-  return *table;
-}
-
-const OpEntry& lookup_policy(const c10::FunctionSchema* key) {
-  OpTable& t = op_table();
-  {
-    std::shared_lock lock(t.mutex);
-    if (auto it = t.entries.find(key); it != t.entries.end()) return *it->second;
-  }
-  auto made = std::make_unique<OpEntry>(derive_policy(*key));
-  made->op_index = guard::detail::foreign_op_index(made->name);
-  std::unique_lock lock(t.mutex);
-  return *t.entries.emplace(key, std::move(made)).first->second;
-}
-
-void flush_calls() {
-  OpTable& t = op_table();
-  std::shared_lock lock(t.mutex);
-  for (const auto& [key, entry] : t.entries)
-    if (const int64_t n = entry->pending_calls.exchange(0, std::memory_order_relaxed); n > 0)
-      guard::detail::record_calls(entry->op_index, entry->name, n);
-}
-
-// Counts a checked call for the report (warn and record mode).
-void count_call(const AtenPolicy& p) {
-  if (static_cast<const OpEntry&>(p).pending_calls.fetch_add(1, std::memory_order_relaxed) == 0)
-    guard::detail::ensure_exit_handler();
-}
-
-// A direct-mapped cache per thread in front of the shared table: a hot op costs a load and a
-// compare, no lock and no hashing.
-struct PolicyCache {
-  static constexpr size_t kSlots = 512;
-  const c10::FunctionSchema* keys[kSlots] = {};
-  const OpEntry* values[kSlots] = {};
-};
-thread_local PolicyCache t_policies;
-
-const AtenPolicy& policy_for(const c10::OperatorHandle& op) {
-  const c10::FunctionSchema* key = &op.schema();
-  const size_t slot = (reinterpret_cast<uintptr_t>(key) >> 4) % PolicyCache::kSlots;
-  PolicyCache& cache = t_policies;
-  if (cache.keys[slot] != key) {
-    cache.values[slot] = &lookup_policy(key);
-    cache.keys[slot] = key;
-  }
-  return *cache.values[slot];
-}
 
 // ---- The operands ----
 
@@ -263,12 +162,12 @@ bool writes_events() { return !guard::detail::current_options().events_path.empt
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-void count_unchecked(const AtenPolicy& p, guard::Mode mode, const ::torch::jit::Stack& stack) {
+void count_unchecked(const OpEntry& p, guard::Mode mode, const ::torch::jit::Stack& stack) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
   if (t_state.nodes.empty() && !stack.empty() && stack.back().isTensor())
-    forward_sites().remember(stack.back().toTensor(), guard::module_path());
+    remember_forward_site(stack.back().toTensor(), guard::module_path());
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
@@ -295,14 +194,14 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
-void check(const AtenPolicy& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Operands& in,
+void check(const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Operands& in,
            const Operands& out, std::string root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
   const bool events = writes_events();
   // A forward op inside a module remembers where it ran, for its backward's reports.
-  if (t_state.nodes.empty() && !out.empty()) forward_sites().remember(*out[0], guard::module_path());
+  if (t_state.nodes.empty() && !out.empty()) remember_forward_site(*out[0], guard::module_path());
   const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
                     (events && (has_image(in) || has_image(out)));
   if (!full) {
@@ -321,7 +220,7 @@ struct DepthScope {
 
 void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
   static const c10::DispatchKeySet kAfter(c10::DispatchKeySet::FULL_AFTER, kKey);
-  const AtenPolicy& p = policy_for(op);
+  const OpEntry& p = op_entry(op);
   ThreadState& s = t_state;
   // The first op reads the environment: a bad value raises its ConfigError here, at the
   // user's call, and at every later op until it is fixed.
@@ -387,7 +286,7 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
 // ---- Backward nodes: RecordFunction's BACKWARD_FUNCTION ranges name the node ----
 
 std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
-  t_state.nodes.push_back({fn.name(), forward_sites().find(fn.forwardThreadId(), fn.seqNr())});
+  t_state.nodes.push_back({fn.name(), forward_site(fn.forwardThreadId(), fn.seqNr())});
   return nullptr;
 }
 

@@ -1,0 +1,34 @@
+// Every ATen op's policy, derived once, and its calls counted for the report without a lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+#include "torch/aten_policy.h"
+
+namespace c10 {
+class OperatorHandle;
+}
+
+namespace lg::torch_bridge {
+
+// An op's policy and its calls not yet handed to the guard's report: a relaxed atomic per
+// call instead of the report's mutex.
+struct OpEntry : AtenPolicy {
+  explicit OpEntry(AtenPolicy p) : AtenPolicy(std::move(p)) {}
+  mutable std::atomic<int64_t> pending_calls{0};
+};
+
+// The op's entry: a load and a compare in a per-thread cache for a hot op; the first call of
+// an op derives its policy under the table's lock.
+const OpEntry& op_entry(const c10::OperatorHandle& op);
+
+// Counts a checked call for the report (warn and record mode).
+void count_call(const OpEntry& entry);
+
+// Hands every op's pending calls to the guard's report (registered with the guard as its
+// call-count flush, so that report() and clear_report() see them).
+void flush_calls();
+
+}  // namespace lg::torch_bridge

@@ -9,18 +9,10 @@ torch_flags=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do torch_flags+=(-isystem "$1"); shift; done
 [ "$#" -gt 0 ] && shift
 for dir in "$@"; do torch_flags+=(-L"$dir" -Wl,-rpath,"$dir"); done
-stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
-
-meson install -C "$build_root" --no-rebuild --quiet --destdir "$stage" >/dev/null
-pc="$(find "$stage" -name layoutguard-torch.pc | head -n 1)"
-[ -n "$pc" ] || { echo "layoutguard-torch.pc was not installed"; exit 1; }
-export PKG_CONFIG_PATH="$(dirname "$pc")"
-flags="$(PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config --cflags --libs layoutguard-torch)"
-echo "pkg-config: $flags"
-c++ -std=c++20 -DNDEBUG "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]}" -ltorch_cpu -lc10 \
+source "$source_dir/tests/consumer/stage_install.sh"
+stage_install "$build_root" layoutguard-torch
+c++ -std=c++20 "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]}" -ltorch_cpu -lc10 \
   -o "$stage/cpp_app"
-libdir="$stage$(pkg-config --variable=libdir layoutguard-torch)"
 LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0 "$stage/cpp_app" | tail -n 1
 
 package="$(find "$stage" -name __init__.py -path '*/layoutguard_torch/*' | head -n 1)"

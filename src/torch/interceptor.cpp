@@ -59,20 +59,31 @@ using Tensors = c10::SmallVector<at::Tensor, 6>;
 // The operands a check reads: handles owned by a Tensors, or borrowed from the stack.
 using Operands = c10::SmallVector<const at::Tensor*, 6>;
 
-// The tensors of a run of IValues in argument order: a Tensor, each element of a Tensor[] or
-// Tensor?[], and an absent Tensor? as an undefined tensor (it keeps the positions: a
-// convolution's bias is argument 2 whether given or not).
-void gather(const c10::IValue* begin, const c10::IValue* end, Tensors& out) {
+// Visits the tensors of a run of IValues in argument order -- a Tensor, each element of a
+// Tensor[] or Tensor?[] -- until `f` returns true; returns whether it did. An absent Tensor?
+// is no tensor: the inputs that decide a ConvLike op (input, weight) come before any optional.
+template <typename F>
+bool any_tensor(const c10::IValue* begin, const c10::IValue* end, F&& f) {
   for (const c10::IValue* v = begin; v != end; ++v) {
     if (v->isTensor()) {
-      out.push_back(v->toTensor());
+      if (f(v->toTensor())) return true;
     } else if (v->isTensorList()) {
-      for (const at::Tensor& t : v->toTensorList()) out.push_back(t);
+      for (const at::Tensor& t : v->toTensorList())
+        if (f(t)) return true;
     } else if (v->isList()) {
       for (const c10::IValue& e : v->toListRef())
-        if (e.isTensor()) out.push_back(e.toTensor());
+        if (e.isTensor() && f(e.toTensor())) return true;
     }
   }
+  return false;
+}
+
+// Copies of the tensors of a run of IValues (see any_tensor).
+void gather(const c10::IValue* begin, const c10::IValue* end, Tensors& out) {
+  any_tensor(begin, end, [&](const at::Tensor& t) {
+    out.push_back(t);
+    return false;
+  });
 }
 
 // The operands of a run of IValues. Single tensors are borrowed: the results stay on the
@@ -140,22 +151,10 @@ bool may_convert(const Operands& in) {
 // Whether a run of IValues holds a tensor that is, or may be, channels-last: the only inputs
 // that set an expectation. Reads the stack in place.
 bool sets_expectation(const c10::IValue* begin, const c10::IValue* end) {
-  const auto sets = [](const at::Tensor& t) {
+  return any_tensor(begin, end, [](const at::Tensor& t) {
     const Class c = classify(t);
     return c == Class::ChannelsLast || c == Class::Ambiguous;
-  };
-  for (const c10::IValue* v = begin; v != end; ++v) {
-    if (v->isTensor()) {
-      if (sets(v->toTensor())) return true;
-    } else if (v->isTensorList()) {
-      for (const at::Tensor& t : v->toTensorList())
-        if (sets(t)) return true;
-    } else if (v->isList()) {
-      for (const c10::IValue& e : v->toListRef())
-        if (e.isTensor() && sets(e.toTensor())) return true;
-    }
-  }
-  return false;
+  });
 }
 
 bool writes_events() { return !guard::detail::current_options().events_path.empty(); }

@@ -2,6 +2,7 @@
 //  - linking the library and setting LAYOUTGUARD switches the main thread on (no code change);
 //  - throw mode raises lg::LayoutViolation at the user-level op, with the nested root cause;
 //  - a backward-only loss is caught on autograd's side and names the backward node;
+// The losses chosen happen in torch 1.13 and 2.x alike (softmax over C, sort's backward).
 //  - record mode collects into the same report as layoutguard's own ops, with module paths;
 //  - the gradient contract names the parameter.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
@@ -56,27 +57,27 @@ int main() {
   expect(find(r, "aten::_softmax") == nullptr, "record: the nested aten::_softmax is not reported a second time");
   expect(softmax && softmax->first.root_cause == "aten::_softmax", "record: root cause aten::_softmax");
 
-  // A backward-only loss: group_norm's forward keeps channels_last, its backward does not.
+  // A backward-only loss (torch 1.13 and 2.x alike): sort's forward keeps channels_last, the
+  // backward that scatters the gradient back does not.
   lg::guard::clear_report();
   at::Tensor x = channels_last_image();
-  at::Tensor y = at::group_norm(x, 2);
+  at::Tensor y = std::get<0>(at::sort(x, 1));
   y.backward(torch::randn_like(y).contiguous(at::MemoryFormat::ChannelsLast));
   r = lg::guard::report();
-  // The derivative formula makes the channels_last gradient contiguous for the kernel.
-  const lg::guard::ViolationRecord* gn = find(r, "aten::contiguous");
-  expect(gn != nullptr, "backward: group_norm's gradient made contiguous is reported");
-  expect(gn && gn->first.autograd_node == "NativeGroupNormBackward0", "backward: names the autograd node");
-  expect(find(r, "aten::native_group_norm") == nullptr, "backward: the forward is not reported");
+  const lg::guard::ViolationRecord* sorted = find(r, "aten::value_selecting_reduction_backward");
+  expect(sorted != nullptr, "backward: sort's backward reported");
+  expect(sorted && sorted->first.autograd_node == "SortBackward0", "backward: names the autograd node");
+  expect(find(r, "aten::sort") == nullptr, "backward: the forward is not reported");
 
   // Throw mode: lg::LayoutViolation at the op, its text the whole dump.
   {
     lg::torch::Scope throwing(lg::guard::Mode::Throw);
     try {
-      at::Tensor z = at::upsample_bicubic2d(channels_last_image(), {12, 12}, false);
-      expect(false, "throw: upsample_bicubic2d raised");
+      at::Tensor z = at::log_softmax(channels_last_image(), 1);
+      expect(false, "throw: log_softmax over C raised");
     } catch (const lg::LayoutViolation& e) {
       const std::string text = e.what();
-      expect(e.op() == "aten::upsample_bicubic2d", "throw: raised at aten::upsample_bicubic2d");
+      expect(e.op() == "aten::log_softmax", "throw: raised at aten::log_softmax");
       expect(text.find("order=acdb channels_last") != std::string::npos, "throw: the dump shows the input's layout");
       expect(text.find("stack trace") != std::string::npos, "throw: the dump has a stack trace");
     }

@@ -2,7 +2,6 @@
 #include "torch/aten_policy.h"
 
 #include <string_view>
-#include <vector>
 
 #include <ATen/core/function_schema.h>
 
@@ -14,12 +13,11 @@ enum class Rule { Preserve, ConvLike, Factory, RankChanging, Explicit };
 struct Entry {
   const char* name;
   Rule rule;
-  const char* rule_name;
   const char* reason;
 };
 
 constexpr Entry kTable[] = {
-#define LG_ATEN_POLICY(name, rule, why) {name, Rule::rule, #rule, why},
+#define LG_ATEN_POLICY(name, rule, why) {name, Rule::rule, why},
 #include "torch/aten_policies.def"
 #undef LG_ATEN_POLICY
 };
@@ -81,16 +79,6 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.
   p.checkable = tensor_in && tensor_out && (p.policy != LayoutPolicy::Explicit || p.is_copy || p.format_request);
   return p;
-}
-
-const TableEntry* policy_table(size_t& count) {
-  static const auto entries = [] {
-    std::vector<TableEntry> v;
-    for (const Entry& e : kTable) v.push_back({e.name, e.rule_name, e.reason});
-    return v;
-  }();
-  count = entries.size();
-  return entries.data();
 }
 
 }  // namespace lg::torch_bridge

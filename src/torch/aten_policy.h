@@ -37,12 +37,4 @@ struct AtenPolicy {
 // the table's entry.
 AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 
-// The table's entries in order, for docs and tests: name, rule name, reason.
-struct TableEntry {
-  const char* name;
-  const char* rule;
-  const char* reason;
-};
-const TableEntry* policy_table(size_t& count);
-
 }  // namespace lg::torch_bridge

@@ -3,11 +3,14 @@
   1. ns per op added to a small op called from Python (torch.add on 1x8x4x4, NCHW and
      channels_last): plain PyTorch, the bridge with the guard off, recording, and the same
      rule written as a Python TorchDispatchMode (how a user would write it today);
-  2. a ResNet-50 training step (forward, backward, SGD step; CPU, batch 8, channels_last):
-     plain, bridge off, record, throw, and the TorchDispatchMode checker.
+  2. a ResNet-50 training step (forward, backward, SGD step; channels_last): plain, bridge
+     off, record, throw, and the TorchDispatchMode checker. CPU at batch 8 by default;
+     `--device cuda --amp --batch 64` is the mixed-precision GPU step (autocast float16,
+     GradScaler), timed from the first launch to the end of the GPU's work.
 
 Medians over repeats. Prints a table; --json PATH also writes the numbers.
     PYTHONPATH=build/python python3 bench/torch_overhead.py [--quick] [--json PATH]
+        [--device cuda] [--amp] [--batch N] [--steps N] [--no-ops]
 """
 import argparse
 import json
@@ -103,21 +106,37 @@ def ns_per_add(channels_last, calls, repeats):
     return interleaved(CONFIGS, repeats, run_once)
 
 
-def resnet50_step_ms(steps, batch):
+def resnet50_step_ms(steps, batch, device, amp):
     import torchvision
     torch.manual_seed(0)
-    model = torchvision.models.resnet50().to(memory_format=torch.channels_last).train()
+    model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(batch, 3, 224, 224).contiguous(memory_format=torch.channels_last)
-    target = torch.randint(0, 1000, (batch,))
+    x = torch.randn(batch, 3, 224, 224, device=device).contiguous(memory_format=torch.channels_last)
+    target = torch.randint(0, 1000, (batch,), device=device)
+    cuda = device.type == "cuda"
+    # torch.amp.GradScaler is 2.3's name; 1.13 has only the CUDA one.
+    scaler_type = getattr(torch.amp, "GradScaler", None)
+    scaler = None if not amp else scaler_type(device.type) if scaler_type else torch.cuda.amp.GradScaler()
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     def run_once():
+        sync()
         start = time.perf_counter()
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), target).backward()
-        opt.step()
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=torch.float16 if cuda else torch.bfloat16, enabled=amp):
+            loss = torch.nn.functional.cross_entropy(model(x), target)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+        sync()
         return (time.perf_counter() - start) * 1e3
 
+    for _ in range(3 if cuda else 0):  # cuDNN's autotuning and the allocator's first pass
+        run_once()
     return interleaved(CONFIGS, steps, run_once)
 
 
@@ -137,7 +156,15 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer calls and steps (a smoke run)")
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--no-model", action="store_true", help="skip the ResNet-50 training step")
+    parser.add_argument("--no-ops", action="store_true", help="skip the ns-per-op table")
+    parser.add_argument("--device", default="cpu", help="where the ResNet-50 step runs (cpu, cuda)")
+    parser.add_argument("--amp", action="store_true", help="mixed precision: autocast and GradScaler")
+    parser.add_argument("--batch", type=int, help="ResNet-50 batch (default 8, 2 with --quick)")
+    parser.add_argument("--steps", type=int, help="timed steps per way (default 9, 2 with --quick)")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
     if os.environ.get("LAYOUTGUARD", "off") not in ("", "off", "0"):
         sys.exit("torch_overhead.py: run without LAYOUTGUARD (the benchmark switches the bridge itself)")
     lgt.enable()
@@ -146,11 +173,14 @@ def main():
     torch.set_num_threads(1)
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}
-    print(f"{result['machine']}, torch {torch.__version__}")
-    print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls "
-          "(the ways interleaved)")
-    print(f"  {'input':<14}" + "".join(f"{c:>19}" for c in CONFIGS))
-    for cl in (False, True):
+    if device.type == "cuda":
+        result["gpu"] = torch.cuda.get_device_name(device)
+    print(f"{result['machine']}{', ' + result['gpu'] if 'gpu' in result else ''}, torch {torch.__version__}")
+    if not args.no_ops:
+        print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls "
+              "(the ways interleaved)")
+        print(f"  {'input':<14}" + "".join(f"{c:>19}" for c in CONFIGS))
+    for cl in () if args.no_ops else (False, True):
         row = ns_per_add(cl, calls, repeats)
         result["ns_per_add"]["channels_last" if cl else "NCHW"] = row
         print(f"  {'channels_last' if cl else 'NCHW':<14}" + "".join(f"{row[c]:>19.0f}" for c in CONFIGS))
@@ -158,10 +188,13 @@ def main():
     if not args.no_model:
         torch.set_num_threads(os.cpu_count() or 1)
         steps, batch = (2, 2) if args.quick else (9, 8)
-        print(f"ResNet-50 training step, CPU ({torch.get_num_threads()} threads), batch {batch}, channels_last, "
+        steps, batch = args.steps or steps, args.batch or batch
+        where = result.get("gpu", f"CPU ({torch.get_num_threads()} threads)")
+        print(f"ResNet-50 training step, {where}, batch {batch}, channels_last{', AMP float16' if args.amp else ''}, "
               f"median of {steps} steps per way (the ways interleaved), ms")
-        row = resnet50_step_ms(steps, batch)
-        result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "ms": row}
+        row = resnet50_step_ms(steps, batch, device, args.amp)
+        result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "device": str(device),
+                              "amp": args.amp, "ms": row}
         for c in CONFIGS:
             print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (row[c] / row['plain'] - 1):+6.1f} %")
     if args.json:

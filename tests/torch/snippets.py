@@ -1,15 +1,28 @@
 """PyTorch snippets that lose channels_last under Debian's torch 1.13 on CPU, each with the
 user-level ATen op the bridge must name. Found by running PyTorch itself: the forward output's
 strides, and the raw gradient (torch.autograd.grad, before AccumulateGrad restores the leaf's
-layout) for the backward-only ones."""
+layout) for the backward-only ones. `Snippet.loses()` repeats that finding on whatever torch and
+device runs the tests (LG_TORCH_TEST_DEVICE, default cpu), since another build may keep a format
+that 1.13 loses, or lose one it keeps."""
+import os
+
 import torch
 import torch.nn.functional as F
+
+DEVICE = torch.device(os.environ.get("LG_TORCH_TEST_DEVICE", "cpu"))
+
+# The build the op names below were found on: elsewhere a loss may surface at another op.
+REFERENCE_BUILD = torch.__version__.startswith("1.13") and DEVICE.type == "cpu"
 
 
 def image(*sizes):
     """A channels_last leaf that wants gradients."""
     torch.manual_seed(0)
-    return torch.randn(*sizes).to(memory_format=torch.channels_last).requires_grad_()
+    return torch.randn(*sizes, device=DEVICE).to(memory_format=torch.channels_last).requires_grad_()
+
+
+def is_channels_last(t):
+    return t.dim() != 4 or t.is_contiguous(memory_format=torch.channels_last)
 
 
 def backward_of(y):
@@ -35,6 +48,21 @@ class Snippet:
             backward_of(y)
         return y
 
+    def loses(self):
+        """Whether plain PyTorch (no guard) loses the format here: the forward output, or the raw
+        gradient of the input for a backward-only snippet."""
+        x = image(2, 8, 6, 6)
+        y = self.forward(x)
+        if not is_channels_last(y):
+            return True
+        if not self.backward_only:
+            return False
+        g = torch.randn_like(y)
+        if y.dim() == 4:
+            g = g.contiguous(memory_format=torch.channels_last)
+        (grad,) = torch.autograd.grad(y, x, g)
+        return not is_channels_last(grad)
+
 
 SNIPPETS = [
     Snippet("circular pad", "aten::pad", lambda x: F.pad(x, (1, 1, 1, 1), mode="circular")),
@@ -48,10 +76,10 @@ SNIPPETS = [
     Snippet("layer norm over (C, H, W)", "aten::layer_norm", lambda x: F.layer_norm(x, x.shape[1:])),
     Snippet("cumsum over C", "aten::cumsum", lambda x: torch.cumsum(x, 1)),
     Snippet("add of a contiguous and a channels_last tensor", "aten::add",
-            lambda x: torch.ones(x.shape) + x),
-    Snippet("cat of mixed formats", "aten::cat", lambda x: torch.cat([torch.ones(x.shape), x], 1)),
+            lambda x: torch.ones(x.shape, device=x.device) + x),
+    Snippet("cat of mixed formats", "aten::cat", lambda x: torch.cat([torch.ones(x.shape, device=x.device), x], 1)),
     Snippet("grid_sample", "aten::grid_sampler",
-            lambda x: F.grid_sample(x, torch.zeros(x.shape[0], 3, 3, 2), align_corners=False)),
+            lambda x: F.grid_sample(x, torch.zeros(x.shape[0], 3, 3, 2, device=x.device), align_corners=False)),
     # The derivative formula makes the incoming gradient contiguous before the kernel runs.
     Snippet("group_norm backward", "aten::contiguous", lambda x: F.group_norm(x, 2),
             backward_only=True, node="NativeGroupNormBackward0"),

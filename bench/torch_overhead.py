@@ -4,7 +4,7 @@
      channels_last): plain PyTorch, the bridge with the guard off, recording, and the same
      rule written as a Python TorchDispatchMode (how a user would write it today);
   2. a ResNet-50 training step (forward, backward, SGD step; channels_last): plain, bridge
-     off, record, throw, and the TorchDispatchMode checker. CPU at batch 8 by default;
+     off, record, throw, record with nested=0, and the TorchDispatchMode checker. CPU at batch 8 by default;
      `--device cuda --amp --batch 64` is the mixed-precision GPU step (autocast float16,
      GradScaler), timed from the first launch to the end of the GPU's work.
 
@@ -55,22 +55,30 @@ class Plain:
 
 
 class Bridge:
-    def __init__(self, mode):
+    def __init__(self, mode, options=""):
         self.guard = lgt.guard(mode)
+        self.options = options
 
     def __enter__(self):
+        if self.options:
+            lgt.set_options(BASE_OPTIONS + ":" + self.options)
         self.guard.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self.guard.__exit__(*exc)
+        self.guard.__exit__(*exc)
+        if self.options:
+            lgt.set_options(BASE_OPTIONS)
+        return False
 
 
+BASE_OPTIONS = "summary=0"
 CONFIGS = {
     "plain": Plain,
     "bridge off": lambda: Bridge("off"),
     "record": lambda: Bridge("record"),
     "throw": lambda: Bridge("throw"),
+    "record nested=0": lambda: Bridge("record", "nested=0"),
     "TorchDispatchMode": LayoutCheckMode,
 }
 
@@ -169,7 +177,7 @@ def main():
         sys.exit("torch_overhead.py: run without LAYOUTGUARD (the benchmark switches the bridge itself)")
     lgt.enable()
     lgt.disable()  # installs the Python hooks once, outside every timing
-    os.environ.setdefault("LAYOUTGUARD_OPTIONS", "summary=0")
+    lgt.set_options(BASE_OPTIONS)
     torch.set_num_threads(1)
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}

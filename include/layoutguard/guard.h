@@ -73,6 +73,7 @@ struct Options {
   std::string events_path;                 // one JSON line per checked call (empty: none)
   bool shadow = false;                     // re-run checked ops on contiguous copies, compare
   int64_t max_reports = 100;               // distinct warnings logged before going quiet
+  bool nested = true;                      // PyTorch bridge: intercept the calls inside user-level ops
   bool help = false;                       // print every option at first use
 
   // Where each value came from: [0] the mode, then the keys in option_keys() order.

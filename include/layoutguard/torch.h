@@ -12,6 +12,7 @@
 // The header needs no PyTorch headers: it is safe to include anywhere.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,10 @@
 #include <layoutguard/guard.h>
 #include <layoutguard/hooks.h>
 #include <layoutguard/violation.h>
+
+namespace c10 {
+class ThreadLocalDebugInfo;
+}
 
 namespace lg::torch {
 
@@ -31,7 +36,8 @@ void disable();
 bool enabled();
 
 // RAII: intercepts the calling thread's ops and sets its guard mode while it lives, then puts
-// both back as they were. Nests.
+// both back as they were. Nests. The mode also holds on the threads PyTorch runs the scope's
+// work on: autograd's device threads (CUDA backward) and at::launch.
 class Scope {
  public:
   explicit Scope(guard::Mode mode);
@@ -42,6 +48,7 @@ class Scope {
  private:
   guard::Scope mode_;
   bool was_enabled_;
+  std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;  // put back on exit
 };
 
 // The module path of ATen ops called inside, as nn.Module hooks give it in Python:

@@ -135,6 +135,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("mode", [] { return std::string(lg::guard::mode_name(lg::guard::mode())); });
   m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
   m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
+  m.def("set_options", [](const std::string& text) {
+    lg::guard::set_options(lg::guard::parse_options(lg::guard::mode_name(lg::guard::options().mode), text));
+  });
   // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope.
   m.def("push_scope", [](const std::string& mode) {
     auto* scope = new lg::torch::Scope(parse_mode(mode));

@@ -66,6 +66,12 @@ def disable():
     _C.disable()
 
 
+def set_options(text):
+    """Replaces the process-wide options with `text`, in LAYOUTGUARD_OPTIONS syntax
+    ("nested=0:summary=0"); the mode stays. A bad key or value raises ConfigError."""
+    _C.set_options(str(text))
+
+
 def enabled():
     """Whether the calling thread's ops are checked."""
     return _C.enabled()

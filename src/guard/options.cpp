@@ -48,6 +48,9 @@ constexpr Key kKeys[] = {
     {"events", Kind::Path, "write one JSON line per checked op call to this file"},
     {"shadow", Kind::Bool, "re-run checked ops on contiguous copies and compare values"},
     {"max_reports", Kind::Count, "distinct warnings logged before going quiet"},
+    {"nested", Kind::Bool,
+     "PyTorch bridge: also intercept the ATen calls inside each user-level op, to name a loss's root cause and "
+     "charge nested conversions to it (0: user-level calls only, cheaper)"},
     {"help", Kind::Bool, "print every option, its value and source at first use"},
 };
 constexpr size_t kNumKeys = std::size(kKeys);
@@ -238,6 +241,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       else if (key.name == "spans") o.spans = b;
       else if (key.name == "shadow") o.shadow = b;
       else if (key.name == "hidden_views") o.hidden_views = b;
+      else if (key.name == "nested") o.nested = b;
       else o.help = b;
       return;
     }
@@ -306,6 +310,7 @@ std::string value_text(const Options& o, const Key& key) {
   if (n == "events") return o.events_path;
   if (n == "shadow") return o.shadow ? "1" : "0";
   if (n == "max_reports") return std::to_string(o.max_reports);
+  if (n == "nested") return o.nested ? "1" : "0";
   return o.help ? "1" : "0";
 }
 

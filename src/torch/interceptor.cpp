@@ -15,6 +15,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/SmallVector.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/library.h>
 
 #include <layoutguard/error.h>
@@ -40,8 +41,29 @@ struct NodeFrame {
   std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
 };
 
+// A Scope's mode, carried to the threads that run the scope's work: PyTorch hands its
+// ThreadLocalState (debug info included, layoutguard's own thread-locals not) to autograd's
+// device threads and to at::launch. The kind is one PyTorch reserves for tests, as the key is.
+constexpr c10::DebugInfoKind kScopeModeKind = c10::DebugInfoKind::TEST_INFO_2;
+
+struct ScopeMode final : c10::DebugInfoBase {
+  explicit ScopeMode(guard::Mode m) : mode(m) {}
+  const guard::Mode mode;
+};
+
+// The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
+// thread that handed this one its work; else the thread's or process's (the first call reads
+// the environment, and a bad value raises its ConfigError here, at the user's call).
+guard::Mode mode_of_call() {
+  const guard::Mode own = guard::detail::current_mode();
+  if (const auto* carried = dynamic_cast<const ScopeMode*>(c10::ThreadLocalDebugInfo::get(kScopeModeKind)))
+    return carried->mode;
+  return own;
+}
+
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
+  bool nested = true;             // the running depth-0 call's nested calls come through here
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
@@ -217,20 +239,38 @@ struct DepthScope {
   ThreadState& s_;
 };
 
+// Runs the rest of the op's dispatch: the keys below the bridge's.
+void run_below(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kKey);
+  op.redispatchBoxed(keys & kBelow, stack);
+}
+
+// The same for a call whose nested calls run unseen (they are not boxed either).
+void run_below_alone(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  c10::impl::ExcludeDispatchKeyGuard unseen(kKey);
+  run_below(op, keys, stack);
+}
+
+// Runs a checked call one level deeper: its nested calls come back through the key, unless
+// nested=0 says to let them run unseen.
+void run_nested(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack, ThreadState& s) {
+  DepthScope nested(s);
+  if (s.nested) run_below(op, keys, stack);
+  else run_below_alone(op, keys, stack);
+}
+
 void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  static const c10::DispatchKeySet kAfter(c10::DispatchKeySet::FULL_AFTER, kKey);
   const OpEntry& p = op_entry(op);
   ThreadState& s = t_state;
-  // The first op reads the environment: a bad value raises its ConfigError here, at the
-  // user's call, and at every later op until it is fixed.
-  const guard::Mode mode = s.depth == 0 ? guard::detail::current_mode() : s.mode;
+  const guard::Mode mode = s.depth == 0 ? mode_of_call() : s.mode;
   if (s.depth == 0) {
     if (mode == guard::Mode::Off) {
-      op.redispatchBoxed(keys & kAfter, stack);
+      run_below_alone(op, keys, stack);  // nested calls are off too
       return;
     }
     s.mode = mode;
     s.top = &p;
+    s.nested = guard::detail::current_options().nested;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
@@ -238,10 +278,7 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   const size_t args = op.schema().arguments().size();
   const c10::IValue* first = stack->data() + stack->size() - args;
   if (!p.checkable || !(p.is_copy || sets_expectation(first, first + args) || writes_events())) {
-    {
-      DepthScope nested(s);
-      op.redispatchBoxed(keys & kAfter, stack);
-    }
+    run_nested(op, keys, stack, s);
     if (s.depth == 0) count_unchecked(p, mode, *stack);
     return;
   }
@@ -258,10 +295,7 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
     policy = LayoutPolicy::Preserve;
   }
   if (s.depth == 0) s.root_cause.clear();
-  {
-    DepthScope nested(s);
-    op.redispatchBoxed(keys & kAfter, stack);
-  }
+  run_nested(op, keys, stack, s);
   Tensors out_lists;
   Operands out;
   const size_t returns = op.schema().returns().size();
@@ -346,9 +380,14 @@ void disable() { c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, fa
 
 bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
 
-Scope::Scope(guard::Mode mode) : mode_(mode), was_enabled_(enabled()) { enable(); }
+Scope::Scope(guard::Mode mode)
+    : mode_(mode), was_enabled_(enabled()), outer_debug_info_(c10::ThreadLocalDebugInfo::current()) {
+  enable();
+  c10::ThreadLocalDebugInfo::_push(torch_bridge::kScopeModeKind, std::make_shared<torch_bridge::ScopeMode>(mode));
+}
 
 Scope::~Scope() {
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
   if (!was_enabled_) disable();
 }
 

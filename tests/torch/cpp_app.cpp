@@ -4,12 +4,16 @@
 //  - a backward-only loss is caught on autograd's side and names the backward node;
 // The losses chosen happen in torch 1.13 and 2.x alike (softmax over C, sort's backward).
 //  - record mode collects into the same report as layoutguard's own ops, with module paths;
-//  - the gradient contract names the parameter.
+//  - the gradient contract names the parameter;
+//  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
+//    autograd's CUDA device threads alike).
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <layoutguard/report.h>
@@ -92,6 +96,25 @@ int main() {
   const lg::guard::ViolationRecord* contract = find(r, "autograd::grad_strides");
   expect(contract && contract->first.module_path == "layer1.conv.weight", "gradient contract: names the parameter");
   expect(lg::torch::check_gradient("same", param, param.clone()), "gradient contract: equal strides pass");
+
+  // A scope's mode reaches the work it hands to another thread, with the process mode off.
+  lg::guard::clear_report();
+  lg::guard::set_mode(lg::guard::Mode::Off);
+  {
+    lg::torch::Scope recording(lg::guard::Mode::Record);
+    std::promise<void> done;
+    at::launch([&done] {
+      at::Tensor s = at::softmax(channels_last_image(), 1);
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+  expect(find(lg::guard::report(), "aten::softmax") != nullptr,
+         "a Scope's mode holds on the at::launch thread it hands work to");
+  lg::guard::clear_report();
+  (void)at::softmax(channels_last_image(), 1);
+  expect(lg::guard::report().violations.empty(), "after the Scope, the process mode (off) holds again");
+  lg::guard::set_mode(lg::guard::Mode::Record);
 
   // Switching on twice, off and on again.
   lg::torch::enable();

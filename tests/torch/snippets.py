@@ -49,19 +49,19 @@ class Snippet:
         return y
 
     def loses(self):
-        """Whether plain PyTorch (no guard) loses the format here: the forward output, or the raw
-        gradient of the input for a backward-only snippet."""
+        """Where plain PyTorch (no guard) loses the format here: "forward" (the output), "backward"
+        (the raw gradient of the input, for a backward-only snippet), or None."""
         x = image(2, 8, 6, 6)
         y = self.forward(x)
         if not is_channels_last(y):
-            return True
+            return "forward"
         if not self.backward_only:
-            return False
+            return None
         g = torch.randn_like(y)
         if y.dim() == 4:
             g = g.contiguous(memory_format=torch.channels_last)
         (grad,) = torch.autograd.grad(y, x, g)
-        return not is_channels_last(grad)
+        return None if is_channels_last(grad) else "backward"
 
 
 SNIPPETS = [

@@ -76,6 +76,26 @@ class Outputs(unittest.TestCase):
         self.assertGreater(report["checked_calls"], 0)
         self.assertTrue(any(o["op"] == "aten::conv2d" for o in report["ops"]))
 
+    def test_nested_0_sees_user_level_calls_only(self):
+        reports = {}
+        for nested in ("1", "0"):
+            path = os.path.join(self.tmp, f"report-{nested}.json")
+            run = run_program({"LAYOUTGUARD": "record",
+                               "LAYOUTGUARD_OPTIONS": f"nested={nested}:report={path}:summary=0"})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(path) as f:
+                reports[nested] = json.load(f)
+        traced, alone = reports["1"], reports["0"]
+        (v,) = alone["violations"]
+        self.assertEqual((v["op"], v["module"]), ("aten::softmax", "head"))
+        self.assertNotIn("root_cause", v)  # the nested aten::_softmax ran unseen
+        self.assertEqual(traced["violations"][0]["root_cause"], "aten::_softmax")
+        # nested=1 also hands the guard the copies inside user-level ops (the conversion ledger).
+        self.assertLess(alone["checked_calls"], traced["checked_calls"])
+        ops = lambda r: {o["op"] for o in r["ops"] if o["calls"]}
+        self.assertLessEqual(ops(alone), ops(traced))
+        self.assertIn("aten::conv2d", ops(alone))
+
     def test_report_placeholder_per_process(self):
         path = os.path.join(self.tmp, "report-%p.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})

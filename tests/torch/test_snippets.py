@@ -22,7 +22,7 @@ LOSING = [s for s in SNIPPETS if LOSES[s.name]]
 
 
 def lost_or_kept(s):
-    return "loses" if LOSES[s.name] else "keeps"
+    return f"loses ({LOSES[s.name]})" if LOSES[s.name] else "keeps"
 
 
 class GroundTruth(unittest.TestCase):
@@ -48,6 +48,9 @@ class Record(unittest.TestCase):
                     continue
                 if REFERENCE_BUILD:
                     self.assertEqual(ops, [s.op], f"{s.name}: reported {ops}")
+                elif s.backward_only and LOSES[s.name] == "forward":
+                    # The forward loses here too: reported there, and maybe again in backward.
+                    self.assertIn(len(ops), (1, 2), f"{s.name}: reported {ops}")
                 else:
                     self.assertEqual(len(ops), 1, f"{s.name}: reported {ops}")
                 v = violations[0]
@@ -56,7 +59,7 @@ class Record(unittest.TestCase):
                 self.assertIn("channels_last", v["formats_in"])
                 self.assertTrue(v["source_location"].startswith(os.path.join(HERE, "snippets.py:")),
                                 v["source_location"])
-                if s.backward_only:
+                if s.backward_only and LOSES[s.name] == "backward":
                     self.assertTrue(v.get("autograd_node"), f"{s.name}: no autograd node")
                     if REFERENCE_BUILD:
                         self.assertEqual(v["autograd_node"], s.node)
@@ -143,8 +146,11 @@ class Warn(unittest.TestCase):
                              env=env, capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("ran 15 snippets", run.stdout)
-        # One warning per losing snippet: three snippets share aten::pad, each at its own line.
-        self.assertEqual(run.stderr.count(" lost channels_last"), len(LOSING), run.stderr[-3000:])
+        # One warning per losing snippet (two where a backward-only one loses in forward too):
+        # three snippets share aten::pad, each at its own line.
+        twice = sum(1 for s in LOSING if s.backward_only and LOSES[s.name] == "forward")
+        self.assertIn(run.stderr.count(" lost channels_last"), range(len(LOSING), len(LOSING) + twice + 1),
+                      run.stderr[-3000:])
         for op in {s.op for s in LOSING} if REFERENCE_BUILD else ():
             expected = sum(1 for s in LOSING if s.op == op)
             self.assertEqual(run.stderr.count(f"[layoutguard] {op} lost channels_last"), expected,

@@ -12,6 +12,7 @@
 // The header needs no PyTorch headers: it is safe to include anywhere.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,23 @@ class Scope {
   bool was_enabled_;
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;  // put back on exit
 };
+
+// RAII: marks the calling thread as the origin of the autograd work started inside it
+// (backward(), autograd.grad()), for the threads PyTorch hands that work to: autograd's CUDA
+// device threads run no code of the caller, so their reports locate it through `thread`. The
+// Python package wraps torch.autograd.backward and grad in one, with Python's thread ident.
+class BackwardOrigin {
+ public:
+  explicit BackwardOrigin(uint64_t thread);
+  ~BackwardOrigin();
+  BackwardOrigin(const BackwardOrigin&) = delete;
+  BackwardOrigin& operator=(const BackwardOrigin&) = delete;
+
+ private:
+  std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;
+};
+// The thread of the innermost BackwardOrigin in effect here (carried to worker threads), if any.
+std::optional<uint64_t> backward_origin();
 
 // The module path of ATen ops called inside, as nn.Module hooks give it in Python:
 // lg::torch::ModuleScope s("layer3.1.conv2"). The same stack as guard::ModuleScope's.

@@ -55,13 +55,35 @@ std::string attr_string(PyObject* obj, const char* name) {
   return out;
 }
 
+// The innermost frame of the thread `origin` (a new reference), or nullptr: the thread that
+// called backward() waits in it while a device thread runs the backward ops. Under the GIL.
+PyFrameObject* frame_of_thread(uint64_t origin) {
+  try {
+    py::dict frames = py::module_::import("sys").attr("_current_frames")();
+    py::object frame = frames.attr("get")(py::int_(origin));
+    if (frame.is_none()) return nullptr;
+    return reinterpret_cast<PyFrameObject*>(frame.release().ptr());
+  } catch (const py::error_already_set&) {
+    return nullptr;
+  }
+}
+
 // The innermost frame of the user's code ("train.py:42 in step") and the Python stack, most
-// recent call first. A thread that runs no Python (autograd's device threads) has neither.
+// recent call first. A thread that runs no Python (autograd's device threads) has neither:
+// it reports the stack of the thread that called backward(), marked so.
 void locate(std::string& source_location, std::string& stack) {
   if (!Py_IsInitialized()) return;
   const PyGILState_STATE gil = PyGILState_Ensure();
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
+  bool from_origin = false;
+  if (frame == nullptr) {
+    if (const std::optional<uint64_t> origin = lg::torch::backward_origin()) {
+      frame = frame_of_thread(*origin);
+      from_origin = frame != nullptr;
+      if (from_origin) stack += "    (autograd's worker thread; the thread that called backward():)\n";
+    }
+  }
   int shown = 0;
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
@@ -80,6 +102,7 @@ void locate(std::string& source_location, std::string& stack) {
     Py_DECREF(frame);
     frame = back;
   }
+  if (from_origin && !source_location.empty()) source_location += " (the backward() call)";
   if (PyErr_Occurred()) PyErr_Clear();
   PyGILState_Release(gil);
 }
@@ -144,6 +167,12 @@ PYBIND11_MODULE(_C, m) {
     return reinterpret_cast<uintptr_t>(scope);
   });
   m.def("pop_scope", [](uintptr_t token) { delete reinterpret_cast<lg::torch::Scope*>(token); });
+  // Around backward() and autograd.grad(): the calling thread, for the reports of the device
+  // threads that run the backward ops.
+  m.def("push_backward_origin", [] {
+    return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident()));
+  });
+  m.def("pop_backward_origin", [](uintptr_t token) { delete reinterpret_cast<lg::torch::BackwardOrigin*>(token); });
   m.def("push_module", [](const std::string& name) {
     t_modules.push_back(std::make_unique<lg::guard::ModuleScope>(name));
   });

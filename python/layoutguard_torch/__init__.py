@@ -169,14 +169,29 @@ def _install_python_hooks():
         torch.nn.Module.__call__ = call_with_path
 
         backward = torch.autograd.backward
+        grad = torch.autograd.grad
 
+        # Both mark the calling thread as the origin of the backward ops, which autograd runs
+        # on its own device threads for CUDA tensors: their reports show this thread's stack.
         def backward_with_contracts(*args, **kwargs):
-            result = backward(*args, **kwargs)
+            token = _C.push_backward_origin()
+            try:
+                result = backward(*args, **kwargs)
+            finally:
+                _C.pop_backward_origin(token)
             if _C.enabled() and _C.mode() != "off":
                 check_gradients()
             return result
 
+        def grad_with_origin(*args, **kwargs):
+            token = _C.push_backward_origin()
+            try:
+                return grad(*args, **kwargs)
+            finally:
+                _C.pop_backward_origin(token)
+
         torch.autograd.backward = backward_with_contracts
+        torch.autograd.grad = grad_with_origin
 
         # Threads started with `threading` from now on switch themselves on: PyTorch carries the
         # key only to its own threads. (This takes threading's profile hook, which runs once at

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,23 +42,39 @@ struct NodeFrame {
   std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
 };
 
-// A Scope's mode, carried to the threads that run the scope's work: PyTorch hands its
-// ThreadLocalState (debug info included, layoutguard's own thread-locals not) to autograd's
-// device threads and to at::launch. The kind is one PyTorch reserves for tests, as the key is.
-constexpr c10::DebugInfoKind kScopeModeKind = c10::DebugInfoKind::TEST_INFO_2;
+// What a thread hands to the threads that run its work: PyTorch passes its ThreadLocalState
+// (debug info included, layoutguard's own thread-locals not) to autograd's device threads and
+// to at::launch. The kind is one PyTorch reserves for tests, as the key is. Immutable: a Scope
+// or BackwardOrigin pushes a changed copy and puts the outer one back on exit.
+constexpr c10::DebugInfoKind kCarriedKind = c10::DebugInfoKind::TEST_INFO_2;
 
-struct ScopeMode final : c10::DebugInfoBase {
-  explicit ScopeMode(guard::Mode m) : mode(m) {}
-  const guard::Mode mode;
+struct Carried final : c10::DebugInfoBase {
+  std::optional<guard::Mode> mode;      // the innermost Scope's
+  std::optional<uint64_t> origin;       // the innermost BackwardOrigin's thread
 };
+
+const Carried* carried() { return dynamic_cast<const Carried*>(c10::ThreadLocalDebugInfo::get(kCarriedKind)); }
+
+// Pushes a copy of the carried state with `change` applied; returns the state to put back.
+template <typename Change>
+std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
+  std::shared_ptr<c10::ThreadLocalDebugInfo> outer = c10::ThreadLocalDebugInfo::current();
+  auto next = std::make_shared<Carried>();
+  if (const Carried* c = carried()) {
+    next->mode = c->mode;
+    next->origin = c->origin;
+  }
+  change(*next);
+  c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
+  return outer;
+}
 
 // The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
 // thread that handed this one its work; else the thread's or process's (the first call reads
 // the environment, and a bad value raises its ConfigError here, at the user's call).
 guard::Mode mode_of_call() {
   const guard::Mode own = guard::detail::current_mode();
-  if (const auto* carried = dynamic_cast<const ScopeMode*>(c10::ThreadLocalDebugInfo::get(kScopeModeKind)))
-    return carried->mode;
+  if (const Carried* c = carried(); c && c->mode) return *c->mode;
   return own;
 }
 
@@ -381,14 +398,25 @@ void disable() { c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, fa
 bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
 
 Scope::Scope(guard::Mode mode)
-    : mode_(mode), was_enabled_(enabled()), outer_debug_info_(c10::ThreadLocalDebugInfo::current()) {
+    : mode_(mode),
+      was_enabled_(enabled()),
+      outer_debug_info_(torch_bridge::push_carried([mode](torch_bridge::Carried& c) { c.mode = mode; })) {
   enable();
-  c10::ThreadLocalDebugInfo::_push(torch_bridge::kScopeModeKind, std::make_shared<torch_bridge::ScopeMode>(mode));
 }
 
 Scope::~Scope() {
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
   if (!was_enabled_) disable();
+}
+
+BackwardOrigin::BackwardOrigin(uint64_t thread)
+    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })) {}
+
+BackwardOrigin::~BackwardOrigin() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_); }
+
+std::optional<uint64_t> backward_origin() {
+  const torch_bridge::Carried* c = torch_bridge::carried();
+  return c ? c->origin : std::nullopt;
 }
 
 std::string_view built_torch_version() { return LG_TORCH_VERSION; }

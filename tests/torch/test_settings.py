@@ -281,6 +281,25 @@ class Entrypoints(unittest.TestCase):
             with open(report) as f:
                 self.assertEqual(json.load(f)["violations"], [])
 
+    def test_work_handed_to_another_thread_keeps_the_scope_and_the_origin(self):
+        """What autograd's CUDA device threads rely on, shown on CPU: a TorchScript fork runs its
+        ops on an inter-op thread with no Python frame; the guard's mode and the thread that
+        handed the work over reach it through PyTorch's ThreadLocalState."""
+        from layoutguard_torch import _C
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        lgt.clear_report()
+        token = _C.push_backward_origin()  # as backward() and autograd.grad() do
+        try:
+            with lgt.guard("record"):
+                fork_softmax(x)
+        finally:
+            _C.pop_backward_origin(token)
+        (v,) = lgt.report()["violations"]
+        self.assertEqual(v["op"], "aten::softmax")
+        self.assertIn("test_settings.py:", v["source_location"])
+        self.assertTrue(v["source_location"].endswith("(the backward() call)"), v["source_location"])
+        self.assertIn("autograd's worker thread", v["stack"] if "stack" in v else v["first_backtrace"])
+
     def test_guard_nests_and_restores(self):
         self.assertFalse(lgt.enabled())
         with lgt.guard("record"):
@@ -291,6 +310,16 @@ class Entrypoints(unittest.TestCase):
             self.assertEqual(lgt.mode(), "record")
             self.assertTrue(lgt.enabled())
         self.assertFalse(lgt.enabled())
+
+
+@torch.jit.script
+def _softmax_over_c(x):
+    return torch.softmax(x, 1)
+
+
+@torch.jit.script
+def fork_softmax(x):
+    return torch.jit.wait(torch.jit.fork(_softmax_over_c, x))
 
 
 def _C_reset():

@@ -7,6 +7,11 @@
 
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/python_anomaly_mode.h>
+#endif
 
 #include <memory>
 #include <stdexcept>
@@ -55,6 +60,40 @@ std::string attr_string(PyObject* obj, const char* name) {
   return out;
 }
 
+// "file:line in function" of the innermost user frame in the traceback that PyTorch's anomaly
+// mode stored when the autograd node running on this thread was made: the forward call that
+// made it. "" without anomaly mode at that time, and in torch 1.x, which has no way to reach
+// the running node (get_current_node is 2.x). Under the GIL.
+std::string forward_site_of_running_node() {
+#if TORCH_VERSION_MAJOR >= 2
+  const std::shared_ptr<torch::autograd::Node> node = torch::autograd::get_current_node();
+  if (!node) return {};
+  // In a Python process the engine is PythonEngine, whose nodes carry PyAnomalyMetadata (its
+  // type info is not exported, so no dynamic_cast).
+  auto* meta = static_cast<torch::autograd::PyAnomalyMetadata*>(node->metadata());
+  PyObject* frames = meta ? PyDict_GetItemString(meta->dict(), torch::autograd::PyAnomalyMetadata::ANOMALY_TRACE_KEY)
+                          : nullptr;  // borrowed
+  if (frames == nullptr || !PyList_Check(frames)) return {};
+  // traceback.format_list() entries, outermost first: '  File "f.py", line 3, in g\n    code\n'.
+  for (Py_ssize_t i = PyList_Size(frames) - 1; i >= 0; --i) {
+    const char* entry = PyUnicode_Check(PyList_GetItem(frames, i)) ? PyUnicode_AsUTF8(PyList_GetItem(frames, i)) : nullptr;
+    if (entry == nullptr) continue;
+    const std::string text = entry;
+    const size_t file_at = text.find("File \"");
+    const size_t file_end = file_at == std::string::npos ? file_at : text.find("\", line ", file_at + 6);
+    if (file_end == std::string::npos) continue;
+    const std::string file = text.substr(file_at + 6, file_end - file_at - 6);
+    if (is_library_file(file, g_library_roots)) continue;
+    const size_t line_at = file_end + 8;
+    const size_t in_at = text.find(", in ", line_at);
+    const size_t eol = text.find('\n', line_at);
+    if (in_at == std::string::npos || eol == std::string::npos || in_at > eol) continue;
+    return file + ":" + text.substr(line_at, in_at - line_at) + " in " + text.substr(in_at + 5, eol - in_at - 5);
+  }
+#endif
+  return {};
+}
+
 // The innermost frame of the thread `origin` (a new reference), or nullptr: the thread that
 // called backward() waits in it while a device thread runs the backward ops. Under the GIL.
 PyFrameObject* frame_of_thread(uint64_t origin) {
@@ -84,6 +123,8 @@ void locate(std::string& source_location, std::string& stack) {
       if (from_origin) stack += "    (autograd's worker thread; the thread that called backward():)\n";
     }
   }
+  if (const std::string made = forward_site_of_running_node(); !made.empty())
+    stack += "    (the autograd node was made by the forward call at " + made + ")\n";
   int shown = 0;
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);

@@ -300,6 +300,23 @@ class Entrypoints(unittest.TestCase):
         self.assertTrue(v["source_location"].endswith("(the backward() call)"), v["source_location"])
         self.assertIn("autograd's worker thread", v["stack"] if "stack" in v else v["first_backtrace"])
 
+    def test_anomaly_mode_adds_the_forward_line_of_a_backward_loss(self):
+        if torch.__version__.startswith("1."):
+            self.skipTest(f"torch {torch.__version__}: the running autograd node is out of reach before 2.0")
+        x = torch.randn(2, 8, 6, 6).contiguous(memory_format=torch.channels_last).requires_grad_()
+        g = torch.randn(2, 8, 6, 6).contiguous(memory_format=torch.channels_last)
+        raised = None
+        with torch.autograd.detect_anomaly(check_nan=False), lgt.guard("throw"):
+            y = torch.sort(x, 1)[0]; forward_line = sys._getframe().f_lineno  # noqa: E702
+            try:
+                y.backward(g)  # sort's backward loses the format in 1.13 and 2.x
+            except lgt.LayoutViolationError as e:
+                raised = str(e)
+        self.assertIsNotNone(raised)
+        self.assertIn("aten::value_selecting_reduction_backward", raised)
+        self.assertIn(f"(the autograd node was made by the forward call at {__file__}:{forward_line} in "
+                      "test_anomaly_mode_adds_the_forward_line_of_a_backward_loss)", raised)
+
     def test_guard_nests_and_restores(self):
         self.assertFalse(lgt.enabled())
         with lgt.guard("record"):

@@ -259,6 +259,15 @@ void apply(Options& o, const Key& key, std::string_view value) {
       while (!rest.empty()) {
         const size_t comma = rest.find(',');
         const std::string_view item = trim(rest.substr(0, comma));
+        // "allow=cat,min_bytes=10" is how sanitizer options are written; here keys are
+        // separated by ':', and an op name never holds '='.
+        if (item.find('=') != std::string_view::npos) {
+          const size_t before = static_cast<size_t>(rest.data() - value.data());  // this item's start
+          const std::string_view ops = trim(value.substr(0, before == 0 ? 0 : before - 1));
+          bad_value(key, value,
+                    detail::str("'", item, "' is not an op name: keys are separated by ':', as in ",
+                                ops.empty() ? "" : detail::str("allow=", ops, ":"), value.substr(before)));
+        }
         if (!item.empty()) o.allow.emplace_back(item);
         if (comma == std::string_view::npos) break;
         rest = rest.substr(comma + 1);

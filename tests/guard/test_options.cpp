@@ -89,6 +89,11 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(e, "key 'ambiguous' got 'maybe'; allowed values: skip, check"));
   e = config_error("", "min_bytes=-5");
   CHECK(contains(e, "key 'min_bytes' got '-5'; allowed values: a non-negative integer"));
+  // The sanitizers' ',' between keys: rejected with the ':' form, not read as an op name.
+  const std::string comma = config_error("", "allow=cat,min_bytes=10");
+  CHECK(contains(comma, "'min_bytes=10' is not an op name"));
+  CHECK(contains(comma, "as in allow=cat:min_bytes=10"));
+  CHECK(contains(config_error("", "allow=min_bytes=10"), "as in min_bytes=10"));
   CHECK(contains(config_error("", "max_reports=12abc"), "key 'max_reports'"));
   CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
   CHECK(contains(config_error("", "hidden_views=2"), "key 'hidden_views' got '2'; allowed values: 0, 1"));

@@ -82,11 +82,9 @@ void batch_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
       }
 }
 
-// group_norm, instance_norm and layer_norm, all on the device since session 16: time per call
-// and the bandwidth of the minimum traffic of the kernels (since session 20 the input is read
-// twice -- one pass for the moments, one for the affine map -- and the output written once;
-// sessions 16-19 printed every row, relu too, over 3 reads + 1 write), next to relu on the
-// same tensor. NHWC, and one group_norm row on NCHW input, whose lanes walk a plane's elements
+// group_norm, instance_norm and layer_norm, all on the device: time per call and the bandwidth
+// of the minimum traffic of the kernels (the input is read twice -- one pass for the moments,
+// one for the affine map -- and the output written once), next to relu on the same tensor. NHWC, and one group_norm row on NCHW input, whose lanes walk a plane's elements
 // instead of channels.
 void group_norm_rows(lg::bench::Results& results, int64_t batch, int reps) {
   std::printf("\nnormalisation on the device, NHWC, batch %lld (GB/s over the least traffic: 2 reads + 1 write; "
@@ -190,7 +188,7 @@ int main(int argc, char** argv) {
       row(results, "copy_ NHWC -> NCHW", shape, 2 * bytes, per_call_ms([&] { dst_cf.copy_(nhwc); }, reps, true), memcpy_ms);
       if (lg::itemsize(dt) == 2 && (s[1] <= 64 || s[2] * s[3] <= 64)) {
         // The same two copies through the short-planes kernel of every element size, which the
-        // 2-byte one replaced (session 18): both in one run, on one GPU.
+        // 2-byte one replaced: both in one run, on one GPU.
         lg::cuda::kernels::set_short_planes_2byte_kernel(false);
         row(results, "copy_ NCHW -> NHWC (generic kernel)", shape, 2 * bytes,
             per_call_ms([&] { dst_cl.copy_(nchw); }, reps, true), memcpy_ms);

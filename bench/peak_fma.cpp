@@ -2,7 +2,7 @@
 // multiply-adds on registers, on the widest vectors our kernels use there (AVX-512 when the CPU
 // has avx512f and avx512vl, else AVX2+FMA, else SSE multiply-add pairs), so no memory is
 // touched. GFLOPS = 2 per FMA lane. The other benchmarks report "% of peak"
-// against this figure, measured on the same machine in the same session.
+// against this figure, measured on the same machine in the same benchmark run.
 //
 //   build/bench/peak_fma [--quick | --smoke] [--json PATH]
 #include <immintrin.h>

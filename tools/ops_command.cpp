@@ -22,18 +22,18 @@ struct FamilyText {
 constexpr FamilyText kFamilies[] = {
     {"Copy", "Copies", "`copy_` and `fill_` write into an existing tensor and keep its strides. `copy_strided_cpu` merges "
      "dims that stay contiguous on both sides and transposes 4x4 tiles (SSE) between NCHW and NHWC."},
-    {"Conversion", "Conversions", "`contiguous`, `to`, `clone` allocate by PyTorch's rules (spec §2) and copy; `stack` is "
-     "`cat` and a view (spec row 84). The guard never flags them: the caller asked for the layout."},
-    {"View", "Views", "Metadata only: sizes, strides and offset change, storage is shared (spec §3.7). The View policy "
+    {"Conversion", "Conversions", "`contiguous`, `to`, `clone` allocate by PyTorch's rules (docs/memory-format.md) and copy; `stack` is "
+     "`cat` and a view. The guard never flags them: the caller asked for the layout."},
+    {"View", "Views", "Metadata only: sizes, strides and offset change, storage is shared (docs/memory-format.md, views). The View policy "
      "flags a same-rank view that rewrites a channels_last tensor into another format (an expand over the batch); "
      "slices, `split` and `chunk` keep the input's strides."},
     {"Pointwise", "Pointwise", "One CPU kernel per op over any strides: dense NHWC and NCHW operands become one unit-stride "
-     "loop, so channels_last is native, not converted. Output layout: TensorIterator's rule (spec §3.1), first "
+     "loop, so channels_last is native, not converted. Output layout: TensorIterator's rule, first "
      "operand wins on ties. Broadcasting and type promotion as in PyTorch; in-place (`relu_`, `add_`, ...) and out= "
      "(`add_out`, ...) forms report under the op's own name. float16 and bfloat16 compute in float32; integer "
      "`add`, `sub`, `mul`, `neg`, `pow` wrap like two's-complement arithmetic."},
     {"Conv", "Convolution", "Output channels_last (channels_last_3d for 5-D) when the input **or** the weight suggests it "
-     "(spec §3.2, PyTorch main's rule, also for conv3d and the transposed convolutions). The kernel picks a path and "
+     "(PyTorch main's rule, also for conv3d and the transposed convolutions). The kernel picks a path and "
      "reports its name to hooks and the guard: `conv_nhwc_1x1_gemm_cpu` (1x1 stride 1 on dense NHWC: one GEMM on the "
      "input itself), `conv_nhwc_indirect_gemm_cpu` (float32, one group, 16+ input channels with unit stride, any "
      "kernel, stride, dilation and padding: the input read in place through a table of per-tap pointers, no "
@@ -48,7 +48,7 @@ constexpr FamilyText kFamilies[] = {
      "else OpenBLAS; weights are "
      "packed once per (storage, version) and reused until an in-place write bumps the version; after "
      "writing into a weight through `data_ptr()`, call `weight.bump_version()`."},
-    {"Norm", "Normalisation", "`batch_norm` follows PyTorch's CPU rule exactly (spec §3.3: a tensor contiguous in some "
+    {"Norm", "Normalisation", "`batch_norm` follows PyTorch's CPU rule exactly (a tensor contiguous in some "
      "format keeps it, contiguous first for ambiguous ones, else the suggested format); `group_norm`, `instance_norm`, "
      "`layer_norm` return the input's suggested format. Statistics in double; NHWC data is walked channels-innermost, "
      "NCHW plane by plane. Training updates the running stats in place. Per-channel parameters may be float32 for float16 or "
@@ -58,9 +58,9 @@ constexpr FamilyText kFamilies[] = {
     {"Pool", "Pooling", "Output (and int64 indices) in the input's suggested format, channels_last_3d included. One window "
      "kernel pair serves fixed, ceil-mode and adaptive windows: NHWC adds whole channel runs per window position, "
      "NCHW walks each plane. `max_pool2d_with_indices` reports as `max_pool2d`; NaN wins a max window."},
-    {"Join", "Joining", "`cat` votes like PyTorch (spec §3.6): channels_last only when every input suggests it (a legacy "
+    {"Join", "Joining", "`cat` votes like PyTorch: channels_last only when every input suggests it (a legacy "
      "empty 1-D input votes contiguous). `cat_copy_cpu` copies each input into its slice in the output's order."},
-    {"Resample", "Resampling", "Upsampling, `pad` and the shuffles return the input's suggested format (spec §3.5). "
+    {"Resample", "Resampling", "Upsampling, `pad` and the shuffles return the input's suggested format. "
      "`upsample_separable_cpu` serves nearest (1 tap), linear (2) and cubic (4 taps, A = -0.75) with PyTorch's "
      "coordinate mapping; NHWC blends whole channel runs per tap. `interpolate` (size or scale_factor) picks the op. "
      "`pad_gather_cpu` maps each output index to its source (constant, reflect, replicate, circular) walking the "
@@ -70,8 +70,8 @@ constexpr FamilyText kFamilies[] = {
      "widens 16-bit floats to float32 panels and runs integer products in a wrapping loop. `matmul` is composite "
      "(mm or bmm after ATen's reshapes and batch broadcasting); `linear` copies its input only when the leading "
      "dims cannot be merged into one view."},
-    {"Reduce", "Reductions and softmax", "`sum`, `mean`, `amax`, `amin` return contiguous output (spec §3.8, rows "
-     "92-93), as PyTorch does; `reduce_cpu` vectorises over the innermost kept dim (channels of NHWC reduced over H "
+    {"Reduce", "Reductions and softmax", "`sum`, `mean`, `amax`, `amin` return contiguous output, "
+     "as PyTorch does; `reduce_cpu` vectorises over the innermost kept dim (channels of NHWC reduced over H "
      "and W) or runs the innermost reduced dim as the tight loop (NCHW). `softmax` and `log_softmax` keep the "
      "input's layout, even over channels; `softmax_cpu` works on unit-stride runs in either layout."},
     {"Composite", "Composite ops", "No kernel of their own: they run other ops, which the hooks see nested under them. "
@@ -103,7 +103,7 @@ void print_ops_markdown(std::ostream& out) {
          "**ConvLike** (the same, where input and weight count), **RankChanging** and **Explicit** (never flagged),\n"
          "**View** (same-rank views must not rewrite the format). Each computing op has one CPU kernel that is\n"
          "native for both NHWC and NCHW: no op converts its operands' layout behind the caller's back. The CUDA\n"
-         "column lists kernels registered in this build (the CUDA backend issue adds them).\n\n"
+         "column lists kernels registered in this build (a CUDA build adds them).\n\n"
       << ops.size() << " ops. Declarations are in `include/layoutguard/<header>`; names, argument order and defaults\n"
          "follow ATen.\n\n"
          "| op | family | policy | header | CPU kernel (NHWC and NCHW) | CUDA kernel | dtypes |\n"

@@ -1,5 +1,5 @@
-// Convolutions with ATen's names, argument order and defaults. Output layout (spec 3.2, as in
-// PyTorch main): channels_last (channels_last_3d for conv3d) when the input or the weight
+// Convolutions with ATen's names, argument order and defaults. Output layout (as in PyTorch
+// main): channels_last (channels_last_3d for conv3d) when the input or the weight
 // suggests it, otherwise contiguous; the bias never votes. Inputs may be batched (N, C, ...) or
 // unbatched (C, ...). float32 and float64 compute natively; float16 and bfloat16 compute in
 // float32 and round once at the end.

@@ -26,11 +26,15 @@ void synchronize();
 void set_sync_debug(bool on);
 bool sync_debug();
 
-// Whether float32 convolutions and matrix products may run on TF32 tensor cores (10-bit
-// mantissa), like torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32;
-// on by default for both here.
+// Whether float32 cuDNN convolutions may run on TF32 tensor cores (10-bit mantissa), like
+// torch.backends.cudnn.allow_tf32: on by default, as in PyTorch.
 void set_allow_tf32(bool on);
 bool allow_tf32();
+// Whether float32 matrix products (mm, bmm, addmm, linear, matmul on cuBLAS) may run on TF32,
+// like torch.backends.cuda.matmul.allow_tf32: off by default, as in PyTorch since 1.12, so that
+// float32 products match a strict float32 reference.
+void set_matmul_allow_tf32(bool on);
+bool matmul_allow_tf32();
 
 // cuDNN benchmark mode, like torch.backends.cudnn.benchmark: off by default. When on, the first
 // convolution of each new (shapes, strides, dtypes, parameters) key times every engine

@@ -1,5 +1,5 @@
-// Joining and splitting with ATen's names and defaults. cat's output layout is PyTorch's vote
-// (spec 3.6): channels_last when every input suggests it (a legacy empty 1-D input and any
+// Joining and splitting with ATen's names and defaults. cat's output layout is PyTorch's vote:
+// channels_last when every input suggests it (a legacy empty 1-D input and any
 // contiguous-suggesting input vote contiguous). split and chunk return views.
 #pragma once
 

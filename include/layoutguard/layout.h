@@ -1,7 +1,7 @@
 // Memory formats and all stride math, as pure functions of (sizes, strides).
 //
 // A tensor stores sizes and strides only; every format property below is derived from them
-// with PyTorch's exact rules (spec: shared/reference/memory_format_semantics.md §1-§3.7).
+// with PyTorch's exact rules (docs/memory-format.md explains them from a user's side).
 // lg::Tensor caches the flags; these free functions are what it calls, and what tests and the
 // `layoutguard explain` tool call on raw stride vectors.
 #pragma once
@@ -31,7 +31,8 @@ inline constexpr int64_t kMaxDims = 25;
 
 namespace layout {
 
-// ---- Stride generators (§1.2): what a freshly allocated tensor of a format gets. ----
+// ---- Stride generators: what a freshly allocated tensor of a format gets
+// (docs/memory-format.md, "Formats are read from strides"). ----
 
 // Row-major; a size-0 dim counts as 1: (2,3,0,5) -> (15,5,5,1).
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
@@ -43,22 +44,25 @@ std::vector<int64_t> channels_last_3d_strides(IntArrayRef sizes);
 // The generator for fmt; `op` names the caller in errors. Preserve is a ValueError here.
 std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::string_view op = "empty");
 
-// ---- Predicates (§1.3-§1.5). A wrong rank answers false; sizes and strides of different
-// lengths are a ValueError, as everywhere in this header. ----
+// ---- Predicates (docs/memory-format.md, "Three questions you can ask a layout"). A wrong
+// rank answers false; sizes and strides of different lengths are a ValueError, as everywhere in
+// this header. ----
 
 // "Is contiguous for fmt": strides equal fmt's generator, ignoring dims of size 1. A zero-size
 // tensor is always Contiguous-contiguous. Preserve is answered like Contiguous, as in c10.
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides,
                    MemoryFormat fmt = MemoryFormat::Contiguous);
-// Some permutation of the dims makes the tensor contiguous (§1.4, with c10's short-cuts).
+// Some permutation of the dims makes the tensor contiguous (with c10's short-cuts).
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
-// "Strides like channels_last" (§1.5): rank 4, strides non-decreasing in the order C,W,H,N with
+// "Strides like channels_last": rank 4, strides non-decreasing in the order C,W,H,N with
 // the N tie rule; gaps allowed, so NHWC slices count. Rank 5 uses C,W,H,D,N for ChannelsLast3d.
 bool is_strides_like(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt);
-// §1.7. With exact_match, the strides must also equal the format's generator literally.
+// The format the operators treat the tensor as (question 3 of docs/memory-format.md):
+// ChannelsLast or ChannelsLast3d when the strides are like it, else Contiguous. With
+// exact_match, the strides must also equal the format's generator literally.
 MemoryFormat suggest_memory_format(IntArrayRef sizes, IntArrayRef strides, bool exact_match = false);
 
-// Every cached flag of §1.6, computed together.
+// Every flag lg::Tensor caches, computed together.
 struct Flags {
   bool contiguous = true;
   bool channels_last_contiguous = false;
@@ -69,15 +73,16 @@ struct Flags {
 };
 Flags compute_flags(IntArrayRef sizes, IntArrayRef strides);
 
-// ---- Orders and dense strides (§2.5). ----
+// ---- Orders and dense strides. ----
 
 // The dims from innermost to outermost as TensorIterator orders one operand: ascending stride,
 // stride-0 dims have no say, equal strides put the larger dim outside.
 std::vector<int64_t> innermost_first_order(IntArrayRef sizes, IntArrayRef strides);
 // Dense strides that keep the input's dim order (used by Preserve for non-dense inputs).
 std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
-// The strides of empty_like/clone/to with MemoryFormat::Preserve (§2.4): a non-overlapping and
-// dense input keeps its strides exactly (size-1 dims included); others get infer_dense_strides.
+// The strides of empty_like/clone/to with MemoryFormat::Preserve (docs/memory-format.md,
+// "Preserve: `clone()`, `to(dtype)` and the `*_like` factories"): a non-overlapping and dense
+// input keeps its strides exactly (size-1 dims included); others get infer_dense_strides.
 std::vector<int64_t> preserved_strides(IntArrayRef sizes, IntArrayRef strides);
 // The dim order outermost first spelled with letters: "abcd" for NCHW, "acdb" for NHWC.
 std::string dim_order(IntArrayRef sizes, IntArrayRef strides);
@@ -86,7 +91,7 @@ std::string dim_order(IntArrayRef sizes, IntArrayRef strides);
 // contiguous in more than one format.
 std::string format_name(IntArrayRef sizes, IntArrayRef strides);
 
-// ---- Pointwise ops (§3.1): TensorIterator's choice of output strides. ----
+// ---- Pointwise ops: TensorIterator's choice of output strides. ----
 
 // One operand of a pointwise op: its sizes and strides. A Python-style scalar operand is a
 // 0-dim geometry (empty sizes).
@@ -100,7 +105,7 @@ struct Geometry {
 std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, std::string_view op);
 
 // The strides of a freshly allocated output of a pointwise op whose inputs, in argument order,
-// are `inputs` (spec §3.1 Steps 1-3): the fast path (all contiguous / all channels_last-
+// are `inputs`, by TensorIterator's rule: the fast path (all contiguous / all channels_last-
 // contiguous / all dense with equal strides) when every input has the broadcast shape and
 // scalars are not mixed with tensors; otherwise the dim permutation recovered from the
 // inputs' strides, the first input that is not broadcast in a pair of dims deciding their
@@ -108,7 +113,7 @@ std::vector<int64_t> broadcast_shapes(const std::vector<IntArrayRef>& shapes, st
 std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& inputs,
                                               std::string_view op = "pointwise");
 
-// ---- Views (§3.7). ----
+// ---- Views (docs/memory-format.md, "Views change strides, and so can change the format"). ----
 
 // PyTorch's computeStride: the strides of `new_sizes` viewing the same elements as
 // (old_sizes, old_strides), or nullopt when no such view exists.

@@ -13,7 +13,8 @@ namespace lg {
 //               flagged (conversions are recorded).
 // View          a view of the same rank must not turn a channels_last tensor into another
 //               format: reshape/view/expand/squeeze-style views that rewrite size-1 strides
-//               (spec pitfalls P4/P5) are flagged; permute and transpose are Explicit.
+//               (docs/memory-format.md, "Views change strides, and so can change the
+//               format") are flagged; permute and transpose are Explicit.
 enum class LayoutPolicy { Preserve, ConvLike, RankChanging, Explicit, View };
 
 std::string_view layout_policy_name(LayoutPolicy policy);

@@ -1,8 +1,8 @@
 // Normalisation ops with ATen's names, argument order and defaults. float32 and float64
 // compute natively; float16 and bfloat16 compute in float32 (statistics in double).
 //
-// Output layout: batch_norm follows PyTorch's CPU rule exactly (spec 3.3: a tensor contiguous
-// in some format keeps it, "contiguous first" for ambiguous ones; otherwise the suggested
+// Output layout: batch_norm follows PyTorch's CPU rule exactly (a tensor contiguous in
+// some format keeps it, "contiguous first" for ambiguous ones; otherwise the suggested
 // format). group_norm, layer_norm and instance_norm return the input's suggested format --
 // PyTorch 1.13 returns contiguous output for channels_last input to layer_norm and
 // instance_norm; layoutguard keeps channels_last (docs/operators.md lists the difference).

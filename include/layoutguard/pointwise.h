@@ -1,5 +1,5 @@
 // Pointwise operators with ATen's names, signatures, broadcasting, type promotion and output
-// layout (TensorIterator's rule, spec 3.1: a channels_last input keeps a channels_last output;
+// layout (TensorIterator's rule: a channels_last input keeps a channels_last output;
 // the first operand wins ties). In-place forms (relu_, add_) write into their first argument;
 // out= forms (add_out) write into `out`, which keeps its strides when it already has the
 // result's sizes and is replaced by a fresh tensor when it is empty.

@@ -1,5 +1,5 @@
 // Pooling ops with ATen's names, argument order and defaults. Output layout: the input's
-// suggested format (spec 3.4), channels_last_3d included for the 3-D ops (PyTorch main);
+// suggested format, channels_last_3d included for the 3-D ops (PyTorch main);
 // indices of max pooling get the same strides as the values. Inputs may be batched (N, C, ...)
 // or unbatched (C, ...). Every floating dtype; float16 and bfloat16 accumulate in float32.
 //

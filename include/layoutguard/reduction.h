@@ -1,11 +1,11 @@
 // Reductions and softmax with ATen's names and defaults.
 //
 // sum, mean, amax, amin: the output is contiguous whatever the input's layout, as in PyTorch
-// (spec 3.8; rank changes, so the guard treats them as RankChanging). An empty dim list reduces
+// (rank changes, so the guard treats them as RankChanging). An empty dim list reduces
 // every dim. Dims may be negative and must not repeat.
 //
 // softmax, log_softmax keep the input's layout (dense, same dim order) -- PyTorch 1.13 returns
-// contiguous output for channels_last input (spec row 94); docs/operators.md lists this.
+// contiguous output for channels_last input; docs/operators.md lists this.
 #pragma once
 
 #include <optional>

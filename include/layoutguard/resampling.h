@@ -1,7 +1,7 @@
 // Resampling ops with ATen's names, argument order and defaults: upsampling (nearest,
 // bilinear, bicubic, trilinear), padding, and the channel/space shuffles.
 //
-// Output layout: the input's suggested format (spec 3.5), channels_last_3d included for the
+// Output layout: the input's suggested format, channels_last_3d included for the
 // 3-D ops. layoutguard also keeps channels_last where PyTorch 1.13 drops it (bicubic, reflect
 // and replicate pad); docs/operators.md lists each difference. Inputs may be batched
 // (N, C, spatial...) or, for pad, of any rank.

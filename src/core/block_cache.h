@@ -6,7 +6,7 @@
 // Why the oldest first: releasing the largest first kept a previous model's blocks forever --
 // MobileNetV2 after two ResNets in one process found none of its sizes cached, and its largest
 // activations, bigger than anything cached, were released at every call (40 % slower than the
-// same model alone, session 12).
+// same model alone).
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 // Reusing a freed block of nearly the same size removes the faults. The cache started at 1 MiB;
 // batch-1 activations between 128 KiB (glibc's mmap threshold) and 1 MiB still faulted on every
 // call: relu6 of a 576x14x14 map took 93 us instead of 13, and caching them made ResNet-50,
-// MobileNetV2 and DenseNet-121 at batch 1 run 9-17 % faster (session 12).
+// MobileNetV2 and DenseNet-121 at batch 1 run 9-17 % faster.
 //
 // The reuse policy (at most 8/7 of the request, the oldest freed released first past 1 GiB) is
 // core/block_cache.h's, shared with the CUDA allocator. Sanitizer builds skip the cache so

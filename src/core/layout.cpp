@@ -1,5 +1,5 @@
-// All stride math of layoutguard. Every rule here is PyTorch's (ATen/c10), written from the
-// spec in shared/reference/memory_format_semantics.md; section numbers below refer to it.
+// All stride math of layoutguard. Every rule here is PyTorch's (ATen/c10) and is stated where it
+// is implemented; docs/memory-format.md explains the rules as a user meets them.
 // Nothing else in the library may recompute these rules.
 #include <layoutguard/layout.h>
 
@@ -33,7 +33,7 @@ constexpr std::array<int64_t, 4> kChannelsLastOrder{1, 3, 2, 0};
 constexpr std::array<int64_t, 5> kChannelsLast3dOrder{1, 4, 3, 2, 0};
 
 // Strides for a format whose innermost-first visit order is `order`. No max(size, 1): a zero
-// size zeroes every outer stride, as c10's channels-last generators do (§1.2).
+// size zeroes every outer stride, as c10's channels-last generators do.
 std::vector<int64_t> strides_in_order(IntArrayRef sizes, std::span<const int64_t> order) {
   checked_numel(sizes, "strides");
   std::vector<int64_t> strides(sizes.size());
@@ -46,7 +46,7 @@ std::vector<int64_t> strides_in_order(IntArrayRef sizes, std::span<const int64_t
   return strides;
 }
 
-// §1.3: strides equal the generator for `order`, ignoring size-1 dims.
+// Contiguous in a format: strides equal the generator for `order`, ignoring size-1 dims.
 bool is_contiguous_in_order(IntArrayRef sizes, IntArrayRef strides, std::span<const int64_t> order) {
   int64_t expected = 1;
   for (int64_t d : order) {
@@ -69,8 +69,8 @@ bool is_plain_contiguous(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
-// §1.5: strides non-decreasing along `order` (C first, N last), each dim at least the span of
-// the previous, C stride non-zero, no empty dim, and the N tie rule.
+// Strides like a format: non-decreasing along `order` (C first, N last), each dim at least the
+// span of the previous, C stride non-zero, no empty dim, and the N tie rule.
 bool is_strides_like_order(IntArrayRef sizes, IntArrayRef strides, std::span<const int64_t> order) {
   if (strides[1] == 0) return false;
   int64_t min = 0;
@@ -86,7 +86,8 @@ bool is_strides_like_order(IntArrayRef sizes, IntArrayRef strides, std::span<con
   return true;
 }
 
-// §1.4 without short-cuts: sort non-trivial dims by stride; they must tile densely.
+// Non-overlapping and dense, without short-cuts: sort non-trivial dims by stride; they must
+// tile densely.
 bool compute_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   const size_t rank = sizes.size();
   if (rank == 1) return sizes[0] < 2 || strides[0] == 1;
@@ -108,7 +109,7 @@ bool compute_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
 
 // TensorIterator's dim ordering: starting from row-major (innermost dim first in the result),
 // an insertion sort that steps over pairs on which should_swap(a, b) has no opinion (0)
-// instead of stopping at them; +1 moves b inside a, -1 keeps the order (§2.5, §3.1).
+// instead of stopping at them; +1 moves b inside a, -1 keeps the order.
 template <typename ShouldSwap>
 std::vector<int64_t> sort_dims_innermost_first(int64_t rank, ShouldSwap&& should_swap) {
   std::vector<int64_t> perm(rank);
@@ -221,7 +222,7 @@ Flags compute_flags(IntArrayRef sizes, IntArrayRef strides) {
     f.channels_last_3d_contiguous = is_contiguous_in_order(sizes, strides, kChannelsLast3dOrder);
     f.channels_last_3d_like = is_strides_like_order(sizes, strides, kChannelsLast3dOrder);
   }
-  // c10 short-circuits the general test with the format flags (§1.4).
+  // c10 short-circuits the general test with the format flags.
   f.non_overlapping_and_dense = f.contiguous || f.channels_last_contiguous ||
                                 f.channels_last_3d_contiguous ||
                                 compute_non_overlapping_and_dense(sizes, strides);
@@ -294,7 +295,8 @@ std::string format_name(IntArrayRef sizes, IntArrayRef strides) {
   else if (suggested == MemoryFormat::ChannelsLast3d) name = "channels_last_3d";
   else if (f.contiguous) name = "contiguous";
   else name = "permuted";
-  // Size-1 dims make one buffer contiguous in several formats at once (§1.3). Say so: it is
+  // Size-1 dims make one buffer contiguous in several formats at once (docs/memory-format.md,
+  // "Ambiguous shapes: when C == 1 or H == W == 1"). Say so: it is
   // exactly why contiguous(channels_last) can be a no-op that leaves NCHW strides behind.
   std::vector<std::string_view> also;
   if (f.contiguous && name != "contiguous") also.push_back("contiguous");
@@ -407,7 +409,8 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
     return contiguous_strides(new_sizes);
   }
   // Walk the old dims from the innermost out, cutting them into chunks that are contiguous
-  // among themselves; each chunk must be covered exactly by a run of new dims (§3.7).
+  // among themselves; each chunk must be covered exactly by a run of new dims (ATen's
+  // computeStride).
   std::vector<int64_t> out(new_rank);
   int64_t view_d = new_rank - 1;
   int64_t chunk_base_stride = old_strides.back();

@@ -130,8 +130,7 @@ void im2col_rows(const ConvGeometry& g, const T* x, int64_t gi, int64_t r0, int6
 // How the panel GEMM writes a float32 NHWC convolution's output: streamed to memory
 // (cpu::CStore) when it is much larger than a last-level cache, which it leaves anyway, and
 // no bias was written into it first. A normal store reads each line before writing it; with
-// few input channels that read is a third of the layer's traffic (docs/performance.md,
-// session 12).
+// few input channels that read is a third of the layer's traffic (docs/performance.md).
 cpu::CStore output_store(const ConvGeometry& g, bool bias) {
   constexpr int64_t kStreamedOutputBytes = int64_t{24} << 20;
   const int64_t bytes = g.batch * g.out_plane() * g.c_out * static_cast<int64_t>(sizeof(float));
@@ -209,8 +208,8 @@ void conv_nhwc_taps(const ConvGeometry& g, const float* x, const float* panels, 
 // on im2col: a row is split into 6-pixel tiles, and a 7- or 14-pixel row leaves most of its
 // last tile empty.
 bool conv_nhwc_rows_applies(const ConvGeometry& g) {
-  // On AVX2, 128->128 3x3 at 28x28 ran 10 % slower this way than through im2col in session 11
-  // (docs/performance.md), when each 6-row tile of a row met every B strip in turn; the walk
+  // On AVX2, 128->128 3x3 at 28x28 ran 10 % slower this way than through im2col
+  // (docs/performance.md) when each 6-row tile of a row met every B strip in turn; the walk
   // now reuses a strip over 72-row blocks, but only the stem takes this path and the limit
   // has not been measured again.
   const bool wide_tile = cpu::use_avx512();

@@ -68,9 +68,9 @@ inline StripMasks strip_masks(int64_t n, int64_t j) {
 // steps each, A read as kRead says (one run unless kIndirect). kIndirect: a run null for every
 // row is skipped, a null run of some rows reads `zeros`. b is the strip at run s0, panel j of
 // it j * bstride floats further. Named accumulators, not an array, so GCC keeps them in
-// registers (see panel_gemm.cpp). Placement-stable: after this session's changes moved it, the
+// registers (see panel_gemm.cpp). Placement-stable: when changes elsewhere moved it, the
 // 64-channel 1x1 layers at batch 16 ran 0.66-0.72x oneDNN instead of 1.04x with the same loop
-// code; aligned, 0.94-1.3x (Zen 5 VM, session 12).
+// code; aligned, 0.94-1.3x (on a Zen 5 VM).
 template <int MR, int NP, ARead kRead>
 [[LG_PLACEMENT_STABLE]] LG_AVX512 void tile(const float* const* rows, int64_t row_stride, int64_t s0, int64_t s1, int64_t run_len,
                     const float* zeros, const float* b, int64_t bstride, float* c, int64_t ldc, bool accumulate,

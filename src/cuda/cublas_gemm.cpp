@@ -2,7 +2,7 @@
 // row-major product C = A B is cuBLAS's column-major C^T = B^T A^T, so each operand is read in
 // place when one of its dims is unit-stride (a transposed operand becomes a transpose flag) and
 // made contiguous otherwise. float16 and bfloat16 accumulate in float32; float32 may use TF32
-// tensor cores (lg::cuda::set_allow_tf32, default on as in PyTorch). Integer products have no
+// tensor cores when lg::cuda::set_matmul_allow_tf32 allows it (off by default, as in PyTorch). Integer products have no
 // cuBLAS kernel and raise NotImplementedError.
 
 #include <cublas_v2.h>
@@ -81,7 +81,7 @@ void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const dispat
   const cudaDataType_t dt = data_type(out.dtype());
   const bool dbl = out.dtype() == kFloat64;
   const cublasComputeType_t compute = dbl ? CUBLAS_COMPUTE_64F
-                                      : out.dtype() == kFloat32 && cuda::allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : out.dtype() == kFloat32 && cuda::matmul_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                                       : CUBLAS_COMPUTE_32F;
   const double alpha_d = p.alpha, beta_d = beta;
   const float alpha_f = static_cast<float>(p.alpha), beta_f = static_cast<float>(beta);

@@ -12,7 +12,7 @@ namespace lg::cuda::detail {
 
 kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const Tensor*> inputs, std::string_view op) {
   // Fixed arrays, not vectors: this runs on every pointwise op and copy, and its allocations
-  // were a tenth of a small op's host instructions (bench/host_instructions, session 18).
+  // were a tenth of a small op's host instructions (bench/host_instructions).
   LG_ASSERT(inputs.size() + 1 <= static_cast<size_t>(kernels::kMaxOperands), "too many operands for a CUDA geometry");
   const Tensor* ops[kernels::kMaxOperands] = {&out};
   int operands = 1;

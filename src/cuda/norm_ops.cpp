@@ -1,7 +1,7 @@
 // batch_norm, group_norm, instance_norm and layer_norm on CUDA. group_norm, layer_norm and
 // instance_norm without running stats never leave the device (kernels::group_normalize: moments,
-// statistics and the affine map in three launches; before session 16 the moments crossed to the
-// host twice per call). Where running stats must be updated (instance_norm tracking
+// statistics and the affine map in three launches, rather than taking the moments to the host
+// twice per call). Where running stats must be updated (instance_norm tracking
 // them, batch norm on strides the kernels below do not take), the device computes the moments
 // and the affine map and the host turns the moments into statistics and updates the running
 // stats with core/channel_statistics.h, as the CPU does.

@@ -76,16 +76,19 @@ void synchronize() {
 void set_sync_debug(bool on) { detail::g_sync_debug.store(on, std::memory_order_relaxed); }
 
 namespace {
-// TF32 is allowed by default (the CUDA issue's choice; PyTorch allows it for cuDNN convolutions
-// and, since 1.12, not for matmul): src/cuda/cublas_gemm.cpp and cudnn_conv.cpp read it.
+// PyTorch's defaults: TF32 for cuDNN convolutions (cudnn_conv.cpp reads it), not for cuBLAS
+// products (cublas_gemm.cpp).
 std::atomic<bool> g_allow_tf32{true};
+std::atomic<bool> g_matmul_allow_tf32{false};
 std::atomic<bool> g_cudnn_benchmark{false};
-// On since session 15: the CUDA suite passed with it on and off on an H100, and cuDNN's
+// On by default: the CUDA suite passes with it on and off on an H100, and cuDNN's
 // training-phase node took 0.34-0.45x of our kernels' time at batch 256 (docs/performance.md).
 std::atomic<bool> g_cudnn_batch_norm{true};
 }  // namespace
 void set_allow_tf32(bool on) { g_allow_tf32.store(on, std::memory_order_relaxed); }
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+void set_matmul_allow_tf32(bool on) { g_matmul_allow_tf32.store(on, std::memory_order_relaxed); }
+bool matmul_allow_tf32() { return g_matmul_allow_tf32.load(std::memory_order_relaxed); }
 void set_cudnn_benchmark(bool on) { g_cudnn_benchmark.store(on, std::memory_order_relaxed); }
 bool cudnn_benchmark() { return g_cudnn_benchmark.load(std::memory_order_relaxed); }
 void set_cudnn_batch_norm(bool on) { g_cudnn_batch_norm.store(on, std::memory_order_relaxed); }

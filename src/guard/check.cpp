@@ -59,9 +59,9 @@ bool hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
 }
 
 // For a mixed-format call that lost the format: the earlier input (before `cl_input`) whose
-// layout the output took, if any. PyTorch's pointwise layout rule (spec §3.1) follows the
-// operands in argument order, so `cf + cl` is contiguous: the first operand wins, not the
-// channels-last one (pitfall P6). Saying which operand decided is what makes such a report
+// layout the output took, if any. PyTorch's pointwise layout rule (TensorIterator's) follows
+// the operands in argument order, so `cf + cl` is contiguous: the first operand wins, not the
+// channels-last one. Saying which operand decided is what makes such a report
 // actionable.
 // Only an operand of the output's very sizes and strides counts, and only one that is plainly
 // another format: a broadcast (1,C,1,1) or an ambiguous operand decides nothing that

@@ -14,6 +14,8 @@ void set_sync_debug(bool) {}
 bool sync_debug() { return false; }
 void set_allow_tf32(bool) {}
 bool allow_tf32() { return false; }
+void set_matmul_allow_tf32(bool) {}
+bool matmul_allow_tf32() { return false; }
 void set_cudnn_benchmark(bool) {}
 bool cudnn_benchmark() { return false; }
 void set_cudnn_batch_norm(bool) {}

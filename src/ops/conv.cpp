@@ -1,6 +1,6 @@
 // The convolutions' infer step: validate input, weight, bias and the lists with ATen's
-// messages, compute the output size and layout (spec 3.2: channels_last(_3d) when the input or
-// the weight suggests it), and hand the kernel 5-D views in the compute dtype.
+// messages, compute the output size and layout (channels_last(_3d) when the input or the
+// weight suggests it, as in PyTorch main), and hand the kernel 5-D views in the compute dtype.
 #include <layoutguard/conv.h>
 
 #include <limits>
@@ -175,7 +175,8 @@ Tensor compute(const ConvCall& c, std::span<const Tensor> in) {
   check_operands(c, x, weight, bias);
   const Shape shape = output_shape(c, x, weight);
 
-  // Spec 3.2: channels_last(_3d) if the input or the weight suggests it; the bias never votes.
+  // PyTorch's rule: channels_last(_3d) if the input or the weight suggests it; the bias never
+  // votes.
   const MemoryFormat cl = c.spatial == 2 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
   const bool channels_last = x.suggest_memory_format() == cl || weight.suggest_memory_format() == cl;
   std::vector<int64_t> out_sizes{x.size(0), c.transposed ? weight.size(1) * c.groups : weight.size(0)};

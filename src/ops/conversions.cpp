@@ -1,5 +1,7 @@
 // The conversion ops of Tensor (contiguous, to, clone) and the in-place writers (copy_,
-// fill_), each a dispatched op with ATen's choice of output strides (spec §2).
+// fill_), each a dispatched op with ATen's choice of output strides (docs/memory-format.md:
+// "`to(fmt)` versus `contiguous(fmt)`" and "Preserve: `clone()`, `to(dtype)` and the `*_like`
+// factories").
 #include <layoutguard/factories.h>
 #include <layoutguard/tensor.h>
 
@@ -43,7 +45,7 @@ Tensor Tensor::to_impl(TensorOptions options, bool copy, MemoryFormat fmt) const
   const DType dt = options.has_dtype() ? options.dtype() : dtype();
   const Device dev = options.has_device() ? options.device() : device();
   detail::check_device_supported(dev, "to");
-  // ATen's to_will_alias: the *suggested* format decides, not contiguity (spec §2.3), so a
+  // ATen's to_will_alias: the *suggested* format decides, not contiguity, so a
   // non-dense NHWC slice .to(channels_last) comes back as itself.
   if (dt == dtype() && dev == device() && !copy &&
       (fmt == MemoryFormat::Preserve || suggest_memory_format() == fmt))

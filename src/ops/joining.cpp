@@ -1,4 +1,4 @@
-// cat, stack, split, chunk: validation with ATen's messages, cat's layout vote (spec 3.6), and
+// cat, stack, split, chunk: validation with ATen's messages, cat's layout vote, and
 // split/chunk as narrow views reported as one call with several outputs.
 #include <layoutguard/joining.h>
 
@@ -16,7 +16,7 @@ using dispatch::OpId;
 // A 1-D empty tensor: PyTorch's cat skips it for shapes (but it still votes in the layout).
 bool legacy_empty(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
-// Spec 3.6: every input's suggested format votes; any contiguous vote or disagreement wins
+// PyTorch's cat rule: every input's suggested format votes; any contiguous vote or disagreement wins
 // contiguous.
 MemoryFormat cat_format(std::span<const Tensor> tensors) {
   std::optional<MemoryFormat> fmt;
@@ -97,7 +97,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim_in) {
     const int64_t dim = layout::wrap_dim(dim_in, rank + 1, "stack");
     std::vector<int64_t> shape = in[0].sizes().vec();
     shape.insert(shape.begin() + dim, static_cast<int64_t>(in.size()));
-    if (dim < rank) return std::vector<Tensor>{cat_body(in, dim, "stack").view(shape)};  // spec 3.6: cat, then a view
+    if (dim < rank) return std::vector<Tensor>{cat_body(in, dim, "stack").view(shape)};  // as PyTorch stacks: cat, then a view
     std::vector<Tensor> unsqueezed;
     for (const Tensor& t : in) unsqueezed.push_back(t.unsqueeze(dim));
     return std::vector<Tensor>{cat_body(unsqueezed, dim, "stack")};

@@ -1,5 +1,5 @@
 // The normalisation ops' infer steps: validate input and parameters, choose the output layout
-// (batch_norm: PyTorch's CPU rule, spec 3.3; the others keep the input's suggested format), and
+// (batch_norm: PyTorch's CPU rule; the others keep the input's suggested format), and
 // hand the kernels 5-D views. Running statistics are written in place by the kernel; their
 // version counters are bumped here.
 #include <layoutguard/normalization.h>
@@ -67,7 +67,7 @@ Tensor as_5d(const Tensor& t, std::string_view op) {
   return detail::view_as_5d(t);
 }
 
-// Spec 3.3, PyTorch's batch_norm_cpu: a tensor contiguous in some format keeps that format
+// PyTorch's batch_norm_cpu rule: a tensor contiguous in some format keeps that format
 // ("contiguous first" for ambiguous ones) when every parameter is contiguous; otherwise the
 // suggested format.
 MemoryFormat batch_norm_format(const Tensor& x, std::initializer_list<Tensor> params) {

@@ -8,7 +8,8 @@
 namespace lg::detail {
 
 // empty_like(t, options, fmt) with errors tagged by `op` (to, clone, contiguous, ...): ATen's
-// Preserve rule (spec 2.4) in one place.
+// Preserve rule (docs/memory-format.md, "Preserve: `clone()`, `to(dtype)` and the `*_like`
+// factories") in one place.
 Tensor empty_like_for(const Tensor& t, const TensorOptions& options, MemoryFormat fmt,
                       std::string_view op);
 

@@ -1,6 +1,6 @@
 // The reductions' and softmax's infer steps: dims wrapped and checked once, output dtype by
 // ATen's rules (integer sums widen to int64; mean needs a floating dtype), reduction outputs
-// allocated contiguous (spec 3.8) and softmax outputs in the input's own layout. dropout is
+// allocated contiguous (as in PyTorch) and softmax outputs in the input's own layout. dropout is
 // composite: a uniform draw in the input's layout, a comparison and two multiplications.
 #include <layoutguard/reduction.h>
 
@@ -119,7 +119,8 @@ Tensor dropout(const Tensor& input, double p, bool train) {
     if (p == 1.0) return std::vector<Tensor>{mul(x, 0.0)};
     // Keep each element with probability 1 - p; the draw has x's layout, so every step keeps it.
     // out= keeps out's strides, so the result has exactly x's (dense) layout, the size-1 cases
-    // included (a two-tensor mul would give NCHW strides for N1HW input, spec row 40).
+    // included (a two-tensor mul would give NCHW strides for N1HW input: TensorIterator's
+    // fast path treats that input as contiguous).
     Tensor out = detail::empty_like_for(x, x.options(), MemoryFormat::Preserve, "dropout");
     mul_out(out, x, mul(lt(rand_like(x), 1.0 - p), 1.0 / (1.0 - p)));
     return std::vector<Tensor>{out};

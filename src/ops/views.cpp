@@ -1,5 +1,6 @@
 // The view family, each a dispatched op: new sizes/strides/offset over the same storage
-// (spec §3.7). Only reshape and flatten may copy, and only when no view exists.
+// (docs/memory-format.md, "Views change strides, and so can change the format"). Only reshape
+// and flatten may copy, and only when no view exists.
 #include <algorithm>
 #include <string>
 

@@ -1,6 +1,6 @@
-// The pointwise output-layout algorithm (spec §3.1): rows 29-47 and 50 of §4.1 and the
-// "who wins" consequences, on geometries alone. (Rows 45, 48 and 49 involve dtypes and out=
-// tensors, which the operators take care of.)
+// The pointwise output-layout algorithm (TensorIterator's rule): the numbered layout rows 29-47
+// and 50 (numbering as in test_spec_rows.cpp) and the "who wins" consequences, on geometries
+// alone. (Rows 45, 48 and 49 involve dtypes and out= tensors, which the operators take care of.)
 #include <doctest/doctest.h>
 
 #include "support/tensor_testing.h"

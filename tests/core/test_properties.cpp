@@ -65,7 +65,8 @@ Tensor random_tensor(Rng& rng) {
   return t;
 }
 
-// Raw random geometry for the predicates: strides from the set the spec's checks used.
+// Raw random geometry for the predicates: strides from a small fixed set (0 for broadcast dims,
+// small products of 2 and 3), so that equal strides and exact fits are common.
 Tensor random_raw(Rng& rng) {
   static const std::vector<int64_t> kStrides{0, 1, 2, 3, 4, 6, 8, 12, 24, 36};
   const int64_t rank = rng.uniform(1, 5);
@@ -204,7 +205,7 @@ TEST_CASE("contiguity predicates agree with the brute-force definition on 10,000
   int trues = 0;
   for (int i = 0; i < kCases; ++i) {
     Tensor t = random_raw(rng);
-    if (t.numel() == 0) continue;  // §1.3 defines empty tensors by the generator walk instead
+    if (t.numel() == 0) continue;  // c10 answers empty tensors by its generator walk instead
     for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast,
                            MemoryFormat::ChannelsLast3d}) {
       CAPTURE(ls(t));
@@ -240,8 +241,9 @@ TEST_CASE("to(fmt) keeps values and is contiguous in fmt unless it aliased a ten
       CAPTURE(f);
       Tensor out = t.to(f);
       REQUIRE(values(out) == values(t));
-      // ATen's alias rule (spec §2.3), both ways; a copy gets the format's generator strides.
-      // `layoutguard explain` predicts conversions with exactly these rules.
+      // ATen's alias rule for to(fmt) (the suggested format decides), both ways; a copy gets
+      // the format's generator strides. `layoutguard explain` predicts conversions with exactly
+      // these rules.
       REQUIRE(out.is_same(t) == (t.suggest_memory_format() == f));
       if (!out.is_same(t)) {
         REQUIRE(out.strides().vec() == lg::layout::strides_for(t.sizes(), f));
@@ -358,7 +360,7 @@ TEST_CASE("suggest_memory_format decides to()'s aliasing and empty_like's layout
     Tensor like = lg::empty_like(t);
     REQUIRE(like.is_non_overlapping_and_dense());
     // A dense result in the input's order suggests what the input suggests, unless the input
-    // is non-dense or zero-size (the §1.5 size-0 rule) or has broadcast dims.
+    // is non-dense or zero-size (a size-0 dim never suggests channels_last) or has broadcast dims.
     if (t.is_non_overlapping_and_dense()) REQUIRE(like.suggest_memory_format() == s);
   }
 }

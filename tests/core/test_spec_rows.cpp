@@ -1,6 +1,8 @@
-// The rows of spec §4.1 (shared/reference/memory_format_semantics.md) that involve only
-// factories, conversions and views, plus the tables of §2 and §3.7, with PyTorch's exact
-// strides and whether the result aliases its input.
+// Worked layout examples that involve only factories, conversions and views, each with
+// PyTorch's exact output strides (as PyTorch 1.13.1 produces them on CPU) and whether the result
+// aliases its input. The examples are numbered rows, 1-95 across the suites (the operators'
+// rows are in tests/ops), and test names and labels cite those numbers; docs/memory-format.md
+// explains the rules they follow.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -117,7 +119,8 @@ TEST_CASE("spec 4.1 rows 85-91: views keep or rewrite strides exactly as ATen") 
       {"3.7 reshape(2,-1) copies", {2, 3, 4, 5}, {60, 1, 15, 3}, [](auto& x) { return x.reshape({2, -1}); }, "(2,60)@(60,1)", Alias::No},
       {"3.7 NHWC buffer permuted to NCHW", {2, 4, 5, 3}, {60, 15, 3, 1}, [](auto& x) { return x.permute({0, 3, 1, 2}); }, "(2,3,4,5)@(60,1,15,3)", Alias::Any},
   });
-  // The suggestions the notes of rows 88-90 call out.
+  // The suggestions that rows 88-90 change: the first two suggest contiguous although they stay
+  // channels_last-contiguous (pytorch#68430, #78611); unsqueeze(2) suggests channels_last_3d.
   Tensor cl1 = strided({1, 3, 4, 5}, {60, 1, 15, 3});
   Tensor r88 = cl1.select(0, 0).unsqueeze(0);
   CHECK(r88.is_contiguous(CL));

@@ -30,7 +30,7 @@ TEST_CASE("cuda::Event times device work and reports its progress") {
   CHECK(one > 0.0);
   CHECK(twenty > 0.0);
   // No comparison of the two durations: under compute-sanitizer the first relu (module load,
-  // instrumentation) took longer than the next twenty (session 17, H200). The marks' order is
+  // instrumentation) took longer than the next twenty (seen on an H200). The marks' order is
   // what the events promise, so spans between them add up.
   // Moving keeps the mark; the moved-from event refuses use.
   lg::cuda::Event moved(std::move(large));

@@ -28,7 +28,7 @@ TEST_SUITE("cuda") {
 
 TEST_CASE("mm, bmm, addmm, linear and matmul on CUDA equal the CPU's, transposed and broadcast operands included") {
   for (bool tf32 : {true, false}) {
-    lg::cuda::set_allow_tf32(tf32);
+    lg::cuda::set_matmul_allow_tf32(tf32);
     for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64}) {
       CAPTURE(tf32);
       CAPTURE(dt);
@@ -55,7 +55,7 @@ TEST_CASE("mm, bmm, addmm, linear and matmul on CUDA equal the CPU's, transposed
                  lg::addmm(bias, lg::zeros({3, 0}, dt), lg::zeros({0, 17}, dt), 2.0), tol);
     }
   }
-  lg::cuda::set_allow_tf32(true);
+  lg::cuda::set_matmul_allow_tf32(false);  // the default
 }
 
 TEST_CASE("integer matrix products on CUDA raise NotImplementedError naming the dtype") {

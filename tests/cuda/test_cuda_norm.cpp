@@ -162,7 +162,7 @@ TEST_CASE("batch_norm on cuDNN: takes dense float16/bfloat16/float32, declines t
   };
   // The case cuDNN must take: a float16 NHWC ResNet layer in training (every cudnn-frontend
   // batch-norm sample uses it). The inference phase of the norm-forward node built no plan on an
-  // H100 with cuDNN 9.19 (seen 2026-11-26), and bfloat16 and float32 may be declined; the values
+  // H100 with cuDNN 9.19, and bfloat16 and float32 may be declined; the values
   // hold either way.
   for (lg::DType dt : {lg::kFloat16, lg::kBFloat16, lg::kFloat32})
     for (bool training : {true, false}) {

@@ -52,7 +52,8 @@ TEST_CASE("Preserve flags a channels_last input whose same-rank output is not ch
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {lg::empty_like(cl)}));
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cf}, {cf}));
   CHECK_FALSE(check(LayoutPolicy::Preserve, {cl}, {cl}));  // in place: the output is the input
-  // Any channels_last input sets the expectation (cf + cl -> cf is a loss: pitfall P6).
+  // Any channels_last input sets the expectation (cf + cl -> cf is a loss: the first operand
+  // wins, not the channels_last one).
   f = check(LayoutPolicy::Preserve, {cf, cl}, {cf});
   REQUIRE(f.has_value());
   CHECK(f->input_index == 1);
@@ -97,7 +98,7 @@ TEST_CASE("multi-output and 5-D calls name the offending output and format") {
 TEST_CASE("ambiguous tensors are skipped by default and judged by their suggestion with ambiguous=check") {
   Tensor nc11_cl = lg::empty({2, 3, 1, 1}, {}, CL), nc11_plain = lg::empty({2, 3, 1, 1});
   Tensor cl = lg::empty({2, 3, 4, 4}, {}, CL);
-  // relu(NC11-CL) -> plain NC11 strides (spec row 37): invisible by default, flagged on request.
+  // relu(NC11-CL) -> plain NC11 strides (layout row 37): invisible by default, flagged on request.
   CHECK_FALSE(check(LayoutPolicy::Preserve, {nc11_cl}, {nc11_plain}));
   auto f = check(LayoutPolicy::Preserve, {nc11_cl}, {nc11_plain}, with("ambiguous=check"));
   REQUIRE(f.has_value());

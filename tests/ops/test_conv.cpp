@@ -1,7 +1,8 @@
 // Convolutions against the float64 reference: 2-D and 3-D, transposed, stride, padding
 // (numbers, lg::kSame, lg::kValid), dilation, groups, depthwise, bias; every input layout variant with
 // contiguous and channels_last weights; the output layout rule (input OR weight suggests
-// channels_last) with exact strides, spec rows 51-61; the packed-weight cache; bad input.
+// channels_last) with exact strides, layout rows 51-61 (numbered as in
+// tests/core/test_spec_rows.cpp); the packed-weight cache; bad input.
 #include <algorithm>
 
 #include <doctest/doctest.h>
@@ -165,7 +166,7 @@ TEST_CASE("conv2d: unbatched input, zero batch, one output pixel") {
   const Tensor empty_batch = lg::conv2d(lg::empty({0, 3, 5, 5}, lg::TensorOptions(), CL), w);
   CHECK(empty_batch.sizes() == lg::IntArrayRef({0, 4, 3, 3}));
 
-  // Spec row 58: a channels_last output of spatial size 1x1 gets (O,1,O,O) strides.
+  // Layout row 58: a channels_last output of spatial size 1x1 gets (O,1,O,O) strides.
   const Tensor one = lg::conv2d(noise_in({2, 3, 3, 3}, CL, lg::kFloat32, 12), noise_in({4, 3, 3, 3}, CF, lg::kFloat32, 13));
   CHECK(ls(one) == "(2,4,1,1)@(4,1,4,4)");
 }

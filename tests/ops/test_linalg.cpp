@@ -377,7 +377,7 @@ TEST_CASE("linear: with and without bias on 1-D to 4-D input, channels_last inpu
           check_linear(x, w, with_bias ? std::optional<Tensor>(operand({out}, dt, 11)) : std::nullopt);
         }
   }
-  // Spec 3.8: linear's output is contiguous for channels_last input.
+  // As in PyTorch, linear's output is contiguous for channels_last input.
   const Tensor x = noise_in({2, 3, 4, 6}, CL, f32, 12);
   REQUIRE(ls(x) == "(2,3,4,6)@(72,1,18,3)");
   CHECK(ls(lg::linear(x, operand({4, 6}, f32, 13), operand({4}, f32, 14))) == "(2,3,4,4)@(48,16,4,1)");

@@ -2,8 +2,8 @@
 // evaluation), group_norm, layer_norm and instance_norm over every input layout (contiguous,
 // channels_last, permuted, non-dense channels_last slice; N1HW, NC11 and 5-D shapes), with and
 // without weight and bias, in every floating dtype; running statistics, momentum and eps; output
-// strides (batch_norm: PyTorch's CPU rule, spec rows 62-66 exactly; the others: dense in the
-// input's suggested format); bad input; the guard.
+// strides (batch_norm: PyTorch's CPU rule, layout rows 62-66 exactly, numbered as in
+// tests/core/test_spec_rows.cpp; the others: dense in the input's suggested format); bad input; the guard.
 #include <functional>
 #include <optional>
 
@@ -62,7 +62,7 @@ std::vector<std::pair<std::string, Tensor>> input_variants(const std::vector<int
   };
 }
 
-// PyTorch's batch_norm_cpu rule (spec 3.3) with contiguous parameters: a tensor contiguous in
+// PyTorch's batch_norm_cpu rule with contiguous parameters: a tensor contiguous in
 // some format keeps it, plain contiguous first; anything else gets its suggested format.
 MemoryFormat batch_norm_format(const Tensor& x) {
   if (x.is_contiguous()) return CF;
@@ -318,7 +318,7 @@ TEST_CASE("spec rows 62-66: batch_norm output strides in both modes; ambiguous s
     CHECK(ls(bn(nc11)) == "(2,3,1,1)@(3,1,1,1)");  // 64: NC11-CL loses its tag (contiguous first)
     CHECK(ls(bn(noise_in({2, 3, 4, 5}, CF, f32, 25).transpose(2, 3))) == "(2,3,5,4)@(60,20,4,1)");  // 65
     CHECK(ls(bn(noise_in({2, 3, 4, 5, 6}, CL3, f32, 26))) == "(2,3,4,5,6)@(360,1,90,18,3)");        // 66
-    // Spec 3.3: N1HW-CL is contiguous first as well.
+    // batch_norm_cpu's rule: N1HW-CL is contiguous first as well.
     const Tensor n1hw = noise_in({2, 1, 6, 6}, CL, f32, 27);
     REQUIRE(ls(n1hw) == "(2,1,6,6)@(36,1,6,1)");
     CHECK(ls(bn(n1hw)) == "(2,1,6,6)@(36,36,6,1)");

@@ -1,7 +1,7 @@
 // Pointwise ops against the float64 reference over the layout variants (contiguous,
 // channels_last, permuted, non-dense slice, N1HW, NC11, zero-size, broadcast, 5-D), every float
-// dtype, the spec's pointwise rows with exact strides, type promotion, in-place and out=
-// forms, and bad input.
+// dtype, the pointwise layout rows (numbered as in tests/core/test_spec_rows.cpp) with exact
+// strides, type promotion, in-place and out= forms, and bad input.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -34,7 +34,7 @@ std::vector<Variant> variants(DType dt, bool positive = false) {
   };
 }
 
-// A unary pointwise op's output strides by the spec (3.1): the fast path for contiguous and
+// A unary pointwise op's output strides by TensorIterator's rule: the fast path for contiguous and
 // channels-last-contiguous inputs (contiguous first), the input's own strides when it is dense,
 // otherwise dense strides in the input's dim order.
 std::vector<int64_t> expected_unary_strides(const Tensor& x) {
@@ -350,7 +350,7 @@ TEST_CASE("pointwise ops pass the guard on channels-last data, and shadow agrees
     for (double v : values(t)) want.push_back((v + 1) * 2);
     check_close(values(y), want, lg::kFloat32);
   }
-  // cf + cl: the first operand decides (contiguous), which is exactly pitfall P6.
+  // cf + cl: the first operand decides (contiguous), not the channels_last one.
   LG_CHECK_LAYOUT_VIOLATION(lg::add(cf, x), "add");
   LG_CHECK_PRESERVES_LAYOUT([](const Tensor& t) { return lg::silu(t); }, cf);
   std::vector<std::string> kernels;

@@ -6,7 +6,8 @@
 // bfloat16 and integer dtypes (max pooling). Every output is dense in the input's suggested
 // format, indices (int64, flat h * W + w within the plane) have the values' strides; ties go to
 // the first element in window order and NaN wins. Bad input raises an lg::Error naming the op.
-// The hand-computed values and exact spec strides are in test_spec_rows_norm_pool.cpp.
+// The hand-computed values and the exact strides of layout rows 67-73 are in
+// test_spec_rows_norm_pool.cpp.
 #include <cmath>
 #include <functional>
 #include <limits>

@@ -2,9 +2,10 @@
 // sum, mean, amax, amin: single, several, negative and all dims, keepdim both ways, over every
 // layout variant (contiguous, channels_last, channels_last_3d, permuted, non-dense slices,
 // expanded, size-1 dims, 1-D, 0-dim) and dtype; the output is contiguous whatever the input
-// (spec rows 92, 93); zero-size inputs; NaN; the dtype argument; integer sums in int64.
+// (layout rows 92, 93, numbered as in tests/core/test_spec_rows.cpp); zero-size inputs; NaN;
+// the dtype argument; integer sums in int64.
 // softmax, log_softmax: every dim of every layout variant and float dtype; the output keeps the
-// input's layout (spec row 94 differs from PyTorch 1.13 on purpose); large values and -inf.
+// input's layout (layout row 94: differs from PyTorch 1.13 on purpose); large values and -inf.
 // dropout: identity cases, p = 1, the kept values, seeds, the drop rate, layout. Bad input.
 #include <algorithm>
 #include <cmath>

@@ -4,8 +4,8 @@
 // input layout (contiguous, channels_last(_3d), permuted, non-dense channels_last slice, batch
 // broadcast; N1HW, NC11 and zero-batch shapes), up- and downscaling by integer and non-integer
 // ratios, align_corners both ways, explicit scales, every dtype each op takes; PyTorch's results
-// for small inputs; output strides (dense in the input's suggested format; spec rows 74-78 and 95
-// exactly); interpolate's two forms; bad input; the guard.
+// for small inputs; output strides (dense in the input's suggested format; layout rows 74-78 and 95
+// exactly, numbered as in tests/core/test_spec_rows.cpp); interpolate's two forms; bad input; the guard.
 #include <functional>
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
-// Spec rows 62-78 that this library has ops for (batch_norm, pooling), with the exact strides,
-// and the layout each normalisation keeps.
+// Layout rows 62-78 (numbered as in tests/core/test_spec_rows.cpp) that this library has ops
+// for (batch_norm, pooling), with the exact strides, and the layout each normalisation keeps.
 #include <doctest/doctest.h>
 
 #include "support/op_testing.h"

@@ -1,4 +1,4 @@
-// Helpers shared by the tests: spec-style layout strings, element readers, strided builders.
+// Helpers shared by the tests: sizes@strides layout strings, element readers, strided builders.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 namespace lg::testing {
 
-// "(2,3,4,5)@(60,1,15,3)": the notation of the spec's tables.
+// "(2,3,4,5)@(60,1,15,3)": sizes@strides, the notation of the layout rows and docs.
 inline std::string ls(const Tensor& t) { return to_string(t.sizes()) + "@" + to_string(t.strides()); }
 
 // Storage offset (in elements, from the tensor's storage start) of the element at idx.

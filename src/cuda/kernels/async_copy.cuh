@@ -1,7 +1,7 @@
 // 16-byte copies from global to shared memory that hold no register while in flight (sm_80's
 // cp.async). A thread of a staged transpose can issue every load of its share before any
 // arrives: written as plain loads and shared stores, ptxas orders each load right before its
-// store (LDG, STS, LDG, STS in the SASS of short_planes_2byte.cuh, session 19, even with the
+// store (LDG, STS, LDG, STS in the SASS of short_planes_2byte.cuh, even with the
 // loads written first), so each thread had one load in flight and waited out a memory latency
 // per 16 bytes. Under LG_CUDA_EMULATION the copy is immediate and the wait does nothing.
 #pragma once

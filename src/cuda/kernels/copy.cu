@@ -36,9 +36,8 @@ __global__ void copy_generic(Geometry g) {
 // and 128-byte warp accesses). Each block walks several tiles down the rows, so blocks live
 // long enough to keep loads in flight. With 2-element packets a thread issues all its loads of
 // a tile before it stores any to shared memory, so they are in flight together (with float32 in
-// 8-byte packets, 256 x 256 x 56 x 56 went from 77 % to 97-98 % of memcpy on an H200, session
-// 17). I is int32_t
-// whenever every offset fits. V > 1 needs rows, cols and every stride but the unit ones
+// 8-byte packets, this took 256 x 256 x 56 x 56 from 77 % to 97-98 % of memcpy on an H200). I is
+// int32_t whenever every offset fits. V > 1 needs rows, cols and every stride but the unit ones
 // divisible by V, and aligned bases.
 template <typename T, typename I, int V>
 __global__ void copy_transposed(TransposePlan p) {
@@ -46,8 +45,8 @@ __global__ void copy_transposed(TransposePlan p) {
   constexpr int kTiles = kTilesPerBlock / V > 0 ? kTilesPerBlock / V : 1;
   constexpr int kPerThread = kSide / kTileRows;  // packets a thread moves per tile
   // Packets a thread holds before staging: all 8 of a tile with 2-element packets (float32 and
-  // float16, measured in session 17); the other instances stage each packet as it comes, as
-  // before, since holding raised their registers (bytes: 40 -> 152, one block per SM) and no
+  // float16, where holding them was measured faster); the other instances stage each packet as
+  // it comes, since holding raised their registers (bytes: 40 -> 152, one block per SM) and no
   // run has measured them.
   constexpr int kBatch = V == 2 ? kPerThread : 1;
   // One element of padding keeps the column reads of the write phase on distinct banks.
@@ -185,7 +184,7 @@ __global__ void copy_short_planes(const char* src_bytes, char* dst_bytes, Transp
     // RowWalk keeps both without dividing per element (see row_walk.h). When V divides K (every
     // channel count of ResNet), a planar-side packet is V neighbours of one plane, so its slots
     // are fixed offsets apart. Loading all of a thread's packets before staging any, as
-    // copy_transposed does, made this kernel slower on an H200 (session 17: float16 7x7 maps
+    // copy_transposed does, made this kernel slower on an H200 (float16 7x7 maps
     // NCHW -> NHWC from 84 % to 61 % of memcpy, float32 from 88 % to 74 %), so it stages each
     // packet as it comes.
     const bool whole_rows = K % V == 0;

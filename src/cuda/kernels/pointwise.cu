@@ -1,8 +1,8 @@
 // The Pointwise family on CUDA. One kernel per (input storage type, arity, dense or strided)
 // with the op chosen inside: each thread picks its op once, before its element loop, and then
 // runs a loop compiled for that op alone (dispatch_op). Picking it per element cost a branch
-// tree and an indirect jump per element, which made float16 relu instruction-bound (SASS of
-// session 16: docs/performance.md). The build instantiates 8 dtypes x 4 arities x 2 forms
+// tree and an indirect jump per element, which made float16 relu instruction-bound (its SASS
+// is discussed in docs/performance.md). The build instantiates 8 dtypes x 4 arities x 2 forms
 // instead of a kernel per op and dtype. The math mirrors src/cpu/pointwise.cpp: 16-bit floats
 // compute in float, integer add/mul/neg wrap through unsigned arithmetic, NaN passes through
 // max/min and the clamps.

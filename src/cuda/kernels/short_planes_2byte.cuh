@@ -8,7 +8,8 @@
 // put two lanes of a warp on most banks; `scripts/smem-wavefronts` replays its addresses and
 // counts 32 wavefronts per 512 bytes moved for 64 channels and 49 for 7x7 maps (float32: 16
 // and 30). On an H200 SM, 32 per 512 bytes for its share of 32x64x56x56 is about 6 us of
-// shared-memory time, against 5.6 us for the whole cudaMemcpy (session 17 measured 8.3 us).
+// shared-memory time, against 5.6 us for the whole cudaMemcpy (the generic kernel took
+// 8.3 us by CUDA events).
 //
 // The stage is K rows of 128 elements in the interleaved side's order, (k, m) at column m of
 // row k, without padding: each row's 16-byte granules are XOR-swizzled by the row's group of 8
@@ -26,8 +27,8 @@
 // each 32-byte sector it touches (planes m and m + 1 are separate instructions), which the
 // model, being about banks only, does not see.
 // The interleaved side loads through cp.async (async_copy.cuh), so a thread's loads are all in
-// flight at once. Measured (session 19, bench/cuda_ops, % of cudaMemcpy, this kernel against the
-// generic one in the same run): H200 32x64x56x56 float16 88 / 86 % against 72 / 72 %; 7x7 maps
+// flight at once. Measured (bench/cuda_ops, % of cudaMemcpy, this kernel against the generic
+// one in the same run): H200 32x64x56x56 float16 88 / 86 % against 72 / 72 %; 7x7 maps
 // of 2048 channels 82 / 86 % against 84 / 78 % (docs/performance.md).
 #pragma once
 

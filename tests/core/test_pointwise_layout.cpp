@@ -1,5 +1,5 @@
 // The pointwise output-layout algorithm (TensorIterator's rule): the numbered layout rows 29-47
-// and 50 (numbering as in test_spec_rows.cpp) and the "who wins" consequences, on geometries
+// and 50 (numbering as in test_layout_rows.cpp) and the "who wins" consequences, on geometries
 // alone. (Rows 45, 48 and 49 involve dtypes and out= tensors, which the operators take care of.)
 #include <doctest/doctest.h>
 
@@ -28,9 +28,9 @@ std::string out_strides(std::initializer_list<G> inputs) {
 
 }  // namespace
 
-TEST_SUITE("spec") {
+TEST_SUITE("layout-rules") {
 
-TEST_CASE("spec 4.1 rows 29-47, 50: pointwise output strides; the first operand wins") {
+TEST_CASE("layout rows 29-47, 50: pointwise output strides; the first operand wins") {
   CHECK(out_strides({kCL}) == "(60,1,15,3)");                                    // 29 relu(CL)
   CHECK(out_strides({kCL, kCF}) == "(60,1,15,3)");                               // 30
   CHECK(out_strides({kCF, kCL}) == "(60,20,5,1)");                               // 31
@@ -55,7 +55,7 @@ TEST_CASE("spec 4.1 rows 29-47, 50: pointwise output strides; the first operand 
   CHECK(out_strides({{{2, 0, 4, 5}, {0, 1, 0, 0}}}) == "(20,20,5,1)");           // 50
 }
 
-TEST_CASE("spec 3.1 consequences: scalars, broadcasting, rank 5 and zero sizes") {
+TEST_CASE("TensorIterator rule consequences: scalars, broadcasting, rank 5 and zero sizes") {
   CHECK(out_strides({kNC11CL, {{}, {}}}) == "(3,1,3,3)");  // NC11-CL * tensor(3.)
   const G nc111_cl3{{2, 3, 1, 1, 1}, {3, 1, 3, 3, 3}};
   CHECK(out_strides({nc111_cl3}) == "(3,1,1,1,1)");

@@ -2,7 +2,7 @@
 // (numbers, lg::kSame, lg::kValid), dilation, groups, depthwise, bias; every input layout variant with
 // contiguous and channels_last weights; the output layout rule (input OR weight suggests
 // channels_last) with exact strides, layout rows 51-61 (numbered as in
-// tests/core/test_spec_rows.cpp); the packed-weight cache; bad input.
+// tests/core/test_layout_rows.cpp); the packed-weight cache; bad input.
 #include <algorithm>
 
 #include <doctest/doctest.h>
@@ -257,7 +257,7 @@ TEST_CASE("conv_transpose2d and conv_transpose3d: values, output_padding, groups
   }
 }
 
-TEST_CASE("spec rows 51-61: convolution output strides") {
+TEST_CASE("layout rows 51-61: convolution output strides") {
   const auto f32 = lg::kFloat32;
   const Tensor x_cl = noise_in({2, 3, 6, 6}, CL, f32, 20), x_cf = noise_in({2, 3, 6, 6}, CF, f32, 21);
   const Tensor w_cf = noise_in({4, 3, 3, 3}, CF, f32, 22), w_cl = noise_in({4, 3, 3, 3}, CL, f32, 23);

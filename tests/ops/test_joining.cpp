@@ -76,7 +76,7 @@ TEST_CASE("cat of dense tensors along their innermost dim: one pass over rows, e
   }
 }
 
-TEST_CASE("spec rows 79-84: cat and stack output strides") {
+TEST_CASE("layout rows 79-84: cat and stack output strides") {
   const Tensor a = noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 4), b = noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 5);
   const Tensor cf = noise_in({2, 3, 4, 5}, CF, lg::kFloat32, 6);
   CHECK(ls(lg::cat({a, b}, 1)) == "(2,6,4,5)@(120,1,30,6)");                                 // 79

@@ -3,7 +3,7 @@
 // channels_last, permuted, non-dense channels_last slice; N1HW, NC11 and 5-D shapes), with and
 // without weight and bias, in every floating dtype; running statistics, momentum and eps; output
 // strides (batch_norm: PyTorch's CPU rule, layout rows 62-66 exactly, numbered as in
-// tests/core/test_spec_rows.cpp; the others: dense in the input's suggested format); bad input; the guard.
+// tests/core/test_layout_rows.cpp; the others: dense in the input's suggested format); bad input; the guard.
 #include <functional>
 #include <optional>
 
@@ -303,7 +303,7 @@ TEST_CASE("normalisation: absent weight or bias (nullopt or an undefined tensor)
   }
 }
 
-TEST_CASE("spec rows 62-66: batch_norm output strides in both modes; ambiguous shapes; non-contiguous parameters") {
+TEST_CASE("layout rows 62-66: batch_norm output strides in both modes; ambiguous shapes; non-contiguous parameters") {
   for (bool training : {false, true}) {
     CAPTURE(training);
     const auto bn = [&](const Tensor& x) {

@@ -1,6 +1,6 @@
 // Pointwise ops against the float64 reference over the layout variants (contiguous,
 // channels_last, permuted, non-dense slice, N1HW, NC11, zero-size, broadcast, 5-D), every float
-// dtype, the pointwise layout rows (numbered as in tests/core/test_spec_rows.cpp) with exact
+// dtype, the pointwise layout rows (numbered as in tests/core/test_layout_rows.cpp) with exact
 // strides, type promotion, in-place and out= forms, and bad input.
 #include <doctest/doctest.h>
 
@@ -95,7 +95,7 @@ TEST_CASE("unary ops: values, dtype and output strides over every layout variant
   }
 }
 
-TEST_CASE("spec rows 29, 37, 40, 42, 50: unary output strides") {
+TEST_CASE("layout rows 29, 37, 40, 42, 50: unary output strides") {
   CHECK(ls(lg::relu(strided({2, 3, 4, 5}, {60, 1, 15, 3}))) == "(2,3,4,5)@(60,1,15,3)");  // 29
   CHECK(ls(lg::relu(strided({2, 3, 1, 1}, {3, 1, 3, 3}))) == "(2,3,1,1)@(3,1,1,1)");      // 37
   CHECK(ls(lg::relu(strided({2, 1, 4, 5}, {20, 1, 5, 1}))) == "(2,1,4,5)@(20,20,5,1)");   // 40
@@ -103,7 +103,7 @@ TEST_CASE("spec rows 29, 37, 40, 42, 50: unary output strides") {
   CHECK(ls(lg::neg(lg::empty({2, 0, 4, 5}, {}, CL))) == "(2,0,4,5)@(20,20,5,1)");         // 50
 }
 
-TEST_CASE("spec rows 30-36, 38, 39, 41, 43-47: binary output strides (first operand wins)") {
+TEST_CASE("layout rows 30-36, 38, 39, 41, 43-47: binary output strides (first operand wins)") {
   const Tensor cl = strided({2, 3, 4, 5}, {60, 1, 15, 3}), cf = strided({2, 3, 4, 5}, {60, 20, 5, 1});
   CHECK(ls(cl + cf) == "(2,3,4,5)@(60,1,15,3)");                                                       // 30
   CHECK(ls(cf + cl) == "(2,3,4,5)@(60,20,5,1)");                                                       // 31
@@ -124,7 +124,7 @@ TEST_CASE("spec rows 30-36, 38, 39, 41, 43-47: binary output strides (first oper
   CHECK(ls(cf3 + cl3) == "(2,3,4,5,6)@(360,120,30,6,1)");                                              // 47
 }
 
-TEST_CASE("spec rows 48, 49: out= tensors") {
+TEST_CASE("layout rows 48, 49: out= tensors") {
   const Tensor a = strided({2, 3, 4, 5}, {60, 1, 15, 3});
   Tensor out = lg::empty({0}, lg::kFloat64);
   lg::add_out(out, a, a);

@@ -7,7 +7,7 @@
 // format, indices (int64, flat h * W + w within the plane) have the values' strides; ties go to
 // the first element in window order and NaN wins. Bad input raises an lg::Error naming the op.
 // The hand-computed values and the exact strides of layout rows 67-73 are in
-// test_spec_rows_norm_pool.cpp.
+// test_layout_rows_norm_pool.cpp.
 #include <cmath>
 #include <functional>
 #include <limits>

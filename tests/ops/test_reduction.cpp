@@ -2,7 +2,7 @@
 // sum, mean, amax, amin: single, several, negative and all dims, keepdim both ways, over every
 // layout variant (contiguous, channels_last, channels_last_3d, permuted, non-dense slices,
 // expanded, size-1 dims, 1-D, 0-dim) and dtype; the output is contiguous whatever the input
-// (layout rows 92, 93, numbered as in tests/core/test_spec_rows.cpp); zero-size inputs; NaN;
+// (layout rows 92, 93, numbered as in tests/core/test_layout_rows.cpp); zero-size inputs; NaN;
 // the dtype argument; integer sums in int64.
 // softmax, log_softmax: every dim of every layout variant and float dtype; the output keeps the
 // input's layout (layout row 94: differs from PyTorch 1.13 on purpose); large values and -inf.
@@ -158,7 +158,7 @@ TEST_CASE("sum, mean, amax, amin: values, dtype and contiguous output over every
         }
 }
 
-TEST_CASE("spec rows 92, 93: reductions of channels_last input are contiguous") {
+TEST_CASE("layout rows 92, 93: reductions of channels_last input are contiguous") {
   const Tensor x = noise_in({2, 3, 4, 5}, CL, f32, 1);
   REQUIRE(ls(x) == "(2,3,4,5)@(60,1,15,3)");
   CHECK(ls(lg::sum(x, {1}, true)) == "(2,1,4,5)@(20,20,5,1)");     // 92
@@ -436,7 +436,7 @@ TEST_CASE("softmax and log_softmax: large values do not overflow, -inf entries g
   }
 }
 
-TEST_CASE("spec row 94 (differs from PyTorch 1.13 on purpose): softmax keeps channels_last") {
+TEST_CASE("layout row 94 (differs from PyTorch 1.13 on purpose): softmax keeps channels_last") {
   const Tensor x = noise_in({2, 3, 4, 5}, CL, f32, 18);
   REQUIRE(ls(x) == "(2,3,4,5)@(60,1,15,3)");
   CHECK(ls(lg::softmax(x, 1)) == "(2,3,4,5)@(60,1,15,3)");  // PyTorch 1.13: (60,20,5,1)

@@ -5,7 +5,7 @@
 // broadcast; N1HW, NC11 and zero-batch shapes), up- and downscaling by integer and non-integer
 // ratios, align_corners both ways, explicit scales, every dtype each op takes; PyTorch's results
 // for small inputs; output strides (dense in the input's suggested format; layout rows 74-78 and 95
-// exactly, numbered as in tests/core/test_spec_rows.cpp); interpolate's two forms; bad input; the guard.
+// exactly, numbered as in tests/core/test_layout_rows.cpp); interpolate's two forms; bad input; the guard.
 #include <functional>
 #include <optional>
 #include <string>
@@ -463,7 +463,7 @@ TEST_CASE("interpolate: the size and scale_factor forms equal the direct upsampl
   }
 }
 
-TEST_CASE("spec rows 74-78: upsampling output strides; channels_last_3d for the 3-D ops") {
+TEST_CASE("layout rows 74-78: upsampling output strides; channels_last_3d for the 3-D ops") {
   const Tensor x = noise_in({2, 3, 6, 6}, CL, f32, 14);
   CHECK(ls(lg::interpolate(x, {}, {2.0}, "nearest")) == "(2,3,12,12)@(432,1,36,3)");   // 74
   CHECK(ls(lg::interpolate(x, {}, {2.0}, "bilinear")) == "(2,3,12,12)@(432,1,36,3)");  // 75
@@ -590,7 +590,7 @@ TEST_CASE("pad: float64, float16, bfloat16 and the integer dtypes in every mode"
   }
 }
 
-TEST_CASE("spec row 95: pad keeps channels_last in every mode (reflect and replicate too, unlike 1.13)") {
+TEST_CASE("layout row 95: pad keeps channels_last in every mode (reflect and replicate too, unlike 1.13)") {
   const Tensor x = noise_in({2, 3, 4, 5}, CL, f32, 29);
   CHECK(ls(lg::pad(x, {1, 1, 1, 1})) == "(2,3,6,7)@(126,1,21,3)");  // 95
   for (const char* mode : {"constant", "reflect", "replicate", "circular"}) {

@@ -43,9 +43,9 @@ void check_rows(const std::vector<Row>& rows) {
 
 }  // namespace
 
-TEST_SUITE("spec") {
+TEST_SUITE("layout-rules") {
 
-TEST_CASE("spec 4.1 rows 1-8: empty() strides for every format match PyTorch") {
+TEST_CASE("layout rows 1-8: empty() strides for every format match PyTorch") {
   auto mk = [](std::vector<int64_t> sizes, MemoryFormat f) {
     return [sizes, f](const Tensor&) { return lg::empty(sizes, {}, f); };
   };
@@ -63,7 +63,7 @@ TEST_CASE("spec 4.1 rows 1-8: empty() strides for every format match PyTorch") {
   CHECK(lg::empty({2, 1, 1, 1}, {}, CL).suggest_memory_format() == CF);
 }
 
-TEST_CASE("spec 1.2: generator table, including zero sizes and size-1 dims") {
+TEST_CASE("stride rules: generator table, including zero sizes and size-1 dims") {
   struct G { std::vector<int64_t> sizes; const char* cl; };
   for (const G& g : std::vector<G>{{{2, 3, 4, 5}, "(60,1,15,3)"}, {{2, 1, 4, 5}, "(20,1,5,1)"},
                                    {{2, 3, 1, 1}, "(3,1,3,3)"},   {{2, 1, 1, 1}, "(1,1,1,1)"},
@@ -79,7 +79,7 @@ TEST_CASE("spec 1.2: generator table, including zero sizes and size-1 dims") {
   CHECK(lg::layout::contiguous_strides({}).empty());
 }
 
-TEST_CASE("spec 4.1 rows 9-28: to, contiguous, clone and empty_like") {
+TEST_CASE("layout rows 9-28: to, contiguous, clone and empty_like") {
   check_rows({
       {"9 to(CL)", {2, 3, 4, 5}, {60, 20, 5, 1}, [](auto& x) { return x.to(CL); }, "(2,3,4,5)@(60,1,15,3)", Alias::No},
       {"10 N1HW to(CL)", {2, 1, 4, 5}, {20, 20, 5, 1}, [](auto& x) { return x.to(CL); }, "(2,1,4,5)@(20,1,5,1)", Alias::No},
@@ -104,7 +104,7 @@ TEST_CASE("spec 4.1 rows 9-28: to, contiguous, clone and empty_like") {
   });
 }
 
-TEST_CASE("spec 4.1 rows 85-91: views keep or rewrite strides exactly as ATen") {
+TEST_CASE("layout rows 85-91: views keep or rewrite strides exactly as ATen") {
   check_rows({
       {"85 view(2,3,20)", {2, 3, 4, 5}, {60, 1, 15, 3}, [](auto& x) { return x.view({2, 3, 20}); }, "(2,3,20)@(60,1,3)", Alias::Any},
       {"86 flatten(1) copies", {2, 3, 4, 5}, {60, 1, 15, 3}, [](auto& x) { return x.flatten(1); }, "(2,60)@(60,1)", Alias::No},
@@ -136,7 +136,7 @@ TEST_CASE("spec 4.1 rows 85-91: views keep or rewrite strides exactly as ATen") 
   CHECK(cl.reshape({2, 3, 5, 4}).is_alias_of(cl));
 }
 
-TEST_CASE("spec 2.3: to(dtype) keeps dense strides exactly and densifies others in their order") {
+TEST_CASE("stride rules: to(dtype) keeps dense strides exactly and densifies others in their order") {
   check_rows({
       {"dense CL", {2, 3, 4, 5}, {60, 1, 15, 3}, [](auto& x) { return x.to(lg::kFloat32); }, "(2,3,4,5)@(60,1,15,3)", Alias::No},
       {"NC11-CL keeps size-1 strides", {2, 3, 1, 1}, {3, 1, 3, 3}, [](auto& x) { return x.to(lg::kFloat32); }, "(2,3,1,1)@(3,1,3,3)", Alias::No},
@@ -149,7 +149,7 @@ TEST_CASE("spec 2.3: to(dtype) keeps dense strides exactly and densifies others 
   });
 }
 
-TEST_CASE("spec 2.4: clone and the *_like family with Preserve") {
+TEST_CASE("stride rules: clone and the *_like family with Preserve") {
   using Like = std::function<Tensor(const Tensor&)>;
   const std::vector<std::pair<const char*, Like>> likes{
       {"clone", [](auto& x) { return x.clone(); }},
@@ -179,7 +179,7 @@ TEST_CASE("spec 2.4: clone and the *_like family with Preserve") {
   CHECK(ls(lg::zeros_like(strided({2, 3, 1, 1}, {3, 1, 1, 1}), CL)) == "(2,3,1,1)@(3,1,3,3)");
 }
 
-TEST_CASE("spec 2.6: ambiguous shapes under to, contiguous and clone") {
+TEST_CASE("stride rules: ambiguous shapes under to, contiguous and clone") {
   struct Amb { std::vector<int64_t> sizes, strides; const char* to; bool to_alias; const char* contig; const char* clone; MemoryFormat s_to, s_contig, s_clone; };
   const std::vector<Amb> rows{
       {{2, 1, 4, 5}, {20, 20, 5, 1}, "(20,1,5,1)", false, "(20,20,5,1)", "(20,1,5,1)", CL, CF, CL},
@@ -214,7 +214,7 @@ TEST_CASE("spec 2.6: ambiguous shapes under to, contiguous and clone") {
   CHECK(ls(n1hw_cl.to(CF)) == "(2,1,4,5)@(20,20,5,1)");
 }
 
-TEST_CASE("spec 1.3: one buffer can be contiguous in several formats") {
+TEST_CASE("stride rules: one buffer can be contiguous in several formats") {
   struct P { std::vector<int64_t> sizes, strides; bool c, cl, cl3; };
   const std::vector<P> rows{
       {{2, 3, 4, 5}, {60, 20, 5, 1}, true, false, false},
@@ -240,7 +240,7 @@ TEST_CASE("spec 1.3: one buffer can be contiguous in several formats") {
   }
 }
 
-TEST_CASE("spec 1.4: non-overlapping and dense") {
+TEST_CASE("stride rules: non-overlapping and dense") {
   using lg::layout::is_non_overlapping_and_dense;
   CHECK(is_non_overlapping_and_dense({2, 3, 5, 4}, {60, 20, 1, 5}));
   CHECK_FALSE(is_non_overlapping_and_dense({2, 3, 2, 5}, {60, 1, 30, 3}));
@@ -252,7 +252,7 @@ TEST_CASE("spec 1.4: non-overlapping and dense") {
   CHECK(is_non_overlapping_and_dense({}, {}));
 }
 
-TEST_CASE("spec 1.5 and 1.7: channels-last inference walkthroughs and exclusions") {
+TEST_CASE("stride rules: channels-last inference walkthroughs and exclusions") {
   struct S { std::vector<int64_t> sizes, strides; MemoryFormat suggest; };
   const std::vector<S> rows{
       {{2, 3, 4, 5}, {60, 1, 15, 3}, CL},   {{2, 3, 1, 1}, {3, 1, 1, 1}, CF},

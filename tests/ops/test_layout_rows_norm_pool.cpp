@@ -1,4 +1,4 @@
-// Layout rows 62-78 (numbered as in tests/core/test_spec_rows.cpp) that this library has ops
+// Layout rows 62-78 (numbered as in tests/core/test_layout_rows.cpp) that this library has ops
 // for (batch_norm, pooling), with the exact strides, and the layout each normalisation keeps.
 #include <doctest/doctest.h>
 
@@ -19,7 +19,7 @@ Tensor bn_eval(const Tensor& x) {
 
 TEST_SUITE("ops") {
 
-TEST_CASE("spec rows 62-66: batch_norm output strides (PyTorch's CPU rule)") {
+TEST_CASE("layout rows 62-66: batch_norm output strides (PyTorch's CPU rule)") {
   CHECK(ls(bn_eval(noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 1))) == "(2,3,4,5)@(60,1,15,3)");  // 62
   const Tensor slice = noise_in({2, 3, 4, 5}, CL, lg::kFloat32, 2).slice(2, 0, 4, 2);
   CHECK(ls(slice) == "(2,3,2,5)@(60,1,30,3)");
@@ -32,7 +32,7 @@ TEST_CASE("spec rows 62-66: batch_norm output strides (PyTorch's CPU rule)") {
         "(2,3,4,5,6)@(360,1,90,18,3)");                                                          // 66
 }
 
-TEST_CASE("spec rows 67-73: pooling output strides") {
+TEST_CASE("layout rows 67-73: pooling output strides") {
   const Tensor x = noise_in({2, 3, 6, 6}, CL, lg::kFloat32, 6);
   CHECK(ls(lg::max_pool2d(x, {2})) == "(2,3,3,3)@(27,1,9,3)");                   // 67
   CHECK(ls(lg::avg_pool2d(x, {2})) == "(2,3,3,3)@(27,1,9,3)");                   // 68

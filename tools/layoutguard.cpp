@@ -13,10 +13,12 @@
 //   layoutguard explain SIZES STRIDES   what PyTorch's rules make of a layout, e.g.
 //                                       layoutguard explain 2,3,1,1 3,1,1,1
 //   layoutguard ops [--markdown]        the operator catalogue (--markdown: docs/operators.md)
-//   layoutguard version                 version, build options and the CUDA probe
+//   layoutguard version (--version)     version, build options and the CUDA probe
+//   layoutguard [VERB] --help           the usage of one verb (no verb, or no arguments: all)
 //
 // Exit status: 0 on success, 1 when audit finds violations or diff differences, 2 on bad usage or input (with the
 // reason on stderr), 3 on an internal error (a bug: please report it).
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -35,18 +37,79 @@ namespace {
 
 using lg::MemoryFormat;
 
-constexpr const char* kUsage =
-    "usage: layoutguard audit [--model resnet18|resnet50|resnext50_32x4d|mobilenet_v2|densenet121|r3d_18|unet|unet_legacy]\n"
-    "                         [--format channels_last|contiguous] [--convert weights|module|none]\n"
-    "                         [--dtype float32|float16|bfloat16] [--device cpu|cuda] [--batch N]\n"
-    "                         [--size H[xW]] [--weights FILE.safetensors] [--report OUT.json] [--dot OUT.dot]\n"
-    "                         [--max-conversion-bytes N] [--write-suppressions FILE]\n"
-    "       layoutguard run [--model M] --input X.safetensors --output Y.safetensors [--weights W]\n"
-    "                       [--format F] [--convert C] [--dtype D] [--device D]\n"
-    "       layoutguard diff A.jsonl B.jsonl [--depth 0|all]   (files from LAYOUTGUARD_OPTIONS=events=FILE)\n"
-    "       layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
-    "       layoutguard ops [--markdown]\n"
-    "       layoutguard version\n";
+// Each verb's usage, one string a verb: `layoutguard VERB --help` prints its own, a bare
+// `layoutguard` (or --help) all of them.
+struct Verb {
+  std::string_view name;
+  std::string_view usage;
+};
+constexpr Verb kVerbs[] = {
+    {"audit",
+     "usage: layoutguard audit [--model resnet18|resnet50|resnext50_32x4d|mobilenet_v2|densenet121|r3d_18|unet|unet_legacy]\n"
+     "                         [--format channels_last|contiguous] [--convert weights|module|none]\n"
+     "                         [--dtype float32|float16|bfloat16] [--device cpu|cuda] [--batch N]\n"
+     "                         [--size H[xW]] [--weights FILE.safetensors] [--report OUT.json] [--dot OUT.dot]\n"
+     "                         [--max-conversion-bytes N] [--write-suppressions FILE]\n"
+     "  One forward pass of a model under the guard: where channels_last is kept or lost, op by op.\n"
+     "  Defaults: resnet50, channels_last, --convert weights, float32, cpu, batch 1, 224x224, random weights.\n"},
+    {"run",
+     "usage: layoutguard run [--model M] --input X.safetensors --output Y.safetensors [--weights W]\n"
+     "                       [--format F] [--convert C] [--dtype D] [--device D]\n"
+     "  Runs a model on a saved input and saves its output (to compare with PyTorch).\n"},
+    {"diff",
+     "usage: layoutguard diff A.jsonl B.jsonl [--depth 0|all]\n"
+     "  Two event streams (LAYOUTGUARD_OPTIONS=events=FILE) compared call by call: the calls whose\n"
+     "  outputs took another layout. Default --depth 0 (user-level calls). Exit 1 when they differ.\n"},
+    {"explain",
+     "usage: layoutguard explain SIZES STRIDES   (comma-separated, e.g. 2,3,4,5 60,1,15,3)\n"
+     "  What PyTorch's memory-format rules make of one layout.\n"},
+    {"ops", "usage: layoutguard ops [--markdown]\n  The operator catalogue (--markdown: docs/operators.md).\n"},
+    {"version", "usage: layoutguard version   (or --version)\n  Version, build options and the CUDA probe.\n"},
+};
+
+constexpr std::string_view kCommon =
+    "exit status: 0 success; 1 audit found violations or went over --max-conversion-bytes, or diff found\n"
+    "  differences; 2 bad usage or input (the reason on stderr); 3 internal error (a bug: please report it)\n"
+    "environment: LAYOUTGUARD, LAYOUTGUARD_OPTIONS (help=1 lists every key), LAYOUTGUARD_LOG_LEVEL,\n"
+    "  LAYOUTGUARD_CUDA_CACHE (docs/guard.md)\n";
+
+std::string usage_of(std::string_view verb) {
+  for (const Verb& v : kVerbs)
+    if (v.name == verb) return std::string(v.usage) + std::string(kCommon);
+  std::string all;
+  for (const Verb& v : kVerbs) all += std::string(v.usage);
+  return all + std::string(kCommon);
+}
+
+// The closest verb to a mistyped one (edit distance at most 2), or "".
+std::string_view closest_verb(std::string_view typed) {
+  std::string_view best;
+  size_t best_distance = 3;
+  for (const Verb& v : kVerbs) {
+    std::vector<size_t> row(v.name.size() + 1);
+    for (size_t j = 0; j <= v.name.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= typed.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= v.name.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (typed[i - 1] == v.name[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row.back() < best_distance) best_distance = row.back(), best = v.name;
+  }
+  return best;
+}
+
+// Messages of lg errors may start with "[layoutguard VERB] "; main adds its own prefix.
+std::string_view without_prefix(std::string_view message) {
+  if (message.rfind("[layoutguard", 0) == 0) {
+    const size_t end = message.find("] ");
+    if (end != std::string_view::npos) return message.substr(end + 2);
+  }
+  return message;
+}
 
 std::vector<int64_t> parse_list(std::string_view text, std::string_view what) {
   std::vector<int64_t> out;
@@ -142,14 +205,19 @@ int version() {
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string_view> args(argv + 1, argv + argc);
-    // --help (or -h, or `help`) anywhere asks for the usage text, on stdout, with success.
+    // No arguments, --help, -h or `help`: the usage text on stdout, with success; after a
+    // verb, that verb's alone.
+    if (args.empty() || (args.size() == 1 && args[0] == "help")) {
+      std::cout << usage_of("");
+      return 0;
+    }
     for (std::string_view a : args)
-      if (a == "--help" || a == "-h" || (args.size() == 1 && a == "help")) {
-        std::cout << kUsage;
+      if (a == "--help" || a == "-h") {
+        std::cout << usage_of(args[0]);
         return 0;
       }
-    if (!args.empty() && args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
-    if (args.empty()) return lg::tools::audit_command({});
+    if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) return version();
+    if (args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
     if (!args.empty() && args[0] == "run") return lg::tools::run_command(std::span(args).subspan(1));
     if (!args.empty() && args[0] == "diff") return lg::tools::diff_command(std::span(args).subspan(1));
     if (args.size() == 3 && args[0] == "explain")
@@ -165,20 +233,24 @@ int main(int argc, char** argv) {
     }
     const std::string_view command = args[0];
     std::string why = "unknown command '" + std::string(command) + "'";
+    if (const std::string_view guess = closest_verb(command); !guess.empty())
+      why += "; did you mean '" + std::string(guess) + "'?";
     if (command == "explain")
       why = "explain takes SIZES and STRIDES, got " + std::to_string(args.size() - 1) + " argument(s)";
     else if (command == "ops")
       why = "ops takes no argument but --markdown";
     else if (command == "version")
       why = "version takes no argument";
-    std::cerr << "layoutguard: " << why << "\n" << kUsage;
+    std::cerr << "layoutguard: " << why << "\n" << usage_of(command);
     return 2;
   } catch (const lg::tools::UsageError& e) {
-    std::cerr << "layoutguard: " << e.what() << "\n" << kUsage;
+    std::cerr << "layoutguard: " << without_prefix(e.what()) << "\n" << usage_of(argc > 1 ? argv[1] : "");
     return 2;
   } catch (const lg::Error& e) {
-    std::cerr << "layoutguard: " << e.what() << "\n";
-    return 2;
+    // LG_ASSERT's errors (a broken invariant: our bug) say "[layoutguard internal]".
+    const bool internal = std::string_view(e.what()).rfind("[layoutguard internal]", 0) == 0;
+    std::cerr << "layoutguard: " << (internal ? "internal error: " : "") << without_prefix(e.what()) << "\n";
+    return internal ? 3 : 2;
   } catch (const std::exception& e) {  // not expected: every input error is an lg::Error
     std::cerr << "layoutguard: internal error: " << e.what() << "\n";
     return 3;

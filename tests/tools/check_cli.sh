@@ -19,6 +19,21 @@ huge="$("$tool" explain 1000000000000,3,4,5 60,20,5,1)"
 grep -q "to(channels_last) .*(copy)  suggests channels_last" <<<"$huge"
 help_text="$("$tool" audit --help)"  # exit 0, usage on stdout
 grep -q "^usage: layoutguard audit" <<<"$help_text"
+grep -q "^exit status: 0 success" <<<"$help_text"
+grep -q "^environment: LAYOUTGUARD, LAYOUTGUARD_OPTIONS" <<<"$help_text"
+# One verb's help is that verb's alone; no arguments print every verb's, start no audit.
+diff_help="$("$tool" diff --help)"
+grep -q "^usage: layoutguard diff A.jsonl B.jsonl" <<<"$diff_help"
+! grep -q "layoutguard audit" <<<"$diff_help"
+bare="$("$tool")"
+grep -q "^usage: layoutguard audit" <<<"$bare"
+grep -q "^usage: layoutguard diff" <<<"$bare"
+! grep -q "conversion weights" <<<"$bare"  # the audit's header line
+grep -q "^layoutguard [0-9]" <<<"$("$tool" --version)"
+# A mistyped verb gets a suggestion; errors carry one prefix, not the library's second one.
+expect_failure "unknown command 'audti'; did you mean 'audit'?" audti
+expect_failure "layoutguard: SIZES must be comma-separated integers" explain 2,x 1,1
+case "$err" in *"[layoutguard explain]"*) echo "doubled prefix in: $err"; exit 1 ;; esac
 # docs/operators.md is the generated catalogue: regenerate it with
 #   build/tools/layoutguard ops --markdown > docs/operators.md
 # The page lists the CUDA kernels of a CUDA build, so only a CUDA build can reproduce it.

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -53,7 +54,16 @@ struct Carried final : c10::DebugInfoBase {
   std::optional<uint64_t> origin;       // the innermost BackwardOrigin's thread
 };
 
-const Carried* carried() { return dynamic_cast<const Carried*>(c10::ThreadLocalDebugInfo::get(kCarriedKind)); }
+// Set by the first Scope: until then no thread can carry a mode, and a call need not look.
+std::atomic<bool> g_scope_opened{false};
+
+// The carried state, if this thread has one. The type is compared, not cast to: the kind is
+// shared with PyTorch's own tests. (Carried lives in an anonymous namespace, so its type_info
+// compares by address: a few loads, where a dynamic_cast cost a hundred instructions per op.)
+const Carried* carried() {
+  c10::DebugInfoBase* info = c10::ThreadLocalDebugInfo::get(kCarriedKind);
+  return info != nullptr && typeid(*info) == typeid(Carried) ? static_cast<const Carried*>(info) : nullptr;
+}
 
 // Pushes a copy of the carried state with `change` applied; returns the state to put back.
 template <typename Change>
@@ -69,24 +79,29 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   return outer;
 }
 
-// The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
-// thread that handed this one its work; else the thread's or process's (the first call reads
-// the environment, and a bad value raises its ConfigError here, at the user's call).
-guard::Mode mode_of_call() {
-  const guard::Mode own = guard::detail::current_mode();
-  if (const Carried* c = carried(); c && c->mode) return *c->mode;
-  return own;
-}
-
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
   bool nested = true;             // the running depth-0 call's nested calls come through here
+  bool events = false;            // an events file is written: every call with an image is checked
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
   std::vector<NodeFrame> nodes;   // backward nodes running on this thread, innermost last
+  int own_scopes = 0;             // Scopes open on this thread
 };
 thread_local ThreadState t_state;
+
+// The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
+// thread that handed this one its work; else the thread's or process's (the first call reads
+// the environment, and a bad value raises its ConfigError here, at the user's call).
+// A thread inside its own Scope finds the mode in the guard's thread scopes, which a Scope
+// also pushes: the carried state is looked up only by threads that run handed-over work (a
+// lookup costs about a hundred instructions).
+guard::Mode mode_of_call(const ThreadState& s) {
+  if (s.own_scopes == 0 && g_scope_opened.load(std::memory_order_relaxed))
+    if (const Carried* c = carried(); c && c->mode) return *c->mode;
+  return guard::detail::current_mode();
+}
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
@@ -196,7 +211,12 @@ bool sets_expectation(const c10::IValue* begin, const c10::IValue* end) {
   });
 }
 
-bool writes_events() { return !guard::detail::current_options().events_path.empty(); }
+// A forward op inside a module remembers where it ran, for its backward's reports (only a
+// result with a node has a backward to report; most results of a model's forward have one).
+void note_forward_site(const at::Tensor& result) {
+  if (t_state.nodes.empty() && result.defined() && result.requires_grad())
+    remember_forward_site(result, guard::module_path());
+}
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
@@ -204,8 +224,7 @@ void count_unchecked(const OpEntry& p, guard::Mode mode, const ::torch::jit::Sta
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
-  if (t_state.nodes.empty() && !stack.empty() && stack.back().isTensor())
-    remember_forward_site(stack.back().toTensor(), guard::module_path());
+  if (!stack.empty() && stack.back().isTensor()) note_forward_site(stack.back().toTensor());
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
@@ -237,11 +256,9 @@ void check(const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool expl
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
-  const bool events = writes_events();
-  // A forward op inside a module remembers where it ran, for its backward's reports.
-  if (t_state.nodes.empty() && !out.empty()) remember_forward_site(*out[0], guard::module_path());
+  if (!out.empty()) note_forward_site(*out[0]);
   const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
-                    (events && (has_image(in) || has_image(out)));
+                    (t_state.events && (has_image(in) || has_image(out)));
   if (!full) {
     if (collect) {
       count_call(p);
@@ -256,46 +273,43 @@ struct DepthScope {
   ThreadState& s_;
 };
 
-// Runs the rest of the op's dispatch: the keys below the bridge's.
-void run_below(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+// Runs the rest of the op's dispatch (the keys below the bridge's) one level deeper. Its
+// nested calls come back through the key when `seen`; else they run unseen, unboxed too.
+void run_below(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack, ThreadState& s,
+               bool seen) {
   static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kKey);
-  op.redispatchBoxed(keys & kBelow, stack);
-}
-
-// The same for a call whose nested calls run unseen (they are not boxed either).
-void run_below_alone(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  c10::impl::ExcludeDispatchKeyGuard unseen(kKey);
-  run_below(op, keys, stack);
-}
-
-// Runs a checked call one level deeper: its nested calls come back through the key, unless
-// nested=0 says to let them run unseen.
-void run_nested(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack, ThreadState& s) {
   DepthScope nested(s);
-  if (s.nested) run_below(op, keys, stack);
-  else run_below_alone(op, keys, stack);
+  if (seen) {
+    op.redispatchBoxed(keys & kBelow, stack);
+  } else {
+    c10::impl::ExcludeDispatchKeyGuard unseen(kKey);
+    op.redispatchBoxed(keys & kBelow, stack);
+  }
 }
 
 void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  const OpEntry& p = op_entry(op);
   ThreadState& s = t_state;
-  const guard::Mode mode = s.depth == 0 ? mode_of_call() : s.mode;
+  const guard::Mode mode = s.depth == 0 ? mode_of_call(s) : s.mode;
+  if (mode == guard::Mode::Off) {
+    run_below(op, keys, stack, s, false);  // nested calls are off too
+    return;
+  }
+  const OpEntry& p = op_entry(op);
   if (s.depth == 0) {
-    if (mode == guard::Mode::Off) {
-      run_below_alone(op, keys, stack);  // nested calls are off too
-      return;
-    }
     s.mode = mode;
     s.top = &p;
-    s.nested = guard::detail::current_options().nested;
+    // The options are read once per user-level call: each read is a thread-local lookup.
+    const guard::Options& options = guard::detail::current_options();
+    s.nested = options.nested;
+    s.events = !options.events_path.empty();
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
   // lose the format: it is only counted, and its inputs are not even copied.
   const size_t args = op.schema().arguments().size();
   const c10::IValue* first = stack->data() + stack->size() - args;
-  if (!p.checkable || !(p.is_copy || sets_expectation(first, first + args) || writes_events())) {
-    run_nested(op, keys, stack, s);
+  if (!p.checkable || !(p.is_copy || sets_expectation(first, first + args) || s.events)) {
+    run_below(op, keys, stack, s, s.nested);
     if (s.depth == 0) count_unchecked(p, mode, *stack);
     return;
   }
@@ -312,7 +326,7 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
     policy = LayoutPolicy::Preserve;
   }
   if (s.depth == 0) s.root_cause.clear();
-  run_nested(op, keys, stack, s);
+  run_below(op, keys, stack, s, s.nested);
   Tensors out_lists;
   Operands out;
   const size_t returns = op.schema().returns().size();
@@ -401,10 +415,13 @@ Scope::Scope(guard::Mode mode)
     : mode_(mode),
       was_enabled_(enabled()),
       outer_debug_info_(torch_bridge::push_carried([mode](torch_bridge::Carried& c) { c.mode = mode; })) {
+  torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
+  ++torch_bridge::t_state.own_scopes;
   enable();
 }
 
 Scope::~Scope() {
+  --torch_bridge::t_state.own_scopes;
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
   if (!was_enabled_) disable();
 }

@@ -29,4 +29,18 @@ lg_configure() {
   fi
 }
 
+# lg_test_venv: prints the Python of build-venv/, a venv over Debian's Python made on first use
+# (--system-site-packages, so Debian's torch stays visible) with the PyPI packages Debian lacks:
+# expecttest, which torch's OpInfo database imports (the support-matrix test). When pip cannot
+# reach PyPI, the venv stays without it and the tests that need it skip, saying why.
+lg_test_venv() {
+  local venv="$LG_ROOT/build-venv"
+  [ -x "$venv/bin/python3" ] || /usr/bin/python3 -m venv --system-site-packages "$venv" >&2
+  if ! "$venv/bin/python3" -c 'import expecttest' 2>/dev/null; then
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check expecttest >&2 \
+      || lg_say "test: pip could not install expecttest into $venv; the support-matrix test will skip" >&2
+  fi
+  printf '%s\n' "$venv/bin/python3"
+}
+
 lg_jobs() { nproc 2>/dev/null || echo 2; }

@@ -17,7 +17,6 @@ import layoutguard_torch as lgt
 import lg_unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BUILD = os.environ["LG_TORCH_TEST_BUILD"]
 TOOL = os.environ["LG_TOOL"]
 
 # A two-layer program with one loss (softmax over C inside module "head") and one kept format.

@@ -3,6 +3,8 @@
 // with the guard off, recording and throwing (no violation: the output keeps the format).
 // Medians of repeated batches; the plain run is the peer, measured in the same process.
 //   torch_overhead [--calls N] [--batches B]
+// With --instructions it times nothing: under callgrind (scripts/torch-instructions) it dumps
+// the instructions of N calls per way, exact and repeatable where the VM's clock is not.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,11 @@
 #include <layoutguard/guard.h>
 #include <layoutguard/torch.h>
 
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define LG_HAVE_CALLGRIND 1
+#endif
+
 namespace {
 
 // ns per call of at::add(a, b) over `calls` calls.
@@ -30,13 +37,54 @@ double time_calls(const at::Tensor& a, const at::Tensor& b, int calls) {
   return took.count() / calls;
 }
 
+constexpr const char* kWays[4] = {"plain", "bridge off", "record", "throw"};
+
+// Runs `calls` calls of one way inside its Scope (way 0: none, plain libtorch).
+template <typename F>
+auto in_way(int way, F&& f) {
+  if (way == 0) return f();
+  lg::torch::Scope scope(way == 1 ? lg::guard::Mode::Off : way == 2 ? lg::guard::Mode::Record : lg::guard::Mode::Throw);
+  return f();
+}
+
+// One callgrind dump per input and way, named "INPUT WAY", each holding `calls` calls after a
+// warm-up outside the count.
+int count_instructions(int calls) {
+#ifdef LG_HAVE_CALLGRIND
+  for (const bool channels_last : {false, true}) {
+    at::Tensor a = at::randn({1, 8, 4, 4});
+    if (channels_last) a = a.contiguous(at::MemoryFormat::ChannelsLast);
+    at::Tensor b = a.clone();
+    for (int way = 0; way < 4; ++way) {
+      in_way(way, [&] {
+        time_calls(a, b, 100);
+        CALLGRIND_TOGGLE_COLLECT;
+        time_calls(a, b, calls);
+        CALLGRIND_TOGGLE_COLLECT;
+        return 0;
+      });
+      const std::string name = std::string(channels_last ? "channels_last " : "NCHW ") + kWays[way];
+      CALLGRIND_DUMP_STATS_AT(name.c_str());
+    }
+  }
+  return 0;
+#else
+  (void)calls;
+  std::fprintf(stderr, "torch_overhead: built without valgrind's callgrind.h; --instructions is unavailable\n");
+  return 2;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int calls = 20000, batches = 21;
+  bool instructions = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--calls" || arg == "--batches") && i + 1 < argc) {
+    if (arg == "--instructions") {
+      instructions = true;
+    } else if ((arg == "--calls" || arg == "--batches") && i + 1 < argc) {
       const int v = std::atoi(argv[++i]);
       if (v <= 0) {
         std::fprintf(stderr, "torch_overhead: %s needs a positive count\n", arg.c_str());
@@ -44,7 +92,7 @@ int main(int argc, char** argv) {
       }
       (arg == "--calls" ? calls : batches) = v;
     } else {
-      std::fprintf(stderr, "usage: torch_overhead [--calls N] [--batches B]\n");
+      std::fprintf(stderr, "usage: torch_overhead [--calls N] [--batches B] [--instructions]\n");
       return 2;
     }
   }
@@ -54,6 +102,11 @@ int main(int argc, char** argv) {
   }
   at::set_num_threads(1);
   lg::guard::set_options(lg::guard::parse_options("off", "summary=0"));
+  if (instructions) {
+    std::printf("torch %s, instructions per at::add(1x8x4x4) over %d calls, 1 thread\n",
+                std::string(lg::torch::built_torch_version()).c_str(), calls);
+    return count_instructions(calls);
+  }
   std::printf("torch %s, %d calls x %d batches, median ns per at::add(1x8x4x4), 1 thread\n",
               std::string(lg::torch::built_torch_version()).c_str(), calls, batches);
   std::printf("%-16s %10s %10s %10s %10s %9s\n", "input", "plain", "bridge off", "record", "throw", "added");
@@ -65,11 +118,7 @@ int main(int argc, char** argv) {
     std::vector<double> samples[4];
     for (int r = 0; r < batches + 1; ++r) {
       for (int way = 0; way < 4; ++way) {
-        const double ns = way == 0 ? time_calls(a, b, calls) : [&] {
-          lg::torch::Scope scope(way == 1 ? lg::guard::Mode::Off
-                                          : way == 2 ? lg::guard::Mode::Record : lg::guard::Mode::Throw);
-          return time_calls(a, b, calls);
-        }();
+        const double ns = in_way(way, [&] { return time_calls(a, b, calls); });
         if (r > 0) samples[way].push_back(ns);  // the first round warms up
       }
     }

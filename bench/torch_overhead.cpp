@@ -4,7 +4,9 @@
 // Medians of repeated batches; the plain run is the peer, measured in the same process.
 //   torch_overhead [--calls N] [--batches B]
 // With --instructions it times nothing: under callgrind (scripts/torch-instructions) it dumps
-// the instructions of N calls per way, exact and repeatable where the VM's clock is not.
+// the instructions of N calls per way, exact and repeatable where the VM's clock is not, and
+// of a small CNN's training step (conv, batch norm, relu, a residual add, pooling, a linear
+// layer, backward, SGD; channels_last, 2x8x16x16), where most ATen calls are nested ones.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +39,44 @@ double time_calls(const at::Tensor& a, const at::Tensor& b, int calls) {
   return took.count() / calls;
 }
 
+// A small residual CNN's training step in channels_last: the mix of ATen calls of a real one
+// (composite ops and their nested calls, factories inside kernels, autograd, in-place updates)
+// at a size where callgrind can count it.
+struct SmallNet {
+  std::vector<at::Tensor> params;
+  at::Tensor x;
+
+  SmallNet() {
+    const auto cl = at::MemoryFormat::ChannelsLast;
+    auto param = [&](at::Tensor t) {
+      params.push_back(t.requires_grad_());
+      return params.back();
+    };
+    param(at::randn({8, 8, 3, 3}).contiguous(cl).mul_(0.1));  // conv 1
+    param(at::ones({8}));                                      // batch norm 1
+    param(at::zeros({8}));
+    param(at::randn({8, 8, 3, 3}).contiguous(cl).mul_(0.1));  // conv 2
+    param(at::ones({8}));                                      // batch norm 2
+    param(at::zeros({8}));
+    param(at::randn({4, 8}).mul_(0.1));                        // linear
+    x = at::randn({2, 8, 16, 16}).contiguous(cl);
+  }
+
+  void step() {
+    const std::vector<at::Tensor>& p = params;
+    at::Tensor y = at::relu(at::batch_norm(at::conv2d(x, p[0], {}, 1, 1), p[1], p[2], {}, {}, true, 0.1, 1e-5, false));
+    at::Tensor z = at::batch_norm(at::conv2d(y, p[3], {}, 1, 1), p[4], p[5], {}, {}, true, 0.1, 1e-5, false);
+    z = at::relu(z + y);
+    at::Tensor loss = at::linear(at::adaptive_avg_pool2d(z, {1, 1}).flatten(1), p[6]).sum();
+    loss.backward();
+    at::NoGradGuard no_grad;
+    for (const at::Tensor& t : p) {
+      t.sub_(t.grad(), 0.01);
+      t.mutable_grad().zero_();
+    }
+  }
+};
+
 constexpr const char* kWays[4] = {"plain", "bridge off", "record", "throw"};
 
 // Runs `calls` calls of one way inside its Scope (way 0: none, plain libtorch).
@@ -66,6 +106,21 @@ int count_instructions(int calls) {
       const std::string name = std::string(channels_last ? "channels_last " : "NCHW ") + kWays[way];
       CALLGRIND_DUMP_STATS_AT(name.c_str());
     }
+  }
+  // The step's dumps hold `steps` steps each; " /N" tells scripts/callgrind_table.py to divide
+  // by N instead of the call count.
+  SmallNet net;
+  const int steps = 10;
+  for (int way = 0; way < 3; ++way) {
+    in_way(way, [&] {
+      net.step();
+      CALLGRIND_TOGGLE_COLLECT;
+      for (int i = 0; i < steps; ++i) net.step();
+      CALLGRIND_TOGGLE_COLLECT;
+      return 0;
+    });
+    const std::string name = std::string("CNN training step ") + kWays[way] + " /" + std::to_string(steps);
+    CALLGRIND_DUMP_STATS_AT(name.c_str());
   }
   return 0;
 #else

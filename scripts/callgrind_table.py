@@ -1,5 +1,6 @@
 """Prints one row per callgrind dump named by a client request: the dump's instructions divided
-by the calls it holds. Used by scripts/host-overhead and scripts/torch-instructions.
+by the calls it holds (CALLS, or N for a dump named "... /N"). Used by scripts/host-overhead and
+scripts/torch-instructions.
     python3 scripts/callgrind_table.py DIR CALLS COLUMN     (DIR holds the cg.* files)"""
 import glob
 import re
@@ -19,7 +20,9 @@ def main(work, calls, column):
         sys.exit("callgrind wrote no named dump")
     print(f"{column:<32} {'instructions per call':>22}")
     for _, name, total in sorted(rows):
-        print(f"{name:<32} {total / calls:>22.0f}")
+        per = re.match(r"^(.*) /(\d+)$", name)
+        name, count = (per.group(1), int(per.group(2))) if per else (name, calls)
+        print(f"{name:<32} {total / count:>22.0f}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,12 @@ bool is_tensor_like(const c10::TypePtr& type) {
 
 }  // namespace
 
+bool takes_no_tensor(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments())
+    if (is_tensor_like(a.type())) return false;
+  return true;
+}
+
 AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   AtenPolicy p;
   p.name = schema.name();

@@ -37,4 +37,8 @@ struct AtenPolicy {
 // the table's entry.
 AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 
+// Whether no argument of the op is a tensor (empty, zeros, randn, arange...): such an op cannot
+// lose a format it was never given, at any depth.
+bool takes_no_tensor(const c10::FunctionSchema& schema);
+
 }  // namespace lg::torch_bridge

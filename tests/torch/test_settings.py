@@ -95,6 +95,24 @@ class Outputs(unittest.TestCase):
         self.assertLessEqual(ops(alone), ops(traced))
         self.assertIn("aten::conv2d", ops(alone))
 
+    def test_ops_without_a_tensor_argument_skip_the_bridge(self):
+        # Factories called by the user or inside kernels pass the key by (a fall-through
+        # kernel): they cannot lose a format. Those that take a tensor (new_zeros, empty_like,
+        # a root cause when nested) are still intercepted.
+        x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            torch.zeros(2, 4, 6, 6)
+            torch.empty(3)
+            x.new_zeros(2, 4, 6, 6)
+            torch.add(x, x)
+        ops = {o["op"] for o in lgt.report()["ops"]}
+        lgt.clear_report()
+        self.assertIn("aten::add", ops)
+        self.assertIn("aten::new_zeros", ops)
+        self.assertNotIn("aten::zeros", ops)
+        self.assertNotIn("aten::empty", ops)
+
     def test_report_placeholder_per_process(self):
         path = os.path.join(self.tmp, "report-%p.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})

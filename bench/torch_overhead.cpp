@@ -62,12 +62,24 @@ struct SmallNet {
     x = at::randn({2, 8, 16, 16}).contiguous(cl);
   }
 
+  // Module scopes as nn.Module hooks push them in Python: the forward ops remember their
+  // module for their backward nodes' reports.
   void step() {
     const std::vector<at::Tensor>& p = params;
-    at::Tensor y = at::relu(at::batch_norm(at::conv2d(x, p[0], {}, 1, 1), p[1], p[2], {}, {}, true, 0.1, 1e-5, false));
-    at::Tensor z = at::batch_norm(at::conv2d(y, p[3], {}, 1, 1), p[4], p[5], {}, {}, true, 0.1, 1e-5, false);
-    z = at::relu(z + y);
-    at::Tensor loss = at::linear(at::adaptive_avg_pool2d(z, {1, 1}).flatten(1), p[6]).sum();
+    at::Tensor y, z, loss;
+    {
+      lg::torch::ModuleScope stem("stem");
+      y = at::relu(at::batch_norm(at::conv2d(x, p[0], {}, 1, 1), p[1], p[2], {}, {}, true, 0.1, 1e-5, false));
+    }
+    {
+      lg::torch::ModuleScope block("block");
+      z = at::batch_norm(at::conv2d(y, p[3], {}, 1, 1), p[4], p[5], {}, {}, true, 0.1, 1e-5, false);
+      z = at::relu(z + y);
+    }
+    {
+      lg::torch::ModuleScope head("head");
+      loss = at::linear(at::adaptive_avg_pool2d(z, {1, 1}).flatten(1), p[6]).sum();
+    }
     loss.backward();
     at::NoGradGuard no_grad;
     for (const at::Tensor& t : p) {

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -16,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "model_setup.h"
 
 namespace lg::tools {
@@ -54,10 +54,21 @@ void write_suppressions(const std::string& path, std::span<const std::string_vie
   size_t lines = 0;
   try {
     lines = guard::write_baseline(path, written_by);
-  } catch (const Error&) {
-    throw ValueError("[layoutguard audit] --write-suppressions " + path + ": cannot write");
+  } catch (const Error& e) {
+    throw ValueError("[layoutguard audit] --write-suppressions " + path + ": cannot write (" + e.message() + ")");
   }
   std::cout << "wrote " << lines << " suppression" << (lines == 1 ? "" : "s") << " to " << path << "\n";
+}
+
+// An output flag's path must be writable before the model runs: finding out after the whole
+// run (and after "result: clean" was printed) wastes the run and reads like a success.
+void check_output_flag(std::string_view command, std::string_view flag, const std::string& path) {
+  if (path.empty()) return;
+  const std::string problem = lg::detail::replaceable_path_problem(path);
+  if (!problem.empty())
+    throw ValueError("[layoutguard " + std::string(command) + "] --" + std::string(flag) + " " + path +
+                     ": cannot write: " + problem +
+                     "; required: a writable regular file, or a new file in a writable directory");
 }
 
 }  // namespace
@@ -74,6 +85,9 @@ int audit_command(std::span<const std::string_view> args) {
   // bytes as well. -1: no budget.
   const int64_t max_conversion_bytes =
       flags.integer("max-conversion-bytes", -1, 0, std::numeric_limits<int64_t>::max());
+  check_output_flag("audit", "report", report_path);
+  check_output_flag("audit", "dot", dot_path);
+  check_output_flag("audit", "write-suppressions", suppressions_out);
 
   std::shared_ptr<nn::Module> model = build_model(setup);
   const Tensor input = make_input(setup);
@@ -175,15 +189,11 @@ int audit_command(std::span<const std::string_view> args) {
     if (max_conversion_bytes >= 0)
       j["conversion_budget"] = {{"max_bytes", max_conversion_bytes}, {"over", over_budget}};
     j["guard"] = nlohmann::json::parse(guard::report_json(report));
-    std::ofstream f(report_path);
-    f << j.dump(2) << "\n";
-    if (!f) throw ValueError("[layoutguard audit] --report " + report_path + ": cannot write");
+    lg::detail::replace_file("layoutguard audit", "the --report file", report_path, j.dump(2) + "\n");
   }
-  if (!dot_path.empty()) {
-    std::ofstream f(dot_path);
-    f << audit::flow_dot(rows, setup.model + " (" + format_label(setup) + ")");
-    if (!f) throw ValueError("[layoutguard audit] --dot " + dot_path + ": cannot write");
-  }
+  if (!dot_path.empty())
+    lg::detail::replace_file("layoutguard audit", "the --dot file", dot_path,
+                             audit::flow_dot(rows, setup.model + " (" + format_label(setup) + ")"));
   if (!suppressions_out.empty()) write_suppressions(suppressions_out, args);
   return report.violations.empty() && !over_budget ? 0 : 1;
 }
@@ -196,6 +206,7 @@ int run_command(std::span<const std::string_view> args) {
     throw UsageError("[layoutguard run] --input FILE and --output FILE are required");
   const ModelSetup setup = parse_model_setup(flags);
   const std::string in_path = flags.get("input", ""), out_path = flags.get("output", "");
+  check_output_flag("run", "output", out_path);
   const nn::TensorFile file = nn::load_safetensors(in_path);
   if (file.tensors.size() != 1)
     throw ValueError("[layoutguard run] " + in_path + " holds " + std::to_string(file.tensors.size()) +

@@ -6,7 +6,7 @@
 #include "diff_command.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -17,6 +17,7 @@
 #include <layoutguard/int_array_ref.h>
 
 #include "arguments.h"
+#include "core/input_file.h"
 
 namespace lg::tools {
 namespace {
@@ -47,8 +48,12 @@ struct Run {
 };
 
 Run read_run(const std::string& path, bool all_depths) {
-  std::ifstream in(path);
-  if (!in) throw ValueError("[layoutguard diff] cannot read '" + path + "'; required: an events file (events=FILE)");
+  // A regular file of bounded size: a FIFO or a device named by mistake is refused, not read
+  // without end (core/input_file.h).
+  std::istringstream in(lg::detail::read_regular_file(
+      path, lg::detail::kMaxEventsFileBytes, "layoutguard diff",
+      "an events file (events=FILE): a regular file of at most " + std::to_string(lg::detail::kMaxEventsFileBytes) +
+          " bytes"));
   Run run{path, {}, {}};
   std::string line;
   for (int64_t number = 1; std::getline(in, line); ++number) {

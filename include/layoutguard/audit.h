@@ -89,7 +89,8 @@ class FlowRecorder {
   std::vector<LossSpan> loss_spans() const;
   std::string text() const;    // format_table, format_loss_spans, format_unconverted_weights
   std::string json() const;    // flow_json
-  // Writes flow_dot to path; lg::Error naming the path when it cannot be written.
+  // Writes flow_dot to path, replacing a file there only once written whole; lg::ValueError
+  // naming the path when it cannot be written.
   void write_dot(const std::string& path, const std::string& title = "layout flow") const;
 
  private:

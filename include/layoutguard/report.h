@@ -138,12 +138,14 @@ std::string signature_suppression_line_for(const ViolationInfo& v);
 // nothing are left out, so rewriting the file from its own run drops them (a ratchet). '*'
 // and '?' inside a module path or function name become '?', which matches them.
 std::vector<std::string> baseline_lines(const Report& r);
-// Writes baseline_lines(report()) to path under a comment naming `written_by`; lg::Error
-// naming the path if it cannot be written. Returns the number of lines.
+// Writes baseline_lines(report()) to path under a comment naming `written_by`, replacing an old
+// baseline only once written whole; lg::ValueError naming the path if it cannot be written.
+// Returns the number of lines.
 size_t write_baseline(const std::string& path, const std::string& written_by);
 // The human summary table (what summary=1 prints to stderr at exit).
 std::string summary_text(const Report& r);
-// Writes report_json(report()) to path; lg::Error naming the path if it cannot be written.
+// Writes report_json(report()) to path, replacing an old report only once written whole;
+// lg::ValueError naming the path if it cannot be written.
 void write_report(const std::string& path);
 
 }  // namespace lg::guard

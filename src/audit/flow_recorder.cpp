@@ -2,13 +2,13 @@
 // the layout conversions inside the call and the edges from the rows that made its inputs.
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <optional>
 
 #include <layoutguard/audit.h>
 #include <layoutguard/error.h>
 #include <layoutguard/layout.h>
 
+#include "core/atomic_file.h"
 #include "guard/check.h"
 #include "guard/data_flow.h"
 #include "guard/runtime.h"
@@ -120,9 +120,7 @@ std::string FlowRecorder::text() const {
 std::string FlowRecorder::json() const { return flow_json(state_->rows, loss_spans()); }
 
 void FlowRecorder::write_dot(const std::string& path, const std::string& title) const {
-  std::ofstream f(path);
-  f << flow_dot(state_->rows, title);
-  if (!f) throw ValueError("[audit::FlowRecorder::write_dot] cannot write '" + path + "'; required: a writable file path");
+  lg::detail::replace_file("audit::FlowRecorder::write_dot", "", path, flow_dot(state_->rows, title));
 }
 
 }  // namespace lg::audit

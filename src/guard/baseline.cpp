@@ -1,11 +1,13 @@
 // The run's violations as a suppressions file: the baseline of a ratchet
 // (LAYOUTGUARD_OPTIONS=write_suppressions=FILE at exit, `layoutguard audit --write-suppressions`).
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
 #include <layoutguard/report.h>
+
+#include "core/atomic_file.h"
 
 namespace lg::guard {
 namespace {
@@ -45,14 +47,12 @@ std::vector<std::string> baseline_lines(const Report& r) {
 size_t write_baseline(const std::string& path, const std::string& written_by) {
   LG_CHECK(!path.empty(), "[guard::write_baseline] received an empty path; required a file name");
   const std::vector<std::string> lines = baseline_lines(report());
-  std::ofstream f(path, std::ios::trunc);
+  std::ostringstream f;
   f << "# Known layout losses, written by: " << written_by << "\n"
     << "# Use as LAYOUTGUARD_OPTIONS=suppressions=" << path << " so that only new losses are reported.\n";
   for (const std::string& line : lines) f << line << "\n";
-  f.flush();
-  if (!f)
-    throw Error("[guard::write_baseline] cannot write the suppressions baseline to '" + path +
-                "'; required a writable file path (LAYOUTGUARD_OPTIONS write_suppressions=)");
+  // The old baseline stays whole unless the new one is written whole (core/atomic_file.h).
+  detail::replace_file("guard::write_baseline", "the suppressions baseline", path, f.str());
   return lines.size();
 }
 

@@ -2,7 +2,6 @@
 #include "guard/events.h"
 
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <layoutguard/error.h>
+
+#include "core/atomic_file.h"
 
 namespace lg::guard::detail {
 namespace {
@@ -52,17 +53,27 @@ void write_event(const std::string& path, const hooks::OpCall& call, const Findi
   if (expected) line["expected_loss"] = expected->reason();
 
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<std::ofstream>> files;
+  static std::map<std::string, std::unique_ptr<lg::detail::ReplacingFile>> files;
   static uint64_t sequence = 0;
   std::lock_guard lock(mutex);
-  std::unique_ptr<std::ofstream>& file = files[path];
-  if (!file) file = std::make_unique<std::ofstream>(path, std::ios::trunc);
   line["seq"] = sequence++;
-  *file << line.dump() << '\n';
-  file->flush();  // the stream is read while the program runs, or after it crashed
-  if (!*file) {
-    files.erase(path);
-    throw Error("[layoutguard] LAYOUTGUARD_OPTIONS events=" + path + ": writing the event stream failed");
+  // Unbuffered whole-line writes: the stream is read while the program runs, or after it
+  // crashed. It replaces the old file once its first line is written (a run that cannot write
+  // the stream at all leaves the old one as it was); from then on it grows in place, and a
+  // failed write is cut back to the last whole line (core/atomic_file.h).
+  try {
+    std::unique_ptr<lg::detail::ReplacingFile>& file = files[path];
+    if (!file) {
+      auto fresh = std::make_unique<lg::detail::ReplacingFile>("LAYOUTGUARD_OPTIONS events=", "the event stream", path);
+      fresh->write(line.dump() + '\n');
+      fresh->commit();
+      file = std::move(fresh);
+    } else {
+      file->write(line.dump() + '\n');
+    }
+  } catch (const Error&) {
+    if (!files[path]) files.erase(path);  // never started: the next event tries afresh
+    throw;
   }
 }
 

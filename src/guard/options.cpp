@@ -3,18 +3,18 @@
 #include <layoutguard/guard.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
 #include <unistd.h>
 
 #include <layoutguard/error.h>
+
+#include "core/atomic_file.h"
+#include "core/input_file.h"
 
 namespace lg::guard {
 namespace {
@@ -115,23 +115,12 @@ size_t signature_open(std::string_view text) {
 // be written is refused now, with the settings, instead of failing inside some op or at exit.
 // Only looks: the file is not created here (parse_options has no side effects).
 void check_writable(const Key& key, std::string_view value) {
-  namespace fs = std::filesystem;
-  const fs::path path{std::string(value)};
-  const auto missing = [](const std::error_code& e) { return e == std::errc::no_such_file_or_directory; };
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec && !missing(ec)) bad_value(key, value, "cannot be reached: " + ec.message());  // EACCES, ENOTDIR
-  if (fs::exists(st)) {
-    if (fs::is_directory(st)) bad_value(key, value, "a directory");
-    if (access(path.c_str(), W_OK) != 0) bad_value(key, value, std::string("not writable: ") + std::strerror(errno));
-    return;
-  }
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const bool is_dir = fs::is_directory(dir, ec);
-  if (ec && !missing(ec)) bad_value(key, value, "its directory cannot be reached: " + ec.message());
-  if (!is_dir) bad_value(key, value, "its directory does not exist");
-  if (access(dir.c_str(), W_OK | X_OK) != 0)
-    bad_value(key, value, std::string("its directory is not writable: ") + std::strerror(errno));
+  // The log is opened in place (it may be /dev/stderr); the other files replace the old one
+  // by a rename (core/atomic_file.h), which needs a regular file and a writable directory.
+  const std::string path{value};
+  const std::string problem =
+      key.name == "log_path" ? detail::output_path_problem(path) : detail::replaceable_path_problem(path);
+  if (!problem.empty()) bad_value(key, value, problem);
 }
 
 // Output paths may name the process, so that the processes of one job (the ranks of a
@@ -159,26 +148,19 @@ std::string expand_placeholders(std::string_view value) {
   return out;
 }
 
-// Suppressions files are short lists; a bigger one is a wrong path (a log, /dev/zero, a FIFO).
-constexpr uintmax_t kMaxSuppressionsBytes = 1 << 20;
-
+// Suppressions files are short lists: a FIFO, a device or a big file is a wrong path, refused
+// before it is read (core/input_file.h).
 std::vector<Suppression> read_suppressions(const std::string& path) {
-  std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(path, ec);
-  const uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
-  if (regular && !ec && size > kMaxSuppressionsBytes)
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path, "', which has ", size,
-                                  " bytes; allowed values: a file of op[:module-glob] lines of at most ",
-                                  kMaxSuppressionsBytes, " bytes"));
-  if (!regular && std::filesystem::exists(path, ec))
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
-                                  "', which is not a regular file; allowed values: a readable file of "
-                                  "op[:module-glob] lines"));
-  std::ifstream in(path);
-  if (!in)
-    throw ConfigError(detail::str(kOptionsVar, ": key 'suppressions' names '", path,
-                                  "', which cannot be read (", std::strerror(errno),
-                                  "); allowed values: a readable file of op[:module-glob] lines"));
+  std::string text;
+  try {
+    text = detail::read_regular_file(
+        path, detail::kMaxSuppressionsFileBytes, detail::str(kOptionsVar, " suppressions="),
+        detail::str("a suppressions file of op[:module-glob] lines: a readable regular file of at most ",
+                    detail::kMaxSuppressionsFileBytes, " bytes"));
+  } catch (const ValueError& e) {
+    throw ConfigError(e.message());  // a bad setting, like every other key's
+  }
+  std::istringstream in(text);
   std::vector<Suppression> out;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

@@ -1,13 +1,14 @@
 // The two renderings of a Report: JSON (report=FILE) and the exit summary table (summary=1).
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include <layoutguard/config.h>
 #include <layoutguard/guard.h>
 #include <layoutguard/report.h>
+
+#include "core/atomic_file.h"
 
 namespace lg::guard {
 namespace {
@@ -198,13 +199,7 @@ std::string summary_text(const Report& r) {
 
 void write_report(const std::string& path) {
   LG_CHECK(!path.empty(), "[guard::write_report] received an empty path; required a file name");
-  const std::string text = report_json(report());
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out)
-    throw Error("[guard::write_report] cannot write the JSON report to '" + path +
-                "'; required a writable file path (LAYOUTGUARD_OPTIONS report=)");
+  detail::replace_file("guard::write_report", "the JSON report", path, report_json(report()));
 }
 
 }  // namespace lg::guard

@@ -2,16 +2,9 @@
 // and the writer. See include/layoutguard/nn/safetensors.h for the format.
 #include <layoutguard/nn/safetensors.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <set>
@@ -19,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "safetensors_header.h"
 
 #include <layoutguard/error.h>
@@ -46,32 +41,22 @@ struct FileBuffer {
   ~FileBuffer() { std::free(data); }
 };
 
-// Reads `path` whole. A copy, not a memory map: tensors from a map would change, or kill the
-// process with SIGBUS, when the file is rewritten or truncated while they live (Python's
-// safetensors save_file and cp both rewrite in place).
+// Reads `path` whole: a regular file of at most kMaxSafetensorsFileBytes (core/input_file.h),
+// so a FIFO or a device named by mistake is an error, never a wait without end. A copy, not a
+// memory map: tensors from a map would change, or kill the process with SIGBUS, when the file
+// is rewritten or truncated while they live (Python's safetensors save_file and cp both
+// rewrite in place).
 std::shared_ptr<FileBuffer> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(path, "not a regular file");
+  lg::detail::InputFile file(path, lg::detail::kMaxSafetensorsFileBytes, "nn::load_safetensors",
+                             "a safetensors file: a regular file of at most " +
+                                 std::to_string(lg::detail::kMaxSafetensorsFileBytes) + " bytes");
   auto buffer = std::make_shared<FileBuffer>();
-  buffer->size = static_cast<size_t>(st.st_size);
+  buffer->size = static_cast<size_t>(file.size());
   const size_t rounded = (buffer->size + 63) / 64 * 64;
   buffer->data = static_cast<std::byte*>(std::aligned_alloc(64, std::max<size_t>(rounded, 64)));
   if (buffer->data == nullptr)
     fail(path, "cannot allocate " + std::to_string(buffer->size) + " bytes to read it");
-  size_t done = 0;
-  while (done < buffer->size) {
-    const ssize_t got = ::read(fd, buffer->data + done, buffer->size - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail(path, std::string("read failed: ") + std::strerror(errno));
-    if (got == 0) fail(path, "the file shrank while it was read");
-    done += static_cast<size_t>(got);
-  }
+  file.read_exactly(buffer->data, buffer->size);
   return buffer;
 }
 
@@ -162,24 +147,9 @@ std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata
 
 void save_safetensors(const std::string& path, const StateDict& tensors, const Metadata& metadata) {
   const std::string bytes = safetensors_bytes(tensors, metadata);
-  // Written beside the target and renamed over it: a failed write leaves no half file, and a
-  // reader never sees a partly written one.
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    if (!f) throw ValueError("[safetensors] " + path + ": cannot open for writing: " + std::strerror(errno));
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    if (!f) {
-      std::remove(temp.c_str());
-      throw ValueError("[safetensors] " + path + ": write failed: " + std::strerror(errno));
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(temp.c_str());
-    throw ValueError("[safetensors] " + path + ": cannot replace the file: " + std::strerror(err));
-  }
+  // Written beside the target and renamed over it (core/atomic_file.h): a failed write leaves
+  // the old file as it was, and a reader never sees a partly written one.
+  lg::detail::replace_file("nn::save_safetensors", "the safetensors file", path, bytes);
 }
 
 }  // namespace lg::nn

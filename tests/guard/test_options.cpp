@@ -16,6 +16,7 @@
 
 #include <layoutguard/layoutguard.h>
 
+#include "support/file_testing.h"
 #include "support/guard_testing.h"
 
 namespace {
@@ -122,13 +123,19 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
     rmdir(locked.str().c_str());
   }
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
-  CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"), "cannot be read"));
-  // Not a list of suppressions: a device, a directory, a file too big to be one.
-  CHECK(contains(config_error("", "suppressions=/dev/zero"), "not a regular file"));
-  CHECK(contains(config_error("", "suppressions=/tmp"), "not a regular file"));
+  CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"),
+                 "[LAYOUTGUARD_OPTIONS suppressions=] /nonexistent/lg.supp: cannot open: No such file or directory; "
+                 "required: a suppressions file"));
+  // Not a list of suppressions: a device, a directory, a FIFO (reading it would wait for a
+  // writer forever), a file too big to be one.
+  CHECK(contains(config_error("", "suppressions=/dev/zero"), "not a regular file (a character device)"));
+  CHECK(contains(config_error("", "suppressions=/tmp"), "/tmp: not a regular file (a directory)"));
+  lg::testing::TempDir fifo_dir;
+  lg::testing::make_fifo(fifo_dir / "supp");
+  CHECK(contains(config_error("", "suppressions=" + (fifo_dir / "supp")), "supp: not a regular file (a FIFO)"));
   lg::testing::TempPath big("lg-big-suppressions");
   std::ofstream(big.str()) << std::string((1 << 20) + 1, '#');
-  CHECK(contains(config_error("", "suppressions=" + big.str()), "bytes; allowed values"));
+  CHECK(contains(config_error("", "suppressions=" + big.str()), "1048577 bytes, more than the limit of 1048576 bytes"));
 }
 
 TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {

@@ -12,6 +12,7 @@
 #include <layoutguard/layoutguard.h>
 #include <layoutguard/nn.h>
 
+#include "support/file_testing.h"
 #include "support/guard_testing.h"
 #include "support/tensor_testing.h"
 
@@ -176,7 +177,9 @@ TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") 
                        doctest::Contains("/nonexistent/x.safetensors: cannot open"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::load_safetensors("/tmp"), doctest::Contains("not a regular file"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::save_safetensors("/nonexistent/dir/x.safetensors", {{"t", lg::zeros({1})}}),
-                       doctest::Contains("cannot open for writing"), lg::ValueError);
+                       doctest::Contains("[nn::save_safetensors] cannot write the safetensors file to "
+                                         "'/nonexistent/dir/x.safetensors': its directory does not exist"),
+                       lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"__metadata__", lg::zeros({1})}}),
                        doctest::Contains("__metadata__"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"t", Tensor()}}), doctest::Contains("undefined"), lg::ValueError);
@@ -208,6 +211,37 @@ TEST_CASE("safetensors: rewriting or truncating the file in place leaves loaded 
   CHECK(lg::sum(loaded.tensors.at("w")).item<double>() == 256.0);
   REQUIRE(::truncate(path.str().c_str(), 8) == 0);  // a mapped tensor would die with SIGBUS here
   CHECK(lg::sum(loaded.tensors.at("w")).item<double>() == 256.0);
+}
+
+TEST_CASE("safetensors: a FIFO or a directory is refused at once, not read") {
+  TempDir dir;
+  make_fifo(dir / "weights.safetensors");
+  // Opening a FIFO for reading waits for a writer: this test hangs if the loader does.
+  CHECK_THROWS_WITH_AS(lg::nn::load_safetensors(dir / "weights.safetensors"),
+                       doctest::Contains(("[nn::load_safetensors] " + (dir / "weights.safetensors") +
+                                         ": not a regular file (a FIFO); required: a safetensors file: a regular file").c_str()),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::load_safetensors(dir.str()),
+                       doctest::Contains((dir.str() + ": not a regular file (a directory)").c_str()), lg::ValueError);
+  // Saving over a FIFO would replace it by a plain file: refused, the FIFO stays.
+  CHECK_THROWS_WITH_AS(lg::nn::save_safetensors(dir / "weights.safetensors", {{"t", lg::zeros({1})}}),
+                       doctest::Contains("not a regular file (a FIFO)"), lg::ValueError);
+  CHECK(std::filesystem::status(dir / "weights.safetensors").type() == std::filesystem::file_type::fifo);
+}
+
+TEST_CASE("safetensors: a save failing part-way leaves the old checkpoint byte-identical") {
+  TempDir dir;
+  const std::string path = dir / "model.safetensors";
+  lg::nn::save_safetensors(path, {{"w", lg::arange(1000, lg::TensorOptions().dtype(lg::kFloat32))}});
+  const std::string before = file_bytes(path);
+  {
+    FailWritesAfter fail(100);
+    CHECK_THROWS_WITH_AS(lg::nn::save_safetensors(path, {{"u", lg::ones({4096})}}),
+                         doctest::Contains("write failed after 100 of "), lg::ValueError);
+  }
+  CHECK(file_bytes(path) == before);
+  CHECK(dir.listing() == "model.safetensors\n");
+  CHECK(values(lg::nn::load_safetensors(path).tensors.at("w"))[999] == 999.0);
 }
 
 }  // TEST_SUITE

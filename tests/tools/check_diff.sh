@@ -52,7 +52,11 @@ grep -q "^compared 2 calls: 0 with outputs in another layout, 1 only in A, 0 onl
 source "$(dirname "$0")/expect_failure.sh"
 echo '{"op": "relu"}' >"$tmp/bad.jsonl"
 : >"$tmp/empty.jsonl"
-expect_failure "cannot read '$tmp/missing.jsonl'" diff "$tmp/unet.jsonl" "$tmp/missing.jsonl"
+expect_failure "$tmp/missing.jsonl: cannot open" diff "$tmp/unet.jsonl" "$tmp/missing.jsonl"
+# Special files are refused at once: reading a FIFO would wait forever for a writer.
+mkfifo "$tmp/fifo.jsonl"
+expect_failure "$tmp/fifo.jsonl: not a regular file (a FIFO); required: an events file" diff "$tmp/unet.jsonl" "$tmp/fifo.jsonl"
+expect_failure "$tmp: not a regular file (a directory)" diff "$tmp" "$tmp/unet.jsonl"
 expect_failure "bad.jsonl line 1: missing or mistyped field" diff "$tmp/bad.jsonl" "$tmp/unet.jsonl"
 expect_failure "holds no user-level (depth 0) call" diff "$tmp/unet.jsonl" "$tmp/empty.jsonl"
 expect_failure "needs two events files" diff "$tmp/unet.jsonl"

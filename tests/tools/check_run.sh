@@ -53,6 +53,43 @@ expect_failure "needs a floating-point (N, 3, T, H, W) input" run --model r3d_18
 head -c 1000 "$tmp/x.safetensors" > "$tmp/truncated.safetensors"
 expect_failure "truncated.safetensors: tensor \"x\": data_offsets" audit --model resnet18 --size 32 --weights "$tmp/truncated.safetensors"
 expect_failure "missing keys (102)" audit --model resnet18 --size 32 --weights "$tmp/x.safetensors"
+# Special files are refused at once: reading a FIFO would wait forever for a writer.
+mkfifo "$tmp/fifo.safetensors"
+expect_failure "fifo.safetensors: not a regular file (a FIFO); required: a safetensors file" \
+  audit --model resnet18 --size 32 --weights "$tmp/fifo.safetensors"
+expect_failure "$tmp: not a regular file (a directory)" audit --model resnet18 --size 32 --weights "$tmp"
+# Output paths are checked before the model runs: nothing of the run is printed.
+for flag in report dot write-suppressions; do
+  set +e
+  "$tool" audit --model resnet18 --size 32 --$flag "$tmp/missing/out" >"$tmp/out.txt" 2>"$tmp/err.txt"; rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "audit --$flag into a missing directory exited $rc, expected 2"; exit 1; }
+  grep -q -- "--$flag $tmp/missing/out: cannot write: its directory does not exist" "$tmp/err.txt" \
+    || { echo "unexpected error for --$flag:"; cat "$tmp/err.txt"; exit 1; }
+  [ ! -s "$tmp/out.txt" ] || { echo "audit --$flag ran the model before refusing its output:"; cat "$tmp/out.txt"; exit 1; }
+done
+expect_failure "--output $tmp/missing/y.safetensors: cannot write" \
+  run --model resnet18 --input "$tmp/x.safetensors" --output "$tmp/missing/y.safetensors"
+# A read-only output file is refused, not replaced by a rename, even in a writable directory.
+# Root may write any file, so as root the command runs as the unprivileged user nobody.
+mkdir "$tmp/open"; chmod 0777 "$tmp/open"; chmod 0755 "$tmp"
+cp "$tmp/y_contiguous.safetensors" "$tmp/open/ro.safetensors"; chmod 0444 "$tmp/open/ro.safetensors"
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv >/dev/null; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  else echo "read-only output check skipped: running as root without setpriv to drop to an unprivileged user"; fi
+fi
+if [ "$(id -u)" -ne 0 ] || [ "${#as_user[@]}" -gt 0 ]; then
+  set +e
+  err="$("${as_user[@]}" "$tool" run --model resnet18 --input "$tmp/x.safetensors" --output "$tmp/open/ro.safetensors" 2>&1 >/dev/null)"
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "run over a read-only output exited $rc, expected 2: $err"; exit 1; }
+  case "$err" in *"ro.safetensors: cannot write: not writable: Permission denied"*) ;;
+    *) echo "unexpected error for a read-only output: $err"; exit 1 ;; esac
+  cmp "$tmp/y_contiguous.safetensors" "$tmp/open/ro.safetensors" || { echo "the read-only output was changed"; exit 1; }
+  [ "$(ls -A "$tmp/open")" = "ro.safetensors" ] || { echo "files left beside the output: $(ls -A "$tmp/open")"; exit 1; }
+fi
 version_text="$("$tool" version)"
 case "$version_text" in
   *"0 devices"*|*"built without CUDA"*) expect_failure "cuda" audit --model resnet18 --size 32 --device cuda ;;

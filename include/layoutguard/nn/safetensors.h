@@ -33,7 +33,9 @@ struct TensorFile {
 // Reads `path` whole into one buffer: tensors whose bytes are aligned for their dtype (all of
 // them in files save_safetensors wrote) view that buffer, the others are copied out. Nothing
 // stays tied to the file: writing into a tensor never changes it, and rewriting or truncating
-// the file later never changes a tensor. Tensors are contiguous, on the CPU.
+// the file later never changes a tensor. Tensors are contiguous, on the CPU. `path` must be a
+// regular file of at most 256 GiB: lg::ValueError naming what it is otherwise (a FIFO is
+// refused, never waited on).
 TensorFile load_safetensors(const std::string& path);
 
 // Parses a file already in memory; `source` names it in errors. The tensors are copies.
@@ -41,7 +43,8 @@ TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view 
 
 // Writes every tensor (any device, layout or dtype; stored row-major, as PyTorch's
 // safetensors.torch.save_file stores a .contiguous() tensor). Names must be non-empty and not
-// "__metadata__". lg::ValueError naming the path if it cannot be written.
+// "__metadata__". The file is replaced only once written whole (a failed save leaves the old
+// one as it was); lg::ValueError naming the path if it cannot be written, or is read-only.
 void save_safetensors(const std::string& path, const StateDict& tensors, const Metadata& metadata = {});
 
 // The bytes save_safetensors would write.

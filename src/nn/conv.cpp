@@ -3,6 +3,7 @@
 
 #include <layoutguard/conv.h>
 
+#include "core/checked_arith.h"
 #include "init.h"
 
 namespace lg::nn {
@@ -43,7 +44,9 @@ ConvNd<D, Transposed>::ConvNd(Options o) : Module(conv_type_name<D, Transposed>(
                     "kernel_size " + to_string(opt.kernel_size()) + " is too large");
   }
   // PyTorch's fan_in is weight.size(1) * receptive field, for transposed weights too.
-  const double bound = 1.0 / std::sqrt(double(shape[1] * receptive));
+  const int64_t fan_in = lg::detail::checked_mul(shape[1], receptive, "[", n, "] fan_in, in_channels / groups (",
+                                                 shape[1], ") times the kernel's receptive field");
+  const double bound = 1.0 / std::sqrt(double(fan_in));
   weight = detail::uniform(shape, bound);
   if (opt.bias()) bias = detail::uniform({opt.out_channels()}, bound);
   register_parameter("weight", &weight);

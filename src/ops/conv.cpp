@@ -7,6 +7,7 @@
 
 #include <layoutguard/factories.h>
 
+#include "core/checked_arith.h"
 #include "core/tensor_internal.h"
 #include "core/wide_int.h"
 #include "dispatch/dispatcher.h"
@@ -133,14 +134,17 @@ void check_operands(const ConvCall& c, const Tensor& x, const Tensor& w, const T
              " channels instead");
     LG_CHECK(channels % c.groups == 0, "[", op, "] given groups=", c.groups, ", expected the ", channels,
              " input channels to be divisible by groups");
-    c_out = w.size(1) * c.groups;
+    c_out = detail::checked_mul(w.size(1), c.groups, "[", op, "] output channels, weight size ", w.sizes(),
+                                " times groups=", c.groups);
   } else {
     LG_CHECK(w.size(0) % c.groups == 0, "[", op, "] given groups=", c.groups,
              ", expected weight to be divisible by ", c.groups, " at dimension 0, but got weight of size ", w.sizes(),
              " instead");
-    LG_CHECK(w.size(1) * c.groups == channels, "[", op, "] given groups=", c.groups, ", weight of size ",
-             w.sizes(), ", expected input ", x.sizes(), " to have ", w.size(1) * c.groups,
-             " channels, but got ", channels, " channels instead");
+    const int64_t expected = detail::checked_mul(w.size(1), c.groups, "[", op, "] input channels, weight size ",
+                                                 w.sizes(), " times groups=", c.groups);
+    LG_CHECK(expected == channels, "[", op, "] given groups=", c.groups, ", weight of size ", w.sizes(),
+             ", expected input ", x.sizes(), " to have ", expected, " channels, but got ", channels,
+             " channels instead");
     c_out = w.size(0);
   }
   LG_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == c_out), "[", op, "] given weight of size ",

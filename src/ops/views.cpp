@@ -6,6 +6,7 @@
 
 #include <layoutguard/tensor.h>
 
+#include "core/checked_arith.h"
 #include "core/tensor_internal.h"
 #include "dispatch/dispatcher.h"
 
@@ -47,7 +48,9 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
     if (start == end) return *this;
     std::vector<int64_t> shape(sizes().begin(), sizes().begin() + start);
     int64_t merged = 1;
-    for (int64_t i = start; i <= end; ++i) merged *= size(i);
+    // A zero-size dim outside [start, end] lets the merged product pass int64.
+    for (int64_t i = start; i <= end; ++i)
+      merged = detail::checked_mul(merged, size(i), "[flatten] sizes ", sizes(), " merged from dim ", start, " to ", end);
     shape.push_back(merged);
     shape.insert(shape.end(), sizes().begin() + end + 1, sizes().end());
     return reshape(shape);
@@ -120,7 +123,9 @@ Tensor Tensor::unsqueeze(int64_t d) const {
              "; layoutguard supports tensors of rank at most ", kMaxDims);
     std::vector<int64_t> new_sizes = sizes().vec(), new_strides = strides().vec();
     // ATen's choice for the new dim's stride; it is why CL.unsqueeze(2) looks channels_last_3d.
-    const int64_t st = w < dim() ? size(w) * stride(w) : 1;
+    const int64_t st = w < dim() ? detail::checked_mul(size(w), stride(w), "[unsqueeze] the new dim's stride, size times "
+                                                       "stride of dim ", w, " of sizes ", sizes(), " strides ", strides())
+                                 : 1;
     new_sizes.insert(new_sizes.begin() + w, 1);
     new_strides.insert(new_strides.begin() + w, st);
     return make_view(*this, std::move(new_sizes), std::move(new_strides), storage_offset());
@@ -139,8 +144,11 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
     std::vector<int64_t> new_sizes = sizes().vec(), new_strides = strides().vec();
     new_sizes.erase(new_sizes.begin() + w);
     new_strides.erase(new_strides.begin() + w);
-    return make_view(*this, std::move(new_sizes), std::move(new_strides),
-                     storage_offset() + i * stride(w));
+    // An empty tensor may hold any strides: the new offset is not bounded by the storage.
+    const int64_t offset = detail::checked_add(
+        storage_offset(), detail::checked_mul(i, stride(w), "[select] index times stride of dim ", w),
+        "[select] the view's storage offset");
+    return make_view(*this, std::move(new_sizes), std::move(new_strides), offset);
   };
   return dispatch::run(OpId::select, body, *this);
 }
@@ -182,8 +190,10 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
                " is beyond int64");
       new_strides[w] = stride(w);
     }
-    return make_view(*this, std::move(new_sizes), std::move(new_strides),
-                     storage_offset() + s * stride(w));
+    const int64_t offset = detail::checked_add(
+        storage_offset(), detail::checked_mul(s, stride(w), "[slice] start times stride of dim ", w),
+        "[slice] the view's storage offset");
+    return make_view(*this, std::move(new_sizes), std::move(new_strides), offset);
   };
   return dispatch::run(OpId::slice, body, *this);
 }
@@ -201,7 +211,10 @@ Tensor Tensor::expand(IntArrayRef target) const {
     for (int64_t i = rank - 1; i >= 0; --i) {
       const int64_t d = dim() - (rank - i);
       int64_t sz = d >= 0 ? size(d) : 1;
-      int64_t st = d >= 0 ? stride(d) : (i + 1 < rank ? new_sizes[i + 1] * new_strides[i + 1] : 1);
+      int64_t st = d >= 0 ? stride(d)
+                   : i + 1 < rank ? detail::checked_mul(new_sizes[i + 1], new_strides[i + 1], "[expand] a new leading dim's "
+                                                        "stride for target sizes ", target)
+                                  : 1;
       int64_t want = target[i];
       if (want == -1) {
         LG_CHECK(d >= 0, "[expand] the expanded size of the tensor (-1) isn't allowed in a leading, "

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <layoutguard/cuda.h>
+#include <layoutguard/nn/conv.h>
 
 #include "support/tensor_testing.h"
 
@@ -209,6 +210,32 @@ TEST_CASE("arguments near int64's top raise instead of wrapping into a plausible
   expect_error<lg::ValueError>([] { lg::arange(std::numeric_limits<int64_t>::min(), M); },
                                {"[arange]", "more elements than int64"});
   expect_error<lg::ValueError>([] { lg::arange(0, 5, 1, lg::kBool); }, {"[arange]", "bool"});
+}
+
+TEST_CASE("views, convolutions and conv layers whose size products pass int64 raise instead of wrapping") {
+  constexpr int64_t big = int64_t{1} << 62;
+  // A tensor with a zero-size dim addresses nothing, so any strides are valid for it, and the
+  // products of its sizes and strides are not bounded by its storage.
+  const Tensor one = lg::zeros({1});
+  const Tensor empty_rows = one.as_strided({0, 4, 4}, {1, big, 1});
+  expect_error<lg::ValueError>([&] { empty_rows.unsqueeze(1); }, {"[unsqueeze]", "4 * 4611686018427387904", "beyond int64"});
+  expect_error<lg::ValueError>([&] { empty_rows.select(1, 3); }, {"[select]", "3 * 4611686018427387904", "beyond int64"});
+  expect_error<lg::ValueError>([&] { empty_rows.slice(1, 3, 4); }, {"[slice]", "3 * 4611686018427387904", "beyond int64"});
+  CHECK(empty_rows.unsqueeze(3).stride(3) == 1);  // the innermost new dim needs no product
+  const Tensor wide = one.as_strided({0, int64_t{1} << 40, int64_t{1} << 40}, {1, 1, 1});
+  expect_error<lg::ValueError>([&] { wide.flatten(1, 2); }, {"[flatten]", "beyond int64"});
+  const Tensor tall = one.as_strided({4, 0}, {big, 1});
+  expect_error<lg::ValueError>([&] { tall.expand({2, 4, 0}); }, {"[expand]", "beyond int64"});
+  // conv with huge groups: weight channels times groups (once wrapped into a plausible count).
+  const Tensor no_channels = lg::zeros({1, 0, 4, 4});
+  expect_error<lg::ValueError>([&] { lg::conv2d(no_channels, lg::zeros({0, 2, 3, 3}), std::nullopt, {1}, {0}, {1}, big); },
+                               {"[conv2d]", "groups=4611686018427387904", "beyond int64"});
+  expect_error<lg::ValueError>(
+      [&] { lg::conv_transpose2d(no_channels, lg::zeros({0, 2, 3, 3}), std::nullopt, {1}, {0}, {0}, big); },
+      {"[conv_transpose2d]", "beyond int64"});
+  // nn::Conv2d's fan-in: in_channels / groups times the kernel's receptive field.
+  expect_error<lg::ValueError>([&] { lg::nn::Conv2d(lg::nn::Conv2dOptions(big, 1, {3, 3})); },
+                               {"fan_in", "beyond int64"});
 }
 
 TEST_CASE("fill values that overflow the dtype are rejected, as in PyTorch; operands keep cast rules") {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 #include <ostream>
 #include <span>
@@ -493,6 +494,9 @@ int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::s
                  !__builtin_add_overflow(last, span, &last),
              "[", op, "] sizes ", sizes, " with strides ", strides, " address beyond int64");
   }
+  // The count of elements is one more than the last index: INT64_MAX itself has no count.
+  LG_CHECK(last < std::numeric_limits<int64_t>::max(), "[", op, "] sizes ", sizes, " with strides ", strides,
+           " address beyond int64");
   return last + 1;
 }
 

@@ -222,6 +222,10 @@ TEST_CASE("views, convolutions and conv layers whose size products pass int64 ra
   expect_error<lg::ValueError>([&] { empty_rows.select(1, 3); }, {"[select]", "3 * 4611686018427387904", "beyond int64"});
   expect_error<lg::ValueError>([&] { empty_rows.slice(1, 3, 4); }, {"[slice]", "3 * 4611686018427387904", "beyond int64"});
   CHECK(empty_rows.unsqueeze(3).stride(3) == 1);  // the innermost new dim needs no product
+  // The last index at INT64_MAX: one element more than int64 can count.
+  constexpr int64_t M = std::numeric_limits<int64_t>::max();
+  expect_error<lg::ValueError>([] { lg::layout::required_storage_elements({2}, {M}, "probe"); },
+                               {"[probe]", "address beyond int64"});
   const Tensor wide = one.as_strided({0, int64_t{1} << 40, int64_t{1} << 40}, {1, 1, 1});
   expect_error<lg::ValueError>([&] { wide.flatten(1, 2); }, {"[flatten]", "beyond int64"});
   const Tensor tall = one.as_strided({4, 0}, {big, 1});

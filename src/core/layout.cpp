@@ -12,6 +12,8 @@
 
 #include <layoutguard/error.h>
 
+#include "core/enum_checks.h"
+
 namespace lg {
 
 std::string_view memory_format_name(MemoryFormat fmt) {
@@ -25,6 +27,12 @@ std::string_view memory_format_name(MemoryFormat fmt) {
 }
 
 std::ostream& operator<<(std::ostream& out, MemoryFormat fmt) { return out << memory_format_name(fmt); }
+
+void detail::check_memory_format(MemoryFormat fmt, std::string_view op) {
+  LG_CHECK(memory_format_name(fmt) != "unknown_format", "[", op, "] memory format ", static_cast<int>(fmt),
+           " is not a MemoryFormat; required: contiguous_format, channels_last, channels_last_3d or "
+           "preserve_format");
+}
 
 namespace layout {
 namespace {
@@ -176,6 +184,7 @@ std::vector<int64_t> channels_last_3d_strides(IntArrayRef sizes) {
 }
 
 std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::string_view op) {
+  lg::detail::check_memory_format(fmt, op);
   checked_numel(sizes, op);  // negative sizes and overflow first: they make strides meaningless
   switch (fmt) {
     case MemoryFormat::Contiguous: return contiguous_strides(sizes);
@@ -192,6 +201,7 @@ std::vector<int64_t> strides_for(IntArrayRef sizes, MemoryFormat fmt, std::strin
 }
 
 bool is_contiguous(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  lg::detail::check_memory_format(fmt, "is_contiguous");
   check_geometry(sizes, strides, "is_contiguous");
   switch (fmt) {
     case MemoryFormat::Contiguous: return is_plain_contiguous(sizes, strides);
@@ -205,6 +215,7 @@ bool is_contiguous(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
 }
 
 bool is_strides_like(IntArrayRef sizes, IntArrayRef strides, MemoryFormat fmt) {
+  lg::detail::check_memory_format(fmt, "is_strides_like");
   check_geometry(sizes, strides, "is_strides_like");
   if (fmt != MemoryFormat::ChannelsLast && fmt != MemoryFormat::ChannelsLast3d) return false;
   if (static_cast<int64_t>(sizes.size()) != rank_for(fmt)) return false;

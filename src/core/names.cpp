@@ -9,6 +9,8 @@
 #include <layoutguard/int_array_ref.h>
 #include <layoutguard/scalar.h>
 
+#include "core/enum_checks.h"
+
 namespace lg {
 
 std::string_view dtype_name(DType d) {
@@ -26,6 +28,11 @@ std::string_view dtype_name(DType d) {
 }
 
 std::ostream& operator<<(std::ostream& out, DType d) { return out << dtype_name(d); }
+
+void detail::check_dtype(DType dtype, std::string_view op) {
+  LG_CHECK(dtype_name(dtype) != "unknown", "[", op, "] dtype ", static_cast<int>(dtype),
+           " is not a DType; required: float32, float16, bfloat16, float64, int64, int32, uint8 or bool");
+}
 
 Device::Device(DeviceType type, int index) : type_(type), index_(index) {
   if (type == DeviceType::CPU) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/enum_checks.h"
 #include "core/tensor_internal.h"
 
 namespace lg {
@@ -139,8 +140,9 @@ bool Tensor::is_contiguous(MemoryFormat fmt) const {
     case MemoryFormat::ChannelsLast: return f.channels_last_contiguous;
     case MemoryFormat::ChannelsLast3d: return f.channels_last_3d_contiguous;
     case MemoryFormat::Contiguous:
-    case MemoryFormat::Preserve: break;
+    case MemoryFormat::Preserve: return f.contiguous;
   }
+  lg::detail::check_memory_format(fmt, "is_contiguous");  // reached by no enumerator: raises
   return f.contiguous;
 }
 

@@ -1,6 +1,7 @@
 // lg::nn::Module: registration, traversal, conversion and state dicts.
 #include <layoutguard/nn/module.h>
 
+#include "core/enum_checks.h"
 #include "nn/tied_conversion.h"
 
 #include <optional>
@@ -129,6 +130,7 @@ void Module::train(bool on) {
 }
 
 Module& Module::to(MemoryFormat fmt) {
+  lg::detail::check_memory_format(fmt, "nn::Module::to");
   if (fmt == MemoryFormat::Preserve)
     throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
                      "channels_last_3d, got preserve_format");
@@ -144,6 +146,7 @@ Module& Module::to(MemoryFormat fmt) {
 }
 
 Module& Module::to(DType dtype) {
+  lg::detail::check_dtype(dtype, "nn::Module::to");
   if (!is_floating_point(dtype))
     throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
   detail::TiedConversion tied;

@@ -6,6 +6,7 @@
 #include <layoutguard/tensor.h>
 
 #include "core/log.h"
+#include "core/enum_checks.h"
 #include "core/tensor_internal.h"
 #include "ops/ops_internal.h"
 #include "dispatch/dispatcher.h"
@@ -43,6 +44,9 @@ Tensor Tensor::to(TensorOptions options, bool copy, MemoryFormat fmt) const {
 
 Tensor Tensor::to_impl(TensorOptions options, bool copy, MemoryFormat fmt) const {
   const DType dt = options.has_dtype() ? options.dtype() : dtype();
+  // Before the shortcuts below, which would hand back *this for a value no enumerator has.
+  lg::detail::check_dtype(dt, "to");
+  lg::detail::check_memory_format(fmt, "to");
   const Device dev = options.has_device() ? options.device() : device();
   detail::check_device_supported(dev, "to");
   // ATen's to_will_alias: the *suggested* format decides, not contiguity, so a

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/enum_checks.h"
 #include "core/tensor_internal.h"
 #include "core/wide_int.h"
 #include "ops/ops_internal.h"
@@ -21,6 +22,7 @@ size_t checked_nbytes(int64_t elements, DType dtype, std::string_view op) {
 
 Tensor allocate(IntArrayRef sizes, std::vector<int64_t> strides, const TensorOptions& options,
                 std::string_view op) {
+  detail::check_dtype(options.dtype(), op);
   detail::check_device_supported(options.device(), op);
   layout::checked_numel(sizes, op);
   const int64_t elements = layout::required_storage_elements(sizes, strides, op);
@@ -139,6 +141,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, const Deleter& deleter, TensorOp
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Deleter& deleter,
                  TensorOptions options) {
   const int64_t numel = layout::checked_numel(sizes, "from_blob");
+  detail::check_dtype(options.dtype(), "from_blob");
   detail::check_device_supported(options.device(), "from_blob");
   LG_CHECK(data != nullptr || numel == 0, "[from_blob] received a null data pointer for sizes ",
            sizes, " (", numel, " elements); required the address of the caller's memory");

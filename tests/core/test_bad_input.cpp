@@ -242,6 +242,27 @@ TEST_CASE("views, convolutions and conv layers whose size products pass int64 ra
                                {"fan_in", "beyond int64"});
 }
 
+TEST_CASE("dtypes and memory formats made by casting an integer are ValueErrors at every entry point") {
+  const auto bad_dtype = static_cast<lg::DType>(42);
+  const auto bad_format = static_cast<MemoryFormat>(9);
+  // zeros once stored through a null pointer; Module::to once accepted the format silently.
+  expect_error<lg::ValueError>([&] { lg::zeros({2}, bad_dtype); }, {"dtype 42 is not a DType", "float32"});
+  expect_error<lg::ValueError>([&] { lg::empty({2}, lg::TensorOptions().dtype(bad_dtype)); }, {"dtype 42"});
+  float data[2] = {0, 0};
+  expect_error<lg::ValueError>([&] { lg::from_blob(data, {2}, lg::TensorOptions().dtype(bad_dtype)); },
+                               {"[from_blob]", "dtype 42"});
+  const Tensor x = lg::zeros({1, 2, 3, 4});
+  expect_error<lg::ValueError>([&] { x.to(bad_dtype); }, {"dtype 42"});
+  expect_error<lg::ValueError>([&] { lg::empty({1, 2, 3, 4}, lg::TensorOptions(), bad_format); },
+                               {"memory format 9 is not a MemoryFormat", "channels_last"});
+  expect_error<lg::ValueError>([&] { x.to(bad_format); }, {"memory format 9"});
+  expect_error<lg::ValueError>([&] { x.contiguous(bad_format); }, {"memory format 9"});
+  expect_error<lg::ValueError>([&] { (void)x.is_contiguous(bad_format); }, {"[is_contiguous]", "memory format 9"});
+  lg::nn::Conv2d conv(lg::nn::Conv2dOptions(2, 2, {3, 3}));
+  expect_error<lg::ValueError>([&] { conv.to(bad_format); }, {"[nn::Module::to]", "memory format 9"});
+  expect_error<lg::ValueError>([&] { conv.to(bad_dtype); }, {"[nn::Module::to]", "dtype 42"});
+}
+
 TEST_CASE("fill values that overflow the dtype are rejected, as in PyTorch; operands keep cast rules") {
   expect_error<lg::ValueError>([] { lg::full({2}, 300, lg::kUInt8); }, {"[fill_]", "300", "uint8"});
   expect_error<lg::ValueError>([] { lg::full({2}, 1e40, lg::kFloat16); }, {"[fill_]", "float16"});

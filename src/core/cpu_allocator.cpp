@@ -39,7 +39,8 @@ constexpr size_t kMaxCachedBytes = size_t{1} << 30;
 
 void* aligned_or_throw(size_t rounded, size_t nbytes) {
   void* p = std::aligned_alloc(kAlignment, rounded);
-  LG_CHECK(p != nullptr, "[cpu allocator] out of memory: tried to allocate ", nbytes, " bytes");
+  if (p == nullptr)
+    throw OutOfMemoryError(detail::str("[cpu allocator] out of host memory: tried to allocate ", nbytes, " bytes"));
   return p;
 }
 

@@ -51,6 +51,9 @@ TEST_CASE("negative sizes and element counts beyond int64 are rejected by every 
                                {"more elements than int64"});
   // Empty, yet its contiguous strides (zero sizes count as 1) would not fit int64.
   expect_error<lg::ValueError>([&] { lg::empty({0, big, big}); }, {"strides beyond int64"});
+  // Countable but beyond any address space (2^50 bytes): the out-of-memory error, as on a device.
+  expect_error<lg::OutOfMemoryError>([] { lg::empty({int64_t{1} << 48}); },
+                                     {"[cpu allocator] out of host memory", "1125899906842624 bytes"});
   std::vector<int64_t> too_many(26, 1);
   expect_error<lg::ValueError>([&] { lg::empty(too_many); }, {"rank at most 25"});
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include <layoutguard/error.h>
 
@@ -26,6 +27,13 @@ int64_t checked_add(int64_t a, int64_t b, const Context&... context) {
   int64_t sum = 0;
   LG_CHECK(!__builtin_add_overflow(a, b, &sum), context..., ": ", a, " + ", b, " is beyond int64");
   return sum;
+}
+
+// a * b for non-negative a and b, or INT64_MAX when that passes int64: for bounds that strides
+// are compared with (no stride exceeds INT64_MAX), where PyTorch's own product would wrap.
+inline int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
 }
 
 }  // namespace lg::detail

@@ -12,6 +12,7 @@
 
 #include <layoutguard/error.h>
 
+#include "core/checked_arith.h"
 #include "core/enum_checks.h"
 
 namespace lg {
@@ -61,7 +62,7 @@ bool is_contiguous_in_order(IntArrayRef sizes, IntArrayRef strides, std::span<co
   for (int64_t d : order) {
     if (sizes[d] == 1) continue;
     if (strides[d] != expected) return false;
-    expected *= sizes[d];
+    expected = detail::saturating_mul(expected, sizes[d]);  // sizes after a zero may pass int64
   }
   return true;
 }
@@ -90,7 +91,8 @@ bool is_strides_like_order(IntArrayRef sizes, IntArrayRef strides, std::span<con
     // information: such a tensor cannot be told from NCHW, and NCHW wins.
     if (d == 0 && min == strides[1]) return false;
     min = strides[d];
-    if (sizes[d] > 1) min *= sizes[d];
+    // An empty tensor may hold any strides: the span may pass int64 before its zero dim is met.
+    if (sizes[d] > 1) min = detail::saturating_mul(min, sizes[d]);
   }
   return true;
 }
@@ -111,7 +113,7 @@ bool compute_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   for (int64_t d : perm) {
     if (sizes[d] < 2) return true;
     if (strides[d] != required) return false;
-    required *= sizes[d];
+    required = detail::saturating_mul(required, sizes[d]);
   }
   return true;
 }
@@ -273,7 +275,7 @@ std::vector<int64_t> infer_dense_strides(IntArrayRef sizes, IntArrayRef strides)
   int64_t acc = 1;
   for (int64_t d : innermost_first_order(sizes, strides)) {
     out[d] = acc;
-    if (sizes[d] > 1) acc *= sizes[d];
+    if (sizes[d] > 1) acc = detail::checked_mul(acc, sizes[d], "[strides] dense strides for sizes ", sizes);
   }
   return out;
 }
@@ -402,7 +404,7 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
   int64_t acc = 1;
   for (int64_t d : perm) {
     out[d] = acc;
-    acc *= shape[d];
+    acc = detail::checked_mul(acc, shape[d], "[strides] strides for sizes ", shape);
   }
   return out;
 }
@@ -414,9 +416,8 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
     LG_CHECK(s >= 0, "[view] negative size ", s, " in the new sizes ", new_sizes, "; sizes must be non-negative");
   const int64_t new_rank = static_cast<int64_t>(new_sizes.size());
   if (old_sizes.empty()) return std::vector<int64_t>(new_rank, 1);
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
-  if (numel == 0) {
+  // An empty tensor, told by its zero size (the sizes before it may multiply past int64).
+  if (std::find(old_sizes.begin(), old_sizes.end(), 0) != old_sizes.end()) {
     if (old_sizes == new_sizes) return old_strides.vec();
     return contiguous_strides(new_sizes);
   }
@@ -431,11 +432,12 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
   for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_sizes[d];
     const bool chunk_ends =
-        d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
+        d == 0 || (old_sizes[d - 1] != 1 &&
+                   old_strides[d - 1] != detail::saturating_mul(tensor_numel, chunk_base_stride));
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-      out[view_d] = view_numel * chunk_base_stride;
-      view_numel *= new_sizes[view_d];
+      out[view_d] = detail::checked_mul(view_numel, chunk_base_stride, "[view] a stride for sizes ", new_sizes);
+      view_numel = detail::saturating_mul(view_numel, new_sizes[view_d]);
       --view_d;
     }
     if (view_numel != tensor_numel) return std::nullopt;

@@ -45,7 +45,10 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void InputFile::fail(const std::string& problem) const {
+void InputFile::fail(const std::string& problem) {
+  // A throw from the constructor runs no destructor: the descriptor is closed here.
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   throw ValueError("[" + op_ + "] " + path_ + ": " + problem + "; required: " + required_);
 }
 

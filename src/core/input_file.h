@@ -40,7 +40,8 @@ class InputFile {
   void read_exactly(void* dst, size_t n);
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const;
+  // Closes the file (the object is unusable after an error) and raises.
+  [[noreturn]] void fail(const std::string& problem);
   std::string path_, op_, required_;
   int fd_ = -1;
   uint64_t size_ = 0;

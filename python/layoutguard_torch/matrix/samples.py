@@ -123,7 +123,7 @@ def informative(values):
     return False
 
 
-def _map_values(values, fn):
+def map_values(values, fn):
     out = []
     for v in values:
         if isinstance(v, torch.Tensor):
@@ -183,7 +183,7 @@ def lift(sample, kind):
         if rank < 2:
             return None
         append = list(APPEND[:LIFT_RANK - rank])
-        new_values = _map_values(values, lambda t: _resized(t, list(t.size()) + append) if t.dim() == rank else t)
+        new_values = map_values(values, lambda t: _resized(t, list(t.size()) + append) if t.dim() == rank else t)
         return Sample(new_values[0], new_values[1:1 + len(sample.args)],
                       dict(zip(sample.kwargs.keys(), new_values[1 + len(sample.args):])), lifted=True)
     prepend = PREPEND[len(PREPEND) - (LIFT_RANK - rank):]
@@ -196,7 +196,7 @@ def lift(sample, kind):
         sizes = [3 if p in widen else t.size(-p) for p in range(t.dim(), 0, -1)]
         return list(prepend) + sizes if t.dim() == rank else sizes
 
-    new_values = _map_values(values, lambda t: _resized(t, lifted_sizes(t)))
+    new_values = map_values(values, lambda t: _resized(t, lifted_sizes(t)))
     new_input, new_args = new_values[0], list(new_values[1:1 + len(sample.args)])
     new_kwargs = dict(zip(sample.kwargs.keys(), new_values[1 + len(sample.args):]))
     if kind == "dim":

@@ -159,7 +159,7 @@ def _seed():
 
 
 def _convert(values):
-    return samples._map_values(values, layouts.to_channels_last)
+    return samples.map_values(values, layouts.to_channels_last)
 
 
 def run_op(lgt, op, device, cap, want_backward, emit):

@@ -16,7 +16,8 @@
 
 namespace lg {
 
-// Uninitialised memory with the strides of fmt's generator (layout.h).
+// Uninitialised memory with the strides of fmt's generator (layout.h); bool memory on the CPU is
+// zeroed, because reading a bool byte other than 0 or 1 is undefined behaviour.
 Tensor empty(IntArrayRef sizes, TensorOptions options = {},
              MemoryFormat fmt = MemoryFormat::Contiguous);
 // Uninitialised memory with exactly these strides (non-negative; overlap allowed).

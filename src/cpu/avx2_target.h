@@ -7,6 +7,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LG_CPU_AVX2_KERNELS 1
+#include <cpuid.h>
 #include <immintrin.h>
 #define LG_AVX2_FMA __attribute__((target("avx2,fma")))
 #define LG_AVX2_F16C __attribute__((target("avx2,f16c")))
@@ -39,8 +40,13 @@ inline bool cpu_has_fma() {
   static const bool has = __builtin_cpu_supports("fma");
   return has;
 }
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c",
+// and the fuzz build compiles the library with clang.
 inline bool cpu_has_f16c() {
-  static const bool has = __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 // AVX-512 foundation and vector-length extensions, with the OS saving the zmm state (the

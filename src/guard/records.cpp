@@ -250,7 +250,8 @@ Report report() {
         if (!st.op.empty()) r.ops.push_back(st);
     // Conversions are charged to their depth-0 op here: that op's own call is counted only
     // after the copies inside it were reported.
-    for (const auto& [key, c] : s.conversions) {
+    for (const auto& entry : s.conversions) {
+      const auto& c = entry.second;
       r.conversions.push_back(c);
       auto st = std::find_if(r.ops.begin(), r.ops.end(), [&](const OpStats& o) { return o.op == c.op; });
       if (st == r.ops.end()) st = r.ops.insert(r.ops.end(), OpStats{c.op});

@@ -2,6 +2,7 @@
 #include <layoutguard/factories.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/enum_checks.h"
@@ -28,6 +29,11 @@ Tensor allocate(IntArrayRef sizes, std::vector<int64_t> strides, const TensorOpt
   const int64_t elements = layout::required_storage_elements(sizes, strides, op);
   Storage storage(checked_nbytes(elements, options.dtype(), op),
                   options.device().is_cpu() ? cpu_allocator() : detail::backend_allocator(options.device()));
+  // A bool holding any byte but 0 or 1 is undefined behaviour to read in C++, and every CPU
+  // kernel reads bools as bool: uninitialised bool memory is therefore zeroed (the fuzzer found
+  // clone() of a fresh empty bool tensor loading 190 as a bool).
+  if (options.dtype() == DType::Bool && options.device().is_cpu() && storage.nbytes() > 0)
+    std::memset(storage.data(), 0, storage.nbytes());
   return detail::make_tensor(std::move(storage), options.dtype(), sizes.vec(), std::move(strides), 0);
 }
 

@@ -39,6 +39,21 @@ TEST_CASE("factories fill the values and dtypes libtorch would") {
   CHECK(lg::zeros({2, 0, 3}).numel() == 0);
 }
 
+TEST_CASE("fresh bool tensors hold only zero bytes: any other byte is undefined behaviour to read") {
+  constexpr int64_t n = 1 << 20;  // large enough for the CPU block cache to hand the block back
+  for (int round = 0; round < 3; ++round) {
+    { Tensor junk = lg::full({n}, 190, lg::kUInt8); }
+    Tensor b = round == 0 ? lg::empty({n}, lg::kBool)
+             : round == 1 ? lg::empty_strided({n / 2, 2}, {1, n / 2}, lg::kBool)
+                          : lg::empty_like(lg::ones({n}, lg::kBool));
+    const auto* bytes = static_cast<const unsigned char*>(b.data_ptr());
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < n; ++i) nonzero += bytes[i] != 0;
+    CHECK(nonzero == 0);
+    CHECK(values(lg::sum(b.to(lg::kInt32))) == std::vector<double>{0});
+  }
+}
+
 TEST_CASE("storage is 64-byte aligned and shared by views until the last one goes") {
   Tensor t = lg::empty({3, 5}, lg::kFloat32);
   CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64 == 0);

@@ -412,6 +412,9 @@ std::vector<int64_t> pointwise_output_strides(const std::vector<Geometry>& input
 std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                                  IntArrayRef new_sizes) {
   check_geometry(old_sizes, old_strides, "view");
+  // Old sizes that no tensor could have (their product overflows) are refused here, so the
+  // chunk products below stay within int64 (the tensor fuzzer passed such raw sizes).
+  checked_numel(old_sizes, "view");
   for (int64_t s : new_sizes)
     LG_CHECK(s >= 0, "[view] negative size ", s, " in the new sizes ", new_sizes, "; sizes must be non-negative");
   const int64_t new_rank = static_cast<int64_t>(new_sizes.size());

@@ -24,6 +24,9 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
   g.operands = operands;
   g.numel = out.numel();
   for (int k = 0; k < operands; ++k) g.data[k] = static_cast<char*>(ops[k]->data_ptr());
+  // The launchers return on numel 0 without reading the rest; and only with numel > 0 are the
+  // products of sizes below bounded by numel (a zero-size dim lets the others be anything).
+  if (g.numel == 0) return g;
   const IntArrayRef out_sizes = out.sizes(), out_strides = out.strides();
   // The output's non-trivial dims, outermost (largest stride) first.
   int64_t order[lg::kMaxDims];
@@ -38,8 +41,12 @@ kernels::Geometry make_geometry(const Tensor& out, std::initializer_list<const T
   for (int64_t i = 0; i < dims; ++i) {
     const int64_t d = order[i];
     bool mergeable = merged > 0;
-    for (int k = 0; k < operands && mergeable; ++k)
-      mergeable = strides[merged - 1][k] == ops[k]->strides()[d] * out_sizes[d];
+    // stride * size can exceed int64 only for strides no allocation could back (from_blob
+    // trusts its caller's): such a dim is simply not merged.
+    for (int k = 0; k < operands && mergeable; ++k) {
+      int64_t span = 0;
+      mergeable = !__builtin_mul_overflow(ops[k]->strides()[d], out_sizes[d], &span) && strides[merged - 1][k] == span;
+    }
     if (!mergeable) sizes[merged++] = 1;
     sizes[merged - 1] *= out_sizes[d];
     for (int k = 0; k < operands; ++k) strides[merged - 1][k] = ops[k]->strides()[d];
@@ -68,7 +75,8 @@ kernels::ReduceArgs reduce_args(const Tensor& out, const Tensor& input) {
   a.out = static_cast<char*>(out.data_ptr());
   a.in = static_cast<const char*>(input.data_ptr());
   a.outputs = out.numel();
-  a.count = 1;
+  // An empty input reduces nothing (count 0); only a non-empty one bounds the product below.
+  a.count = input.numel() == 0 ? 0 : 1;
   for (int64_t d = 0; d < input.dim(); ++d) {
     if (input.size(d) == 1) continue;
     if (out.size(d) == 1) {
@@ -93,7 +101,8 @@ kernels::SoftmaxArgs softmax_args(const Tensor& out, const Tensor& input, int64_
   a.out = static_cast<char*>(out.data_ptr());
   a.in = static_cast<const char*>(input.data_ptr());
   a.log = log;
-  a.lines = 1;
+  // An empty input has no lines (the launcher returns); only a non-empty one bounds the product.
+  a.lines = input.numel() == 0 ? 0 : 1;
   if (input.dim() == 0) {
     a.n = 1;
     return a;

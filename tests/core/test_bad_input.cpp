@@ -103,6 +103,9 @@ TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
   // punctuation).
   expect_error<lg::ValueError>([] { L::infer_size({-1}, -5, "view"); }, {"[view]", "element count -5"});
   expect_error<lg::ValueError>([] { L::view_strides({2, 3}, {3, 1}, {-2, -3}); }, {"[view]", "negative size -2"});
+  // Old sizes whose product overflows (the tensor fuzzer's finding: 2^62-1 x 5 in a chunk product).
+  expect_error<lg::ValueError>([] { L::view_strides({(int64_t{1} << 62) - 1, 5}, {5, 1}, {5}); },
+                               {"[view]", "more elements than int64 can count"});
   expect_error<lg::ValueError>([] { L::broadcast_shapes({{-3}, {1}}, "add"); }, {"[add]", "negative size -3"});
   expect_error<lg::ValueError>([] { L::is_contiguous({2, -3}, {3, 1}); }, {"[is_contiguous]", "negative size -3"});
   const std::vector<int64_t> ones30(30, 1);

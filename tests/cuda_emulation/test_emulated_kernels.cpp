@@ -97,6 +97,20 @@ TEST_CASE("empty tensors: a Geometry with a dim of size 0 is made and nothing is
   CHECK(kernels::pointwise(kernels::PointwiseOp::Relu, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
 }
 
+TEST_CASE("empty tensors whose other dims multiply past int64 give empty launch arguments, not overflow") {
+  // numel is 0, so the sizes 2^40 x 2^40 are legal; their product is not. Under UBSan a product
+  // of them in the host helpers would be reported.
+  const int64_t huge = int64_t{1} << 40;
+  // Dims 0 and 2 step evenly (stride 2^40 = 2^40 x stride 1), so make_geometry would merge them.
+  const Tensor x = lg::empty({1}).as_strided({huge, 0, huge}, {huge, 0, 1});
+  const kernels::Geometry g = lg::cuda::detail::make_geometry(x, {&x}, "copy_");
+  CHECK(g.numel == 0);
+  CHECK(kernels::copy_strided(g, 4, nullptr) == cudaSuccess);
+  const Tensor sums = lg::empty({1}).as_strided({1, 0, 1}, {1, 1, 1});
+  CHECK(lg::cuda::detail::reduce_args(sums, x).count == 0);
+  CHECK(lg::cuda::detail::softmax_args(x, x, 1, false).lines == 0);
+}
+
 TEST_CASE("emulated fill writes every element of a strided view and nothing else") {
   const Tensor base = lg::zeros({2, 16, 6, 6}).contiguous(MemoryFormat::ChannelsLast);
   const Tensor view = base.slice(1, 0, 16, 2);

@@ -75,6 +75,7 @@ SEEDS = {
 def main():
     out = pathlib.Path(__file__).resolve().parent / "corpus_tensor"
     out.mkdir(exist_ok=True)
+    # Files named found_* are inputs the fuzzer once failed on, kept as they were found.
     for name, data in SEEDS.items():
         (out / name).write_bytes(data)
     print(f"wrote {len(SEEDS)} seeds to {out}")

@@ -131,7 +131,7 @@ int64_t checked_numel(IntArrayRef sizes, std::string_view op);
 // rank 0 accepts dims -1 and 0 as PyTorch does.
 int64_t wrap_dim(int64_t dim, int64_t rank, std::string_view op);
 // The smallest storage (in elements) that addresses every element: 0 when numel is 0, else
-// 1 + sum((size-1)*stride). ValueError for negative strides or overflow.
+// 1 + sum((size-1)*stride). ValueError for negative sizes or strides, or overflow.
 int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::string_view op);
 
 }  // namespace layout

@@ -501,6 +501,10 @@ int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::s
   for (int64_t st : strides)
     LG_CHECK(st >= 0, "[", op, "] negative stride ", st, " in strides ", strides,
              "; strides must be non-negative");
+  // A negative size would make (size - 1) * stride negative, or wrap at INT64_MIN (found by
+  // the tensor fuzzer through the raw function).
+  for (int64_t s : sizes)
+    LG_CHECK(s >= 0, "[", op, "] negative size ", s, " in sizes ", sizes, "; sizes must be non-negative");
   for (int64_t s : sizes)
     if (s == 0) return 0;
   int64_t last = 0;

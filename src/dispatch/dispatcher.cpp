@@ -8,9 +8,8 @@
 
 #include <layoutguard/hooks.h>
 
+#include "dispatch/call_checker.h"
 #include "dispatch/kernel_table.h"
-#include "guard/runtime.h"
-#include "guard/shadow.h"
 
 namespace lg {
 namespace dispatch {
@@ -118,24 +117,25 @@ void throw_host_out_of_memory(std::string_view op) {
 std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
                              bool rerunnable) {
   if (tls.in_hook) return body(inputs);
-  if (g_slow_reasons.load(std::memory_order_relaxed) & kNotInitialised) guard::detail::initialise();
-  const guard::Mode mode = guard::detail::current_mode();
+  CallChecker& checker = call_checker();
+  if (g_slow_reasons.load(std::memory_order_relaxed) & kNotInitialised) checker.initialise();
+  const CheckMode mode = checker.mode();
   std::shared_ptr<const HookList> snapshot;
   if (g_slow_reasons.load(std::memory_order_relaxed) & kHooks) {
     std::lock_guard lock(registry().mutex);
     snapshot = registry().hooks;
   }
-  if (mode == guard::Mode::Off && (!snapshot || snapshot->empty())) return body(inputs);
+  if (mode == 0 && (!snapshot || snapshot->empty())) return body(inputs);
 
   CallFrame frame(op);
   // Shadow mode reruns the op on copies of its inputs taken now, before an in-place op changes
   // them. The copies are made with the re-entrancy guard set, so they are not checked as ops.
-  std::vector<Tensor> shadow_inputs;
-  const bool shadow = rerunnable && mode != guard::Mode::Off && guard::detail::shadow_wanted(op.policy, frame.depth());
-  if (shadow) {
+  std::vector<Tensor> rerun_inputs;
+  const bool rerun = rerunnable && mode != 0 && checker.wants_rerun(op.policy, frame.depth());
+  if (rerun) {
     const std::string_view kernel = tls.kernel;  // the copies' kernels must not become the op's
     tls.in_hook = true;
-    shadow_inputs = guard::detail::shadow_copies(inputs);
+    rerun_inputs = checker.copies_for_rerun(inputs);
     tls.in_hook = false;
     tls.kernel = kernel;
   }
@@ -152,10 +152,33 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   tls.in_hook = true;  // cleared by ~CallFrame
   if (snapshot)
     for (const auto& [hid, hook] : *snapshot) hook(call);
-  if (mode != guard::Mode::Off)
-    guard::detail::after_op(call, mode, op.index, shadow ? &body : nullptr, shadow ? &shadow_inputs : nullptr);
+  if (mode != 0) checker.after_call(call, mode, op.index, rerun ? &body : nullptr, rerun ? &rerun_inputs : nullptr);
   return outputs;
 }
+
+namespace {
+void rebuild_module_path() {
+  std::string& path = tls.module_path;
+  path.clear();
+  for (const std::string& m : tls.modules) {
+    if (!path.empty()) path += '.';
+    path += m;
+  }
+}
+}  // namespace
+
+void push_module(std::string_view name) {
+  tls.modules.emplace_back(name);
+  rebuild_module_path();
+}
+
+void pop_module() {
+  if (tls.modules.empty()) return;  // called from destructors: never throw
+  tls.modules.pop_back();
+  rebuild_module_path();
+}
+
+std::string_view current_module_path() { return tls.module_path; }
 
 }  // namespace detail
 }  // namespace dispatch
@@ -195,30 +218,4 @@ size_t count() {
 
 }  // namespace hooks
 
-namespace guard {
-
-namespace {
-void rebuild_module_path() {
-  std::string& path = dispatch::tls.module_path;
-  path.clear();
-  for (const std::string& m : dispatch::tls.modules) {
-    if (!path.empty()) path += '.';
-    path += m;
-  }
-}
-}  // namespace
-
-ModuleScope::ModuleScope(std::string_view name) {
-  dispatch::tls.modules.emplace_back(name);
-  rebuild_module_path();
-}
-
-ModuleScope::~ModuleScope() {
-  dispatch::tls.modules.pop_back();
-  rebuild_module_path();
-}
-
-std::string_view module_path() { return dispatch::tls.module_path; }
-
-}  // namespace guard
 }  // namespace lg

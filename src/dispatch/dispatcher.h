@@ -112,4 +112,12 @@ inline std::vector<Tensor> run_op(const OpInfo& op, std::span<const Tensor> inpu
 // Records the kernel that computes the current call (for OpCall::kernel).
 void note_kernel(std::string_view name);
 
+namespace detail {
+// This thread's module stack, which OpCall::module_path joins ("layer1.0.conv2"); the guard's
+// ModuleScope pushes and pops it.
+void push_module(std::string_view name);
+void pop_module();
+std::string_view current_module_path();
+}  // namespace detail
+
 }  // namespace lg::dispatch

@@ -1,5 +1,6 @@
-// The guard as the dispatcher sees it: settings snapshot, the per-call check, the records.
-// Internal: only src/dispatch and src/guard include this.
+// The guard's internal interface to the layers above it: settings snapshot, the per-call check
+// (after_op, which the dispatcher reaches through call_checker.cpp), foreign calls, the records.
+// Internal to src/guard and the layers above it (src/audit, src/torch).
 #pragma once
 
 #include <cstdint>

@@ -103,6 +103,8 @@ TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
   // punctuation).
   expect_error<lg::ValueError>([] { L::infer_size({-1}, -5, "view"); }, {"[view]", "element count -5"});
   expect_error<lg::ValueError>([] { L::view_strides({2, 3}, {3, 1}, {-2, -3}); }, {"[view]", "negative size -2"});
+  expect_error<lg::ValueError>([] { L::required_storage_elements({std::numeric_limits<int64_t>::min(), 2}, {1, 1}, "as_strided"); },
+                               {"[as_strided]", "negative size"});
   // Old sizes whose product overflows (the tensor fuzzer's finding: 2^62-1 x 5 in a chunk product).
   expect_error<lg::ValueError>([] { L::view_strides({(int64_t{1} << 62) - 1, 5}, {5, 1}, {5}); },
                                {"[view]", "more elements than int64 can count"});

@@ -1,5 +1,6 @@
 #include "arguments.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace lg::tools {
@@ -11,6 +12,32 @@ bool parse_int(std::string_view text, int64_t& out) {
 }
 
 }  // namespace
+
+std::string_view closest(std::string_view typed, std::span<const std::string_view> candidates) {
+  std::string_view best;
+  size_t best_distance = 3;
+  for (std::string_view c : candidates) {
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= typed.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (typed[i - 1] == c[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row.back() < best_distance) best_distance = row.back(), best = c;
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view typed, std::span<const std::string_view> candidates) {
+  const std::string_view guess = closest(typed, candidates);
+  return guess.empty() ? std::string() : "; did you mean '" + std::string(guess) + "'?";
+}
 
 Flags::Flags(std::string_view command, std::span<const std::string_view> args, std::vector<std::string_view> allowed)
     : command_(command) {
@@ -31,7 +58,9 @@ Flags::Flags(std::string_view command, std::span<const std::string_view> args, s
     if (!known) {
       std::string list;
       for (std::string_view k : allowed) list += " --" + std::string(k);
-      fail("unknown flag --" + name + "; accepted:" + list);
+      std::string hint = did_you_mean(name, allowed);
+      if (!hint.empty()) hint.insert(hint.find('\'') + 1, "--");
+      fail("unknown flag --" + name + "; accepted:" + list + hint);
     }
     if (!values_.emplace(name, value).second) fail("--" + name + " given twice");
   }
@@ -53,7 +82,7 @@ std::string Flags::choice(std::string_view name, std::string_view fallback,
     if (!list.empty()) list += '|';
     list += c;
   }
-  fail("--" + std::string(name) + " must be " + list + ", got \"" + v + "\"");
+  fail("--" + std::string(name) + " must be " + list + ", got \"" + v + "\"" + did_you_mean(v, choices));
 }
 
 int64_t Flags::integer(std::string_view name, int64_t fallback, int64_t min, int64_t max) const {

@@ -17,6 +17,12 @@ class UsageError : public ValueError {
   using ValueError::ValueError;
 };
 
+// The candidate closest to a mistyped word (edit distance at most 2, the first on a tie), or
+// "" when none is that close: the "did you mean" of every usage error.
+std::string_view closest(std::string_view typed, std::span<const std::string_view> candidates);
+// "; did you mean 'X'?" for closest(), or "".
+std::string did_you_mean(std::string_view typed, std::span<const std::string_view> candidates);
+
 class Flags {
  public:
   // Every flag takes a value; `allowed` lists the flag names without "--".

@@ -81,27 +81,6 @@ std::string usage_of(std::string_view verb) {
   return all + std::string(kCommon);
 }
 
-// The closest verb to a mistyped one (edit distance at most 2), or "".
-std::string_view closest_verb(std::string_view typed) {
-  std::string_view best;
-  size_t best_distance = 3;
-  for (const Verb& v : kVerbs) {
-    std::vector<size_t> row(v.name.size() + 1);
-    for (size_t j = 0; j <= v.name.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= typed.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= v.name.size(); ++j) {
-        const size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (typed[i - 1] == v.name[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    if (row.back() < best_distance) best_distance = row.back(), best = v.name;
-  }
-  return best;
-}
-
 // Messages of lg errors may start with "[layoutguard VERB] "; main adds its own prefix.
 std::string_view without_prefix(std::string_view message) {
   if (message.rfind("[layoutguard", 0) == 0) {
@@ -233,8 +212,9 @@ int main(int argc, char** argv) {
     }
     const std::string_view command = args[0];
     std::string why = "unknown command '" + std::string(command) + "'";
-    if (const std::string_view guess = closest_verb(command); !guess.empty())
-      why += "; did you mean '" + std::string(guess) + "'?";
+    std::vector<std::string_view> verbs;
+    for (const Verb& v : kVerbs) verbs.push_back(v.name);
+    why += lg::tools::did_you_mean(command, verbs);
     if (command == "explain")
       why = "explain takes SIZES and STRIDES, got " + std::to_string(args.size() - 1) + " argument(s)";
     else if (command == "ops")

@@ -5,14 +5,9 @@ namespace lg::tools {
 ModelSetup parse_model_setup(const Flags& f) {
   ModelSetup s;
   s.model = f.get("model", s.model);
-  std::string names;
-  for (const models::ModelInfo& m : models::model_infos()) {
-    if (!names.empty()) names += '|';
-    names += m.name;
-  }
-  bool known = false;
-  for (const models::ModelInfo& m : models::model_infos()) known |= (m.name == s.model);
-  if (!known) throw UsageError("[layoutguard] --model must be " + names + ", got \"" + s.model + "\"");
+  std::vector<std::string_view> names;
+  for (const models::ModelInfo& m : models::model_infos()) names.emplace_back(m.name);
+  (void)f.choice("model", s.model, names);  // UsageError listing the models, with a guess
   const models::ModelInfo& info = models::model_info(s.model);
 
   const std::string fmt = f.choice("format", "channels_last", {"channels_last", "contiguous"});
@@ -23,6 +18,10 @@ ModelSetup parse_model_setup(const Flags& f) {
   const std::string dt = f.choice("dtype", "float32", {"float32", "float16", "bfloat16"});
   s.dtype = dt == "float16" ? kFloat16 : dt == "bfloat16" ? kBFloat16 : kFloat32;
   s.device = f.choice("device", "cpu", {"cpu", "cuda"}) == "cuda" ? Device::cuda(0) : kCPU;
+  // Said here, naming the flag, rather than by the first op that moves a tensor there.
+  if (s.device.is_cuda() && !cuda::is_available())
+    throw UsageError("[layoutguard] --device cuda: no CUDA device can be used here (" + cuda::probe_report() +
+                     "); run on a machine with an NVIDIA GPU, or use --device cpu");
   s.batch = f.integer("batch", 1, 1, 4096);
   s.size = info.size;
   if (f.has("size")) {

@@ -34,6 +34,18 @@ grep -q "^layoutguard [0-9]" <<<"$("$tool" --version)"
 expect_failure "unknown command 'audti'; did you mean 'audit'?" audti
 expect_failure "layoutguard: SIZES must be comma-separated integers" explain 2,x 1,1
 case "$err" in *"[layoutguard explain]"*) echo "doubled prefix in: $err"; exit 1 ;; esac
+# Mistyped flags and values get one too; a value far from every choice gets none.
+expect_failure "unknown flag --modle; accepted: --model" audit --modle resnet18
+expect_failure "did you mean '--model'?" audit --modle resnet18
+expect_failure "got \"resnt18\"; did you mean 'resnet18'?" audit --model resnt18
+expect_failure "got \"channel_last\"; did you mean 'channels_last'?" audit --format channel_last
+expect_failure "got \"transformer\"" audit --model transformer
+case "$err" in *"did you mean"*) echo "a guess for a word far from every model: $err"; exit 1 ;; esac
+# --device cuda without a usable GPU is the flag's error, before any model is built.
+if ! "$tool" version | grep -qE "^cuda: .*[1-9][0-9]* devices?:"; then
+  expect_failure "layoutguard: --device cuda: no CUDA device can be used here" audit --model resnet18 --device cuda
+fi
+case "$err" in *"[layoutguard explain]"*) echo "doubled prefix in: $err"; exit 1 ;; esac
 # docs/operators.md is the generated catalogue: regenerate it with
 #   build/tools/layoutguard ops --markdown > docs/operators.md
 # The page lists the CUDA kernels of a CUDA build, so only a CUDA build can reproduce it.

@@ -24,11 +24,27 @@ constexpr std::string_view kOptionsVar = "LAYOUTGUARD_OPTIONS";
 
 enum class Kind { Bool, Count, List, Path, Ambiguity, Suppressions };
 
+// One key: its name, the kind of value it takes, what it means, and the Options field it sets
+// (the member of its kind's type; the kinds that have one key each -- List, Suppressions,
+// Ambiguity -- name their fields in apply() and value_text()).
 struct Key {
   std::string_view name;
   Kind kind;
   std::string_view meaning;
+  bool Options::*flag = nullptr;          // Kind::Bool
+  int64_t Options::*count = nullptr;      // Kind::Count
+  std::string Options::*path = nullptr;   // Kind::Path
 };
+
+constexpr Key flag_key(std::string_view name, bool Options::*field, std::string_view meaning) {
+  return {name, Kind::Bool, meaning, field, nullptr, nullptr};
+}
+constexpr Key count_key(std::string_view name, int64_t Options::*field, std::string_view meaning) {
+  return {name, Kind::Count, meaning, nullptr, field, nullptr};
+}
+constexpr Key path_key(std::string_view name, std::string Options::*field, std::string_view meaning) {
+  return {name, Kind::Path, meaning, nullptr, nullptr, field};
+}
 
 // The one table behind the parser, its error messages and help=1.
 constexpr Key kKeys[] = {
@@ -37,22 +53,33 @@ constexpr Key kKeys[] = {
      "file of op[[signature-glob]][:module-glob][@function-glob] lines (# comments; op:(top): top level only) "
      "never flagged"},
     {"ambiguous", Kind::Ambiguity, "tensors both contiguous and channels_last: skip or check"},
-    {"min_bytes", Kind::Count, "outputs smaller than this many bytes are not flagged"},
-    {"hidden_views", Kind::Bool, "flag views that hide channels-last data, as x[0].unsqueeze(0)"},
-    {"backtrace", Kind::Bool, "capture a stack trace with each violation"},
-    {"summary", Kind::Bool, "print a table of recorded events at exit"},
-    {"spans", Kind::Bool, "follow each loss to the ops that ran on its NCHW data (warn/record report)"},
-    {"report", Kind::Path, "write a JSON report to this file at exit (%p: process id, %r: RANK)"},
-    {"write_suppressions", Kind::Path, "write the run's violations at exit as a suppressions file (a baseline)"},
-    {"log_path", Kind::Path, "write warn-mode reports to this file"},
-    {"events", Kind::Path, "write one JSON line per checked op call to this file"},
-    {"shadow", Kind::Bool, "re-run checked ops on contiguous copies and compare values"},
-    {"max_reports", Kind::Count, "distinct warnings logged before going quiet"},
-    {"nested", Kind::Bool,
-     "PyTorch bridge: also intercept the ATen calls inside each user-level op, to name a loss's root cause and "
-     "charge nested conversions to it (0: user-level calls only, cheaper)"},
-    {"help", Kind::Bool, "print every option, its value and source at first use"},
+    count_key("min_bytes", &Options::min_bytes, "outputs smaller than this many bytes are not flagged"),
+    flag_key("hidden_views", &Options::hidden_views, "flag views that hide channels-last data, as x[0].unsqueeze(0)"),
+    flag_key("backtrace", &Options::backtrace, "capture a stack trace with each violation"),
+    flag_key("summary", &Options::summary, "print a table of recorded events at exit"),
+    flag_key("spans", &Options::spans, "follow each loss to the ops that ran on its NCHW data (warn/record report)"),
+    path_key("report", &Options::report_path, "write a JSON report to this file at exit (%p: process id, %r: RANK)"),
+    path_key("write_suppressions", &Options::write_suppressions_path,
+             "write the run's violations at exit as a suppressions file (a baseline)"),
+    path_key("log_path", &Options::log_path, "write warn-mode reports to this file"),
+    path_key("events", &Options::events_path, "write one JSON line per checked op call to this file"),
+    flag_key("shadow", &Options::shadow, "re-run checked ops on contiguous copies and compare values"),
+    count_key("max_reports", &Options::max_reports, "distinct warnings logged before going quiet"),
+    flag_key("nested", &Options::nested,
+             "PyTorch bridge: also intercept the ATen calls inside each user-level op, to name a loss's root cause "
+             "and charge nested conversions to it (0: user-level calls only, cheaper)"),
+    flag_key("help", &Options::help, "print every option, its value and source at first use"),
 };
+// Every key of a kind with many keys names its field: a key added without one fails to compile.
+constexpr bool every_key_has_its_field() {
+  for (const Key& k : kKeys) {
+    if ((k.kind == Kind::Bool) != (k.flag != nullptr)) return false;
+    if ((k.kind == Kind::Count) != (k.count != nullptr)) return false;
+    if ((k.kind == Kind::Path) != (k.path != nullptr)) return false;
+  }
+  return true;
+}
+static_assert(every_key_has_its_field(), "a Bool, Count or Path key without its Options field");
 constexpr size_t kNumKeys = std::size(kKeys);
 
 std::string_view allowed_values(Kind kind) {
@@ -218,13 +245,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       if (value == "1" || value == "true") b = true;
       else if (value == "0" || value == "false") b = false;
       else bad_value(key, value);
-      if (key.name == "backtrace") o.backtrace = b;
-      else if (key.name == "summary") o.summary = b;
-      else if (key.name == "spans") o.spans = b;
-      else if (key.name == "shadow") o.shadow = b;
-      else if (key.name == "hidden_views") o.hidden_views = b;
-      else if (key.name == "nested") o.nested = b;
-      else o.help = b;
+      o.*key.flag = b;
       return;
     }
     case Kind::Count: {
@@ -232,7 +253,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < 0)
         bad_value(key, value);
-      (key.name == "min_bytes" ? o.min_bytes : o.max_reports) = n;
+      o.*key.count = n;
       return;
     }
     case Kind::List: {
@@ -260,10 +281,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       if (value.empty()) bad_value(key, value, "empty");
       const std::string path = expand_placeholders(value);
       check_writable(key, path);
-      (key.name == "report"               ? o.report_path
-       : key.name == "log_path"           ? o.log_path
-       : key.name == "write_suppressions" ? o.write_suppressions_path
-                                          : o.events_path) = path;
+      o.*key.path = path;
       return;
     }
     case Kind::Suppressions:
@@ -285,24 +303,16 @@ std::string value_text(const Options& o, const Key& key) {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
     return s;
   };
-  const std::string_view n = key.name;
-  if (n == "allow") return join(o.allow);
-  if (n == "suppressions")
-    return o.suppressions_path.empty() ? "" : o.suppressions_path + " (" + std::to_string(o.suppressions.size()) + " entries)";
-  if (n == "ambiguous") return o.ambiguous == Ambiguous::Skip ? "skip" : "check";
-  if (n == "min_bytes") return std::to_string(o.min_bytes);
-  if (n == "backtrace") return o.backtrace ? "1" : "0";
-  if (n == "hidden_views") return o.hidden_views ? "1" : "0";
-  if (n == "summary") return o.summary ? "1" : "0";
-  if (n == "spans") return o.spans ? "1" : "0";
-  if (n == "report") return o.report_path;
-  if (n == "write_suppressions") return o.write_suppressions_path;
-  if (n == "log_path") return o.log_path;
-  if (n == "events") return o.events_path;
-  if (n == "shadow") return o.shadow ? "1" : "0";
-  if (n == "max_reports") return std::to_string(o.max_reports);
-  if (n == "nested") return o.nested ? "1" : "0";
-  return o.help ? "1" : "0";
+  switch (key.kind) {
+    case Kind::Bool: return o.*key.flag ? "1" : "0";
+    case Kind::Count: return std::to_string(o.*key.count);
+    case Kind::Path: return o.*key.path;
+    case Kind::List: return join(o.allow);
+    case Kind::Suppressions:
+      return o.suppressions_path.empty() ? "" : o.suppressions_path + " (" + std::to_string(o.suppressions.size()) + " entries)";
+    case Kind::Ambiguity: return o.ambiguous == Ambiguous::Skip ? "skip" : "check";
+  }
+  return "";
 }
 
 std::string_view source_name(Source s) {

@@ -93,18 +93,13 @@ const KernelTable& kernel_table() {
 
 void note_kernel(std::string_view name) { tls.kernel = name; }
 
-void throw_no_kernel(OpId id, Device device) {
-  lg::detail::throw_not_implemented(
-      lg::detail::str("[", op_name(id), "] has no kernel for device ", device, " in this build"));
-}
-
-PointwiseKernel pointwise_kernel_for(OpId id, Device device) {
-  LG_ASSERT(op_family(id) == OpFamily::Pointwise, op_name(id), " is not a pointwise op");
+const KernelSlot& kernel_slot(OpId id, Device device) {
   const KernelSlot& slot = kernel_table().slot(id, device.type());
-  LG_CHECK_NOT_IMPLEMENTED(slot.fn != nullptr, "[", op_name(id), "] has no kernel for device ",
-                           device, " in this build");
-  note_kernel(slot.name);
-  return reinterpret_cast<PointwiseKernel>(slot.fn);
+  if (slot.empty()) [[unlikely]]
+    lg::detail::throw_not_implemented(
+        lg::detail::str("[", op_name(id), "] has no kernel for device ", device, " in this build"));
+  note_kernel(slot.name());
+  return slot;
 }
 
 namespace detail {

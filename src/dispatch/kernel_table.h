@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <layoutguard/device.h>
+#include <layoutguard/error.h>
 #include <layoutguard/scalar.h>
 #include <layoutguard/tensor.h>
 
@@ -47,23 +48,52 @@ struct PointwiseParams {
 using PointwiseKernel = void (*)(const Tensor& out, std::span<const Tensor> inputs,
                                  const PointwiseParams& params);
 
-struct KernelSlot {
-  void (*fn)() = nullptr;  // the typed kernel, stored type-erased; see get<id>()
-  std::string_view name;
+// One address per kernel type, stored beside each kernel so that the one cast back can check it.
+template <typename Fn>
+inline constexpr char kKernelTypeTag = 0;
+
+// A kernel stored type-erased, with the type it was registered as: as<Fn>() is the only way
+// back, and it checks the type, so a lookup with the wrong signature is an internal error
+// rather than a call through the wrong function type.
+class KernelSlot {
+ public:
+  KernelSlot() = default;
+  template <typename Fn>
+  KernelSlot(Fn fn, std::string_view name)
+      : fn_(reinterpret_cast<void (*)()>(fn)), type_(&kKernelTypeTag<Fn>), name_(name) {}
+
+  bool empty() const { return fn_ == nullptr; }
+  std::string_view name() const { return name_; }
+  template <typename Fn>
+  Fn as(OpId id) const {
+    LG_ASSERT(type_ == &kKernelTypeTag<Fn>, "the kernel of ", op_name(id), " was registered with another signature");
+    return reinterpret_cast<Fn>(fn_);
+  }
+
+ private:
+  void (*fn_)() = nullptr;
+  const char* type_ = nullptr;
+  std::string_view name_;
 };
 
 class KernelTable {
  public:
+  // A Pointwise-family op's kernel is a PointwiseKernel; every other op's is
+  // KernelSignature<id>::type.
   template <OpId id>
   void set(DeviceType device, typename KernelSignature<id>::type fn, std::string_view name) {
-    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = {reinterpret_cast<void (*)()>(fn), name};
+    static_assert(op_family(id) != OpFamily::Pointwise, "pointwise kernels are registered with set_pointwise");
+    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = KernelSlot(fn, name);
   }
   void set_pointwise(OpId id, DeviceType device, PointwiseKernel fn, std::string_view name) {
-    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = {reinterpret_cast<void (*)()>(fn), name};
+    LG_ASSERT(op_family(id) == OpFamily::Pointwise, op_name(id), " is not a pointwise op");
+    slots_[static_cast<size_t>(id)][static_cast<size_t>(device)] = KernelSlot(fn, name);
   }
+  // Unchecked for presence and not noted: for backends calling another op's kernel inside
+  // their own (a copy inside cat), whose kernel name the call keeps.
   template <OpId id>
   typename KernelSignature<id>::type get(DeviceType device) const {
-    return reinterpret_cast<typename KernelSignature<id>::type>(slot(id, device).fn);
+    return slot(id, device).as<typename KernelSignature<id>::type>(id);
   }
   const KernelSlot& slot(OpId id, DeviceType device) const {
     return slots_[static_cast<size_t>(id)][static_cast<size_t>(device)];
@@ -76,32 +106,24 @@ class KernelTable {
 // The table, filled on first use by the backends' register functions.
 const KernelTable& kernel_table();
 
-void note_kernel(std::string_view name);  // dispatch/dispatcher.h
-// NotImplementedError naming op and device.
-[[noreturn]] void throw_no_kernel(OpId id, Device device);
+// The one lookup the ops use: op's kernel slot for device, its kernel name noted for the
+// current call's hooks (OpCall::kernel); NotImplementedError naming op and device when there is
+// none. kernel_for, kernel_as and pointwise_kernel_for are typed casts of it.
+const KernelSlot& kernel_slot(OpId id, Device device);
 
-// Looks up op's kernel for device, records its name for the current call's hooks, and throws
-// NotImplementedError (naming op and device) when there is none.
 template <OpId id>
 typename KernelSignature<id>::type kernel_for(Device device) {
-  const KernelSlot& slot = kernel_table().slot(id, device.type());
-  if (slot.fn == nullptr) [[unlikely]]
-    throw_no_kernel(id, device);
-  note_kernel(slot.name);
-  return reinterpret_cast<typename KernelSignature<id>::type>(slot.fn);
+  return kernel_slot(id, device).as<typename KernelSignature<id>::type>(id);
 }
-// The same for ops that share one kernel type Fn (the upsampling ops, the reductions), chosen
-// at run time; Fn must be KernelSignature<id>::type.
+// For ops that share one kernel type Fn (the upsampling ops, the reductions), chosen at run
+// time; a Fn other than the registered type is an internal error.
 template <typename Fn>
 Fn kernel_as(OpId id, Device device) {
-  const KernelSlot& slot = kernel_table().slot(id, device.type());
-  if (slot.fn == nullptr) [[unlikely]]
-    throw_no_kernel(id, device);
-  note_kernel(slot.name);
-  return reinterpret_cast<Fn>(slot.fn);
+  return kernel_slot(id, device).as<Fn>(id);
 }
-// The same for a Pointwise-family op.
-PointwiseKernel pointwise_kernel_for(OpId id, Device device);
+inline PointwiseKernel pointwise_kernel_for(OpId id, Device device) {
+  return kernel_slot(id, device).as<PointwiseKernel>(id);
+}
 
 }  // namespace lg::dispatch
 

@@ -51,7 +51,7 @@ std::string_view kernel_name(OpId id, DeviceType device) {
   const OpFamily f = dispatch::op_family(id);
   if (f == OpFamily::View) return "view";
   if (f == OpFamily::Conversion || f == OpFamily::Composite) return "composite";
-  return dispatch::kernel_table().slot(id, device).name;
+  return dispatch::kernel_table().slot(id, device).name();
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ std::vector<OpDescription> op_catalogue() {
     const Note& n = kNotes[i];
     const OpFamily f = dispatch::op_family(id);
     // Views and composites run on a device once it can hold tensors, i.e. once it can copy.
-    const bool cuda_copies = !dispatch::kernel_table().slot(OpId::copy_, DeviceType::CUDA).name.empty();
+    const bool cuda_copies = !dispatch::kernel_table().slot(OpId::copy_, DeviceType::CUDA).empty();
     const bool metadata_only = f == OpFamily::View || f == OpFamily::Conversion || f == OpFamily::Composite;
     out.push_back({dispatch::op_name(id), family_name(f), layout_policy_name(dispatch::op_policy(id)), n.header,
                    kernel_name(id, DeviceType::CPU),

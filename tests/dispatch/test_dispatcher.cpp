@@ -158,9 +158,27 @@ TEST_CASE("registry self-test: every computing op has a CPU kernel") {
     const bool computes = family != lg::dispatch::OpFamily::View && family != lg::dispatch::OpFamily::Conversion &&
                           family != lg::dispatch::OpFamily::Composite;
     const auto& slot = lg::dispatch::kernel_table().slot(id, lg::DeviceType::CPU);
-    CHECK((slot.fn != nullptr) == computes);
-    if (computes) CHECK_FALSE(slot.name.empty());
+    CHECK(!slot.empty() == computes);
+    if (computes) CHECK_FALSE(slot.name().empty());
   }
+}
+
+TEST_CASE("a kernel comes back only as the type it was registered with") {
+  using lg::dispatch::KernelSlot;
+  const KernelSlot slot(+[](const Tensor&, const Tensor&) {}, "copy_test");
+  CHECK(slot.name() == "copy_test");
+  const bool typed_lookup_works = slot.as<lg::dispatch::KernelSignature<OpId::copy_>::type>(OpId::copy_) != nullptr;
+  CHECK(typed_lookup_works);
+  try {
+    (void)slot.as<lg::dispatch::PointwiseKernel>(OpId::copy_);
+    FAIL("a pointwise lookup of a copy kernel was not refused");
+  } catch (const lg::Error& e) {  // an internal assertion: a bug, not bad input
+    CHECK(std::string(e.what()).find("[layoutguard internal]") != std::string::npos);
+    CHECK(std::string(e.what()).find("copy_ was registered with another signature") != std::string::npos);
+  }
+  // The table's lookup for a device without the kernel names op and device.
+  if (lg::dispatch::kernel_table().slot(OpId::relu, lg::DeviceType::CUDA).empty())
+    CHECK_THROWS_AS(lg::dispatch::pointwise_kernel_for(OpId::relu, lg::Device::cuda(0)), lg::NotImplementedError);
 }
 
 TEST_CASE("registry self-test: a counting hook sees every op exactly once at depth 0") {

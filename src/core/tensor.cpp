@@ -4,10 +4,12 @@
 
 #include <layoutguard/config.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "core/checked_arith.h"
 #include "core/enum_checks.h"
 #include "core/tensor_internal.h"
 
@@ -23,7 +25,14 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, std::vector<int64_t> sizes,
       storage_offset_(storage_offset),
       numel_(1),
       flags_(layout::compute_flags(sizes_, strides_)) {
-  for (int64_t s : sizes_) numel_ *= s;
+  // An empty tensor's other sizes may multiply past int64 in some orders: (0, 2^32, 2^62) is a
+  // valid tensor, its transpose (2^32, 2^62, 0) too (the tensor fuzzer's finding). Nonzero
+  // sizes were checked where they were made, so their product fits; checked all the same.
+  if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {
+    numel_ = 0;
+    return;
+  }
+  for (int64_t s : sizes_) numel_ = checked_mul(numel_, s, "[tensor] sizes ", IntArrayRef(sizes_), " count elements");
 }
 
 Tensor make_tensor(Storage storage, DType dtype, std::vector<int64_t> sizes,

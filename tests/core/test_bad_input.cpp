@@ -82,6 +82,17 @@ TEST_CASE("formats at the wrong rank fail with PyTorch's message") {
   CHECK_FALSE(x3.is_contiguous(MemoryFormat::ChannelsLast3d));
 }
 
+TEST_CASE("an empty tensor whose other sizes multiply past int64 has 0 elements in every dim order") {
+  // The tensor fuzzer's finding: (0, 2^32, 2^62 - 1) is valid, and its transpose's numel was a
+  // product that overflowed before it reached the 0.
+  const int64_t big = (int64_t{1} << 62) - 1;
+  const lg::Tensor t = lg::empty({1}).as_strided({0, int64_t{1} << 32, big}, {1, 1, 1});
+  CHECK(t.numel() == 0);
+  CHECK(t.transpose(0, 2).numel() == 0);
+  CHECK(t.permute({1, 2, 0}).numel() == 0);
+  CHECK(t.permute({1, 2, 0}).contiguous().numel() == 0);
+}
+
 TEST_CASE("the raw layout functions reject mismatched or negative geometry") {
   namespace L = lg::layout;
   expect_error<lg::ValueError>([] { L::is_contiguous({2, 3, 4, 5}, {1, 2}); }, {"[is_contiguous]", "same length"});

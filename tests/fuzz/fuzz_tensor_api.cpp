@@ -10,6 +10,7 @@
 // byte, a rank and that many sizes (and strides), then up to kMaxSteps operations, each an
 // opcode byte followed by its arguments, read left to right. Integers are one tag byte: below 0xE0 a small value
 // (tag - 16), otherwise an entry of kEdgeValues or 8 raw little-endian bytes. Reading past the end gives zeros, so every input is a valid program.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -87,9 +88,12 @@ void check_addresses_only_storage(const lg::Tensor& t) {
   const auto sizes = t.sizes();
   const auto strides = t.strides();
   if (sizes.size() != strides.size()) broken("sizes and strides differ in length");
-  __int128 numel = 1;
-  for (int64_t s : sizes) {
+  for (int64_t s : sizes)
     if (s < 0) broken("negative size");
+  // A zero size makes numel 0 whatever the others are: (2^32, 2^62, 0) is a valid tensor.
+  __int128 numel = std::find(sizes.begin(), sizes.end(), 0) != sizes.end() ? 0 : 1;
+  for (int64_t s : sizes) {
+    if (numel == 0) break;
     numel *= s;
     if (numel > I64::max()) broken("numel beyond int64");
   }

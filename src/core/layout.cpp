@@ -74,7 +74,7 @@ bool is_plain_contiguous(IntArrayRef sizes, IntArrayRef strides) {
   for (size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= sizes[i];
+    expected = detail::saturating_mul(expected, sizes[i]);  // raw sizes may multiply past int64
   }
   return true;
 }

@@ -4,10 +4,9 @@ namespace lg::tools {
 
 ModelSetup parse_model_setup(const Flags& f) {
   ModelSetup s;
-  s.model = f.get("model", s.model);
   std::vector<std::string_view> names;
   for (const models::ModelInfo& m : models::model_infos()) names.emplace_back(m.name);
-  (void)f.choice("model", s.model, names);  // UsageError listing the models, with a guess
+  s.model = f.choice("model", s.model, names);  // UsageError listing the models, with a guess
   const models::ModelInfo& info = models::model_info(s.model);
 
   const std::string fmt = f.choice("format", "channels_last", {"channels_last", "contiguous"});

@@ -1,5 +1,6 @@
-// CPU kernels of the Pointwise family: one functor per op, applied by the elementwise loop to
-// every dtype the op's infer step lets through. Rows with unit strides (dense NHWC and NCHW
+// CPU kernels of the Pointwise family: one template, instantiated for every Pointwise op of
+// op_list.def with the op's math from dispatch/pointwise_math.h (shared with CUDA), over every
+// storage type the op's dtype rule lets through. Rows with unit strides (dense NHWC and NCHW
 // alike, after dim merging) take a branch-free loop the compiler vectorises.
 //
 // float16 and bfloat16 compute in float32 and round once, like PyTorch. Their rows go through
@@ -8,15 +9,13 @@
 // the 16-bit codecs), the result narrowed back. The arithmetic is the scalar path's, so the
 // bits are too.
 #include <algorithm>
-#include <cmath>
-#include <functional>
 #include <type_traits>
 
-#include "core/integer_math.h"
 #include "cpu/cast_row.h"
 #include "cpu/elementwise.h"
 #include "cpu/register.h"
 #include "dispatch/kernel_table.h"
+#include "dispatch/pointwise_math.h"
 
 namespace lg {
 namespace {
@@ -26,20 +25,16 @@ using cpu::kIsFloating;
 using dispatch::OpId;
 using dispatch::PointwiseParams;
 
-// Calls fn(std::type_identity<S>{}) for the storage types a family of ops supports; the infer
+using dispatch::PointwiseArity;
+using dispatch::PointwiseMath;
+
+// Calls fn(std::type_identity<S>{}) for the storage types op kId's dtype rule admits; the infer
 // step has already rejected the others, so reaching one is a bug.
-template <typename Fn>
-void visit_floating(DType d, Fn&& fn) {
+template <OpId kId, typename Fn>
+void visit_admitted(DType d, Fn&& fn) {
   visit_dtype(d, [&]<typename S>(std::type_identity<S> t) {
-    if constexpr (kIsFloating<S>) fn(t);
-    else LG_ASSERT(false, "floating-point kernel reached with ", d);
-  });
-}
-template <typename Fn>
-void visit_numeric(DType d, Fn&& fn) {
-  visit_dtype(d, [&]<typename S>(std::type_identity<S> t) {
-    if constexpr (!std::is_same_v<S, bool>) fn(t);
-    else LG_ASSERT(false, "numeric kernel reached with bool");
+    if constexpr (dispatch::rule_admits(PointwiseMath<kId>::kRule, kIsFloating<S>, std::is_same_v<S, bool>)) fn(t);
+    else LG_ASSERT(false, dispatch::op_name(kId), " kernel reached with ", d);
   });
 }
 
@@ -126,157 +121,8 @@ void binary(const Tensor& out, const Tensor& x, const Tensor& y, F f) {
   });
 }
 
-template <typename C>
-inline bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
-}
-
-// Integer add/mul wrap in two's complement like PyTorch's (src/core/integer_math.h).
-using integer_math::int_pow;
-template <typename C>
-inline C int_add(C a, C b) { return integer_math::wrap_add(a, b); }
-template <typename C>
-inline C int_mul(C a, C b) { return integer_math::wrap_mul(a, b); }
-
-template <typename C>
-inline C negate(C x) {
-  if constexpr (std::is_floating_point_v<C>) return -x;
-  else return int_mul<C>(static_cast<C>(-1), x);
-}
-
-// ---- Unary kernels ----
-
-#define LG_FLOAT_UNARY(fn_name, expr)                                                            \
-  void fn_name(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {       \
-    (void)p;                                                                                      \
-    visit_floating(out.dtype(), [&]<typename S>(std::type_identity<S>) {                         \
-      using C = ComputeType<S>;                                                                   \
-      unary<S>(out, in[0], [&](C x) -> C { return expr; });                                      \
-    });                                                                                           \
-  }
-#define LG_NUMERIC_UNARY(fn_name, expr)                                                          \
-  void fn_name(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {       \
-    (void)p;                                                                                      \
-    visit_numeric(out.dtype(), [&]<typename S>(std::type_identity<S>) {                          \
-      using C = ComputeType<S>;                                                                   \
-      unary<S>(out, in[0], [&](C x) -> C { return expr; });                                      \
-    });                                                                                           \
-  }
-
-// NaN passes through every clamp-like op, as in PyTorch: both comparisons are false for NaN,
-// so these selects keep it without a test -- and stay branch-free, so the loops vectorise
-// (a branch on the sign of random data mispredicts half the time).
-template <typename C>
-inline C clamp_lo(C x, C lo) { return x < lo ? lo : x; }
-template <typename C>
-inline C clamp_hi(C x, C hi) { return x > hi ? hi : x; }
-template <typename C>
-inline C clamp_value(C x, bool has_lo, C lo, bool has_hi, C hi) {
-  if (has_lo) x = clamp_lo(x, lo);
-  if (has_hi) x = clamp_hi(x, hi);
-  return x;
-}
-
-LG_NUMERIC_UNARY(neg_cpu, negate<C>(x))
-LG_NUMERIC_UNARY(abs_cpu, x < C(0) ? negate<C>(x) : x)
-LG_NUMERIC_UNARY(relu_cpu, clamp_lo<C>(x, C(0)))
-LG_NUMERIC_UNARY(relu6_cpu, clamp_hi<C>(clamp_lo<C>(x, C(0)), C(6)))
-LG_NUMERIC_UNARY(clamp_cpu, clamp_value<C>(x, p.has_lo, static_cast<C>(p.lo), p.has_hi, static_cast<C>(p.hi)))
-LG_FLOAT_UNARY(leaky_relu_cpu, x > C(0) ? x : static_cast<C>(x * static_cast<C>(p.alpha)))
-LG_FLOAT_UNARY(elu_cpu, x > C(0) ? static_cast<C>(p.beta * x)
-                                 : static_cast<C>(p.beta * p.alpha * std::expm1(static_cast<C>(x * p.gamma))))
-LG_FLOAT_UNARY(sigmoid_cpu, C(1) / (C(1) + std::exp(-x)))
-LG_FLOAT_UNARY(tanh_cpu, std::tanh(x))
-LG_FLOAT_UNARY(gelu_cpu,
-               p.flag ? C(0.5) * x * (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))
-                      : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
-LG_FLOAT_UNARY(silu_cpu, x / (C(1) + std::exp(-x)))
-LG_FLOAT_UNARY(hardswish_cpu, x * clamp_hi<C>(clamp_lo<C>(x + C(3), C(0)), C(6)) / C(6))
-LG_FLOAT_UNARY(hardsigmoid_cpu, clamp_hi<C>(clamp_lo<C>(x + C(3), C(0)), C(6)) / C(6))
-LG_FLOAT_UNARY(exp_cpu, std::exp(x))
-LG_FLOAT_UNARY(log_cpu, std::log(x))
-LG_FLOAT_UNARY(sqrt_cpu, std::sqrt(x))
-LG_FLOAT_UNARY(rsqrt_cpu, C(1) / std::sqrt(x))
-
-#undef LG_FLOAT_UNARY
-#undef LG_NUMERIC_UNARY
-
-// ---- Binary kernels ----
-
-template <typename C>
-inline C add_value(C a, C b, double alpha, bool subtract) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return a || b;  // bool add is logical or (bool sub is rejected by infer)
-  } else if constexpr (std::is_floating_point_v<C>) {
-    const C scaled = static_cast<C>(alpha) * b;
-    return subtract ? a - scaled : a + scaled;
-  } else {
-    const C scaled = int_mul<C>(static_cast<C>(static_cast<int64_t>(alpha)), b);
-    return int_add<C>(a, subtract ? negate<C>(scaled) : scaled);
-  }
-}
-
-template <typename F>
-void arithmetic(const Tensor& out, std::span<const Tensor> in, F f) {
-  visit_dtype(out.dtype(), [&]<typename S>(std::type_identity<S>) {
-    using C = ComputeType<S>;
-    binary<S, S>(out, in[0], in[1], [&](C a, C b) -> C { return f(a, b); });
-  });
-}
-
-void add_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {
-  arithmetic(out, in, [&](auto a, auto b) { return add_value(a, b, p.alpha, false); });
-}
-void sub_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {
-  arithmetic(out, in, [&](auto a, auto b) { return add_value(a, b, p.alpha, true); });
-}
-void mul_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
-  arithmetic(out, in, [](auto a, auto b) {
-    using C = decltype(a);
-    if constexpr (std::is_same_v<C, bool>) return static_cast<bool>(a && b);
-    else if constexpr (std::is_floating_point_v<C>) return a * b;
-    else return int_mul<C>(a, b);
-  });
-}
-void div_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
-  visit_floating(out.dtype(), [&]<typename S>(std::type_identity<S>) {
-    using C = ComputeType<S>;
-    binary<S, S>(out, in[0], in[1], [](C a, C b) -> C { return a / b; });
-  });
-}
-void maximum_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
-  arithmetic(out, in, [](auto a, auto b) { return is_nan(a) ? a : is_nan(b) ? b : (a < b ? b : a); });
-}
-void minimum_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
-  arithmetic(out, in, [](auto a, auto b) { return is_nan(a) ? a : is_nan(b) ? b : (b < a ? b : a); });
-}
-void pow_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
-  visit_numeric(out.dtype(), [&]<typename S>(std::type_identity<S>) {
-    using C = ComputeType<S>;
-    binary<S, S>(out, in[0], in[1], [](C a, C b) -> C {
-      if constexpr (std::is_floating_point_v<C>) return std::pow(a, b);
-      else return int_pow<C>(a, b);
-    });
-  });
-}
-
-template <typename Cmp>
-void compare(const Tensor& out, std::span<const Tensor> in, Cmp cmp) {
-  visit_dtype(in[0].dtype(), [&]<typename S>(std::type_identity<S>) {
-    using C = ComputeType<S>;
-    binary<S, bool>(out, in[0], in[1], [&](C a, C b) -> bool { return cmp(a, b); });
-  });
-}
-void eq_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::equal_to<>()); }
-void ne_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::not_equal_to<>()); }
-void lt_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::less<>()); }
-void le_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::less_equal<>()); }
-void gt_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::greater<>()); }
-void ge_cpu(const Tensor& o, std::span<const Tensor> in, const PointwiseParams&) { compare(o, in, std::greater_equal<>()); }
-
 // out = cond ? a : b; in = {cond (bool), a, b}.
-void where_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams&) {
+void where_cpu(const Tensor& out, std::span<const Tensor> in) {
   visit_dtype(out.dtype(), [&]<typename S>(std::type_identity<S>) {
     cpu::for_each_row<3>(out, {&in[0], &in[1], &in[2]}, [&](const cpu::Row<3>& r) {
       S* o = reinterpret_cast<S*>(r.ptr[0]);
@@ -289,18 +135,41 @@ void where_cpu(const Tensor& out, std::span<const Tensor> in, const PointwisePar
   });
 }
 
+// The kernel of Pointwise op kId. Comparisons visit their inputs' dtype (the output is bool).
+template <OpId kId>
+void pointwise_cpu(const Tensor& out, std::span<const Tensor> in, const PointwiseParams& p) {
+  using M = PointwiseMath<kId>;
+  if constexpr (M::kArity == PointwiseArity::Unary) {
+    visit_admitted<kId>(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+      using C = ComputeType<S>;
+      unary<S>(out, in[0], [&](C x) -> C { return M::template apply<C>(x, p); });
+    });
+  } else if constexpr (M::kArity == PointwiseArity::Binary) {
+    visit_admitted<kId>(out.dtype(), [&]<typename S>(std::type_identity<S>) {
+      using C = ComputeType<S>;
+      binary<S, S>(out, in[0], in[1], [&](C a, C b) -> C { return M::template apply<C>(a, b, p); });
+    });
+  } else if constexpr (M::kArity == PointwiseArity::Compare) {
+    visit_dtype(in[0].dtype(), [&]<typename S>(std::type_identity<S>) {
+      using C = ComputeType<S>;
+      binary<S, bool>(out, in[0], in[1], [](C a, C b) -> bool { return M::template apply<C>(a, b); });
+    });
+  } else {
+    where_cpu(out, in);
+  }
+}
+
+template <OpId kId>
+void register_if_pointwise(dispatch::KernelTable& table, std::string_view name) {
+  if constexpr (PointwiseMath<kId>::kIsPointwise) table.set_pointwise(kId, DeviceType::CPU, pointwise_cpu<kId>, name);
+}
+
 }  // namespace
 
 void register_pointwise_kernels(dispatch::KernelTable& table) {
-#define LG_REGISTER(op) table.set_pointwise(OpId::op, DeviceType::CPU, op##_cpu, #op "_cpu");
-  LG_REGISTER(neg) LG_REGISTER(abs) LG_REGISTER(relu) LG_REGISTER(relu6) LG_REGISTER(leaky_relu)
-  LG_REGISTER(elu) LG_REGISTER(sigmoid) LG_REGISTER(tanh) LG_REGISTER(gelu) LG_REGISTER(silu)
-  LG_REGISTER(hardswish) LG_REGISTER(hardsigmoid) LG_REGISTER(exp) LG_REGISTER(log)
-  LG_REGISTER(sqrt) LG_REGISTER(rsqrt) LG_REGISTER(clamp) LG_REGISTER(add) LG_REGISTER(sub)
-  LG_REGISTER(mul) LG_REGISTER(div) LG_REGISTER(maximum) LG_REGISTER(minimum) LG_REGISTER(pow)
-  LG_REGISTER(eq) LG_REGISTER(ne) LG_REGISTER(lt) LG_REGISTER(le) LG_REGISTER(gt) LG_REGISTER(ge)
-  LG_REGISTER(where)
-#undef LG_REGISTER
+#define LG_OP(name, ...) register_if_pointwise<OpId::name>(table, #name "_cpu");
+#include "dispatch/op_list.def"
+#undef LG_OP
 }
 
 }  // namespace lg

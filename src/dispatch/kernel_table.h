@@ -14,6 +14,7 @@
 
 #include "dispatch/kernel_signatures.h"
 #include "dispatch/op_id.h"
+#include "dispatch/pointwise_math.h"
 
 namespace lg::dispatch {
 
@@ -29,17 +30,6 @@ template <> struct KernelSignature<OpId::copy_> {
 };
 template <> struct KernelSignature<OpId::fill_> {
   using type = void (*)(const Tensor& dst, const Scalar& value);
-};
-
-// Scalar arguments of a pointwise kernel; which fields an op reads is listed with its functor in
-// src/cpu/pointwise_*.cpp.
-struct PointwiseParams {
-  double alpha = 1.0;   // add/sub alpha, leaky_relu slope, elu alpha
-  double beta = 1.0;    // elu scale
-  double gamma = 1.0;   // elu input_scale
-  double lo = 0.0, hi = 0.0;  // clamp bounds
-  bool has_lo = false, has_hi = false;
-  bool flag = false;    // gelu: tanh approximation
 };
 
 // Every Pointwise-family op: out[i] = f(inputs[0][i], ...). The inputs are already broadcast to

@@ -1,4 +1,4 @@
-// op_catalogue(): op_list.def joined with op_notes.def and the kernel table.
+// op_catalogue(): op_list.def joined with the kernel table.
 #include <layoutguard/op_catalogue.h>
 
 #include <array>
@@ -17,17 +17,10 @@ struct Note {
 };
 
 constexpr std::array<Note, dispatch::kNumOps> kNotes{{
-#define LG_OP_NOTE(name, header, dtypes, difference) {#name, header, dtypes, difference},
-#include "dispatch/op_notes.def"
-#undef LG_OP_NOTE
+#define LG_OP(name, family, policy, header, dtypes, difference) {#name, header, dtypes, difference},
+#include "dispatch/op_list.def"
+#undef LG_OP
 }};
-
-constexpr bool notes_follow_op_list() {
-  for (size_t i = 0; i < dispatch::kNumOps; ++i)
-    if (kNotes[i].name != dispatch::kOpNames[i]) return false;
-  return true;
-}
-static_assert(notes_follow_op_list(), "op_notes.def must list the ops of op_list.def in the same order");
 
 std::string_view family_name(OpFamily f) {
   switch (f) {

@@ -12,31 +12,31 @@ namespace lg::dispatch {
 enum class OpFamily { Copy, Conversion, View, Pointwise, Conv, Norm, Pool, Join, Resample, Linalg, Reduce, Composite };
 
 enum class OpId : int {
-#define LG_OP(name, family, policy) name,
+#define LG_OP(name, family, policy, ...) name,
 #include "dispatch/op_list.def"
 #undef LG_OP
 };
 
 inline constexpr size_t kNumOps = 0
-#define LG_OP(name, family, policy) +1
+#define LG_OP(name, family, policy, ...) +1
 #include "dispatch/op_list.def"
 #undef LG_OP
     ;
 
 inline constexpr std::array<std::string_view, kNumOps> kOpNames{
-#define LG_OP(name, family, policy) #name,
+#define LG_OP(name, family, policy, ...) #name,
 #include "dispatch/op_list.def"
 #undef LG_OP
 };
 
 inline constexpr std::array<LayoutPolicy, kNumOps> kOpPolicies{
-#define LG_OP(name, family, policy) LayoutPolicy::policy,
+#define LG_OP(name, family, policy, ...) LayoutPolicy::policy,
 #include "dispatch/op_list.def"
 #undef LG_OP
 };
 
 inline constexpr std::array<OpFamily, kNumOps> kOpFamilies{
-#define LG_OP(name, family, policy) OpFamily::family,
+#define LG_OP(name, family, policy, ...) OpFamily::family,
 #include "dispatch/op_list.def"
 #undef LG_OP
 };

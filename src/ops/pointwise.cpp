@@ -14,6 +14,7 @@
 #include "core/tensor_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel_table.h"
+#include "dispatch/pointwise_math.h"
 #include "ops/scalar_operands.h"
 
 namespace lg {
@@ -22,15 +23,7 @@ namespace {
 using dispatch::OpId;
 using dispatch::PointwiseParams;
 
-// How an op's result dtype follows from the promoted operand dtype.
-enum class DTypeRule {
-  Numeric,       // promoted dtype; bool rejected (neg, abs, relu, clamp, sub, pow)
-  Any,           // promoted dtype, bool included (add, mul, maximum, minimum)
-  FloatPromote,  // integral and bool promote to float32 (sigmoid, exp, div, ...)
-  FloatOnly,     // floating dtypes only (gelu, silu, leaky_relu, ...)
-  Compare,       // computes in the promoted dtype, returns bool
-  Where,         // argument 0 is a bool condition; the rest promote
-};
+using dispatch::DTypeRule;  // each op's rule is stated with its math (dispatch/pointwise_math.h)
 
 // One operand: a tensor, or a Python-style scalar ("wrapped number").
 struct Arg {
@@ -42,8 +35,8 @@ struct Arg {
 enum class Target { Fresh, InPlace, Out };
 
 struct Call {
-  Call(OpId op, DTypeRule r, std::vector<Arg> a, PointwiseParams p = {})
-      : id(op), rule(r), args(std::move(a)), params(p) {}
+  Call(OpId op, std::vector<Arg> a, PointwiseParams p = {})
+      : id(op), rule(dispatch::pointwise_rule(op)), args(std::move(a)), params(p) {}
   OpId id;
   DTypeRule rule;
   std::vector<Arg> args;
@@ -270,16 +263,16 @@ Tensor run(Call c) {
   return dispatch::run_op(dispatch::op_info(c.id), tensors, body, true)[0];
 }
 
-Call unary_call(OpId id, DTypeRule rule, const Tensor& x, PointwiseParams p = {}) {
-  return Call{id, rule, {Arg{x, std::nullopt}}, p};
+Call unary_call(OpId id, const Tensor& x, PointwiseParams p = {}) {
+  return Call{id, {Arg{x, std::nullopt}}, p};
 }
 
-Call binary_call(OpId id, DTypeRule rule, const Tensor& a, const Tensor& b, PointwiseParams p = {}) {
-  return Call{id, rule, {Arg{a, std::nullopt}, Arg{b, std::nullopt}}, p};
+Call binary_call(OpId id, const Tensor& a, const Tensor& b, PointwiseParams p = {}) {
+  return Call{id, {Arg{a, std::nullopt}, Arg{b, std::nullopt}}, p};
 }
 
-Call binary_call(OpId id, DTypeRule rule, const Tensor& a, const Scalar& b, PointwiseParams p = {}) {
-  return Call{id, rule, {Arg{a, std::nullopt}, Arg{Tensor(), b}}, p};
+Call binary_call(OpId id, const Tensor& a, const Scalar& b, PointwiseParams p = {}) {
+  return Call{id, {Arg{a, std::nullopt}, Arg{Tensor(), b}}, p};
 }
 
 Call in_place(Call c) {
@@ -344,54 +337,40 @@ void check_pow_scalar(const Tensor& a, const Scalar& b) {
 }  // namespace
 
 // ---- Unary ----
-#define LG_UNARY(name, rule)                                                                     \
-  Tensor name(const Tensor& x) { return run(unary_call(OpId::name, DTypeRule::rule, x)); }
-#define LG_UNARY_INPLACE(name, rule)                                                             \
-  const Tensor& name##_(const Tensor& x) {                                                       \
-    run(in_place(unary_call(OpId::name, DTypeRule::rule, x)));                                   \
-    return x;                                                                                    \
+// The unary ops without parameters: name(x) and its in-place form name_(x).
+#define LG_UNARY(name)                                                        \
+  Tensor name(const Tensor& x) { return run(unary_call(OpId::name, x)); }     \
+  const Tensor& name##_(const Tensor& x) {                                    \
+    run(in_place(unary_call(OpId::name, x)));                                 \
+    return x;                                                                 \
   }
-LG_UNARY(neg, Numeric)
-LG_UNARY(abs, Numeric)
-LG_UNARY(relu, Numeric)
-LG_UNARY(relu6, Numeric)
-LG_UNARY(sigmoid, FloatPromote)
-LG_UNARY(tanh, FloatPromote)
-LG_UNARY(silu, FloatOnly)
-LG_UNARY(hardswish, FloatOnly)
-LG_UNARY(hardsigmoid, FloatOnly)
-LG_UNARY(exp, FloatPromote)
-LG_UNARY(log, FloatPromote)
-LG_UNARY(sqrt, FloatPromote)
-LG_UNARY(rsqrt, FloatPromote)
-LG_UNARY_INPLACE(neg, Numeric)
-LG_UNARY_INPLACE(abs, Numeric)
-LG_UNARY_INPLACE(relu, Numeric)
-LG_UNARY_INPLACE(relu6, Numeric)
-LG_UNARY_INPLACE(sigmoid, FloatPromote)
-LG_UNARY_INPLACE(tanh, FloatPromote)
-LG_UNARY_INPLACE(silu, FloatOnly)
-LG_UNARY_INPLACE(hardswish, FloatOnly)
-LG_UNARY_INPLACE(hardsigmoid, FloatOnly)
-LG_UNARY_INPLACE(exp, FloatPromote)
-LG_UNARY_INPLACE(log, FloatPromote)
-LG_UNARY_INPLACE(sqrt, FloatPromote)
-LG_UNARY_INPLACE(rsqrt, FloatPromote)
+LG_UNARY(neg)
+LG_UNARY(abs)
+LG_UNARY(relu)
+LG_UNARY(relu6)
+LG_UNARY(sigmoid)
+LG_UNARY(tanh)
+LG_UNARY(silu)
+LG_UNARY(hardswish)
+LG_UNARY(hardsigmoid)
+LG_UNARY(exp)
+LG_UNARY(log)
+LG_UNARY(sqrt)
+LG_UNARY(rsqrt)
 #undef LG_UNARY
-#undef LG_UNARY_INPLACE
 
 Tensor leaky_relu(const Tensor& x, const Scalar& slope) {
-  return run(unary_call(OpId::leaky_relu, DTypeRule::FloatOnly, x, slope_params(slope)));
+  return run(unary_call(OpId::leaky_relu, x, slope_params(slope)));
 }
 const Tensor& leaky_relu_(const Tensor& x, const Scalar& slope) {
-  run(in_place(unary_call(OpId::leaky_relu, DTypeRule::FloatOnly, x, slope_params(slope))));
+  run(in_place(unary_call(OpId::leaky_relu, x, slope_params(slope))));
   return x;
 }
 Tensor elu(const Tensor& x, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
-  return run(unary_call(OpId::elu, DTypeRule::FloatOnly, x, elu_params(alpha, scale, input_scale)));
+  return run(unary_call(OpId::elu, x, elu_params(alpha, scale, input_scale)));
 }
 const Tensor& elu_(const Tensor& x, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
-  run(in_place(unary_call(OpId::elu, DTypeRule::FloatOnly, x, elu_params(alpha, scale, input_scale))));
+  run(in_place(unary_call(OpId::elu, x, elu_params(alpha, scale, input_scale))));
   return x;
 }
 Tensor gelu(const Tensor& x, std::string_view approximate) {
@@ -399,115 +378,115 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
            "'; required 'none' or 'tanh'");
   PointwiseParams p;
   p.flag = approximate == "tanh";
-  return run(unary_call(OpId::gelu, DTypeRule::FloatOnly, x, p));
+  return run(unary_call(OpId::gelu, x, p));
 }
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return run(unary_call(OpId::clamp, DTypeRule::Numeric, x, clamp_params(min, max)));
+  return run(unary_call(OpId::clamp, x, clamp_params(min, max)));
 }
 const Tensor& clamp_(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  run(in_place(unary_call(OpId::clamp, DTypeRule::Numeric, x, clamp_params(min, max))));
+  run(in_place(unary_call(OpId::clamp, x, clamp_params(min, max))));
   return x;
 }
 
 // ---- Binary ----
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return run(binary_call(OpId::add, DTypeRule::Any, a, b, alpha_params("add", a, &b, alpha)));
+  return run(binary_call(OpId::add, a, b, alpha_params("add", a, &b, alpha)));
 }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  return run(binary_call(OpId::add, DTypeRule::Any, a, b, alpha_params("add", a, nullptr, alpha)));
+  return run(binary_call(OpId::add, a, b, alpha_params("add", a, nullptr, alpha)));
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_not_bool_sub(a, &b);
-  return run(binary_call(OpId::sub, DTypeRule::Numeric, a, b, alpha_params("sub", a, &b, alpha)));
+  return run(binary_call(OpId::sub, a, b, alpha_params("sub", a, &b, alpha)));
 }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  return run(binary_call(OpId::sub, DTypeRule::Numeric, a, b, alpha_params("sub", a, nullptr, alpha)));
+  return run(binary_call(OpId::sub, a, b, alpha_params("sub", a, nullptr, alpha)));
 }
-Tensor mul(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::mul, DTypeRule::Any, a, b)); }
-Tensor mul(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::mul, DTypeRule::Any, a, b)); }
-Tensor div(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::div, DTypeRule::FloatPromote, a, b)); }
-Tensor div(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::div, DTypeRule::FloatPromote, a, b)); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::maximum, DTypeRule::Any, a, b)); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::minimum, DTypeRule::Any, a, b)); }
-Tensor pow(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::pow, DTypeRule::Numeric, a, b)); }
+Tensor mul(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::mul, a, b)); }
+Tensor mul(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::mul, a, b)); }
+Tensor div(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::div, a, b)); }
+Tensor div(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::div, a, b)); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::maximum, a, b)); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::minimum, a, b)); }
+Tensor pow(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::pow, a, b)); }
 Tensor pow(const Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
-  return run(binary_call(OpId::pow, DTypeRule::Numeric, a, b));
+  return run(binary_call(OpId::pow, a, b));
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
-  return run(Call{OpId::pow, DTypeRule::Numeric, {Arg{Tensor(), a}, Arg{b, std::nullopt}}});
+  return run(Call{OpId::pow, {Arg{Tensor(), a}, Arg{b, std::nullopt}}});
 }
 
 const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  run(in_place(binary_call(OpId::add, DTypeRule::Any, a, b, alpha_params("add_", a, &b, alpha))));
+  run(in_place(binary_call(OpId::add, a, b, alpha_params("add_", a, &b, alpha))));
   return a;
 }
 const Tensor& add_(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  run(in_place(binary_call(OpId::add, DTypeRule::Any, a, b, alpha_params("add_", a, nullptr, alpha))));
+  run(in_place(binary_call(OpId::add, a, b, alpha_params("add_", a, nullptr, alpha))));
   return a;
 }
 const Tensor& sub_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_not_bool_sub(a, &b);
-  run(in_place(binary_call(OpId::sub, DTypeRule::Numeric, a, b, alpha_params("sub_", a, &b, alpha))));
+  run(in_place(binary_call(OpId::sub, a, b, alpha_params("sub_", a, &b, alpha))));
   return a;
 }
 const Tensor& sub_(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  run(in_place(binary_call(OpId::sub, DTypeRule::Numeric, a, b, alpha_params("sub_", a, nullptr, alpha))));
+  run(in_place(binary_call(OpId::sub, a, b, alpha_params("sub_", a, nullptr, alpha))));
   return a;
 }
 const Tensor& mul_(const Tensor& a, const Tensor& b) {
-  run(in_place(binary_call(OpId::mul, DTypeRule::Any, a, b)));
+  run(in_place(binary_call(OpId::mul, a, b)));
   return a;
 }
 const Tensor& mul_(const Tensor& a, const Scalar& b) {
-  run(in_place(binary_call(OpId::mul, DTypeRule::Any, a, b)));
+  run(in_place(binary_call(OpId::mul, a, b)));
   return a;
 }
 const Tensor& div_(const Tensor& a, const Tensor& b) {
-  run(in_place(binary_call(OpId::div, DTypeRule::FloatPromote, a, b)));
+  run(in_place(binary_call(OpId::div, a, b)));
   return a;
 }
 const Tensor& div_(const Tensor& a, const Scalar& b) {
-  run(in_place(binary_call(OpId::div, DTypeRule::FloatPromote, a, b)));
+  run(in_place(binary_call(OpId::div, a, b)));
   return a;
 }
 const Tensor& pow_(const Tensor& a, const Tensor& b) {
-  run(in_place(binary_call(OpId::pow, DTypeRule::Numeric, a, b)));
+  run(in_place(binary_call(OpId::pow, a, b)));
   return a;
 }
 const Tensor& pow_(const Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
-  run(in_place(binary_call(OpId::pow, DTypeRule::Numeric, a, b)));
+  run(in_place(binary_call(OpId::pow, a, b)));
   return a;
 }
 
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return out_call(out, binary_call(OpId::add, DTypeRule::Any, a, b, alpha_params("add_out", a, &b, alpha)));
+  return out_call(out, binary_call(OpId::add, a, b, alpha_params("add_out", a, &b, alpha)));
 }
 Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_not_bool_sub(a, &b);
-  return out_call(out, binary_call(OpId::sub, DTypeRule::Numeric, a, b, alpha_params("sub_out", a, &b, alpha)));
+  return out_call(out, binary_call(OpId::sub, a, b, alpha_params("sub_out", a, &b, alpha)));
 }
 Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  return out_call(out, binary_call(OpId::mul, DTypeRule::Any, a, b));
+  return out_call(out, binary_call(OpId::mul, a, b));
 }
 Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  return out_call(out, binary_call(OpId::div, DTypeRule::FloatPromote, a, b));
+  return out_call(out, binary_call(OpId::div, a, b));
 }
 Tensor& maximum_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  return out_call(out, binary_call(OpId::maximum, DTypeRule::Any, a, b));
+  return out_call(out, binary_call(OpId::maximum, a, b));
 }
 Tensor& minimum_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  return out_call(out, binary_call(OpId::minimum, DTypeRule::Any, a, b));
+  return out_call(out, binary_call(OpId::minimum, a, b));
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
-  return out_call(out, binary_call(OpId::pow, DTypeRule::Numeric, a, b));
+  return out_call(out, binary_call(OpId::pow, a, b));
 }
 
 // ---- Comparisons and where ----
 #define LG_COMPARE(name)                                                                          \
-  Tensor name(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::name, DTypeRule::Compare, a, b)); } \
-  Tensor name(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::name, DTypeRule::Compare, a, b)); }
+  Tensor name(const Tensor& a, const Tensor& b) { return run(binary_call(OpId::name, a, b)); } \
+  Tensor name(const Tensor& a, const Scalar& b) { return run(binary_call(OpId::name, a, b)); }
 LG_COMPARE(eq)
 LG_COMPARE(ne)
 LG_COMPARE(lt)
@@ -517,13 +496,13 @@ LG_COMPARE(ge)
 #undef LG_COMPARE
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{b, std::nullopt}}});
+  return run(Call{OpId::where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{b, std::nullopt}}});
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{Tensor(), b}}});
+  return run(Call{OpId::where, {Arg{cond, std::nullopt}, Arg{a, std::nullopt}, Arg{Tensor(), b}}});
 }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
-  return run(Call{OpId::where, DTypeRule::Where, {Arg{cond, std::nullopt}, Arg{Tensor(), a}, Arg{b, std::nullopt}}});
+  return run(Call{OpId::where, {Arg{cond, std::nullopt}, Arg{Tensor(), a}, Arg{b, std::nullopt}}});
 }
 
 }  // namespace lg

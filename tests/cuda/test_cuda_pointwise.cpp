@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda/cuda_testing.h"
+#include "support/pointwise_cases.h"
 
 namespace {
 
@@ -56,26 +57,12 @@ void check_same(const Tensor& got_dev, const Tensor& want) {
 TEST_SUITE("cuda") {
 
 TEST_CASE("unary ops on CUDA equal the CPU's over layouts and float dtypes") {
-  const std::vector<std::tuple<std::string, Unary, bool>> ops{
-      {"neg", [](const Tensor& x) { return lg::neg(x); }, false},
-      {"abs", [](const Tensor& x) { return lg::abs(x); }, false},
-      {"relu", [](const Tensor& x) { return lg::relu(x); }, false},
-      {"relu6", [](const Tensor& x) { return lg::relu6(x); }, false},
-      {"leaky_relu", [](const Tensor& x) { return lg::leaky_relu(x, 0.2); }, false},
-      {"elu", [](const Tensor& x) { return lg::elu(x, 1.5, 1.2, 0.8); }, false},
-      {"sigmoid", [](const Tensor& x) { return lg::sigmoid(x); }, false},
-      {"tanh", [](const Tensor& x) { return lg::tanh(x); }, false},
-      {"gelu", [](const Tensor& x) { return lg::gelu(x); }, false},
-      {"gelu tanh", [](const Tensor& x) { return lg::gelu(x, "tanh"); }, false},
-      {"silu", [](const Tensor& x) { return lg::silu(x); }, false},
-      {"hardswish", [](const Tensor& x) { return lg::hardswish(x); }, false},
-      {"hardsigmoid", [](const Tensor& x) { return lg::hardsigmoid(x); }, false},
-      {"exp", [](const Tensor& x) { return lg::exp(x); }, false},
-      {"log", [](const Tensor& x) { return lg::log(x); }, true},
-      {"sqrt", [](const Tensor& x) { return lg::sqrt(x); }, true},
-      {"rsqrt", [](const Tensor& x) { return lg::rsqrt(x); }, true},
-      {"clamp", [](const Tensor& x) { return lg::clamp(x, -1.0, 2.0); }, false},
-  };
+  // Every unary op of the test table, and the parameters the table's calls leave at defaults.
+  std::vector<std::tuple<std::string, Unary, bool>> ops;
+  for (const UnaryCase& c : unary_cases()) ops.emplace_back(std::string(c.op), c.call, c.inputs == Inputs::Positive);
+  ops.emplace_back("leaky_relu 0.2", [](const Tensor& x) { return lg::leaky_relu(x, 0.2); }, false);
+  ops.emplace_back("elu 1.5 1.2 0.8", [](const Tensor& x) { return lg::elu(x, 1.5, 1.2, 0.8); }, false);
+  ops.emplace_back("gelu tanh", [](const Tensor& x) { return lg::gelu(x, "tanh"); }, false);
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16, lg::kFloat64})
     for (const auto& [name, f, positive] : ops)
       for (const auto& [layout, x] : inputs(dt, positive)) {
@@ -107,22 +94,12 @@ TEST_CASE("integer unary and binary ops on CUDA wrap like the CPU's") {
 }
 
 TEST_CASE("binary ops, comparisons and where on CUDA equal the CPU's, with broadcasting and scalars") {
-  const std::vector<std::pair<std::string, Binary>> ops{
-      {"add", [](const Tensor& a, const Tensor& b) { return lg::add(a, b, 0.5); }},
-      {"sub", [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
-      {"mul", [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
-      {"div", [](const Tensor& a, const Tensor& b) { return lg::div(a, b); }},
-      {"maximum", [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
-      {"minimum", [](const Tensor& a, const Tensor& b) { return lg::minimum(a, b); }},
-      {"pow", [](const Tensor& a, const Tensor& b) { return lg::pow(lg::abs(a), b); }},
-      {"eq", [](const Tensor& a, const Tensor& b) { return lg::eq(a, b); }},
-      {"ne", [](const Tensor& a, const Tensor& b) { return lg::ne(a, b); }},
-      {"lt", [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
-      {"le", [](const Tensor& a, const Tensor& b) { return lg::le(a, b); }},
-      {"gt", [](const Tensor& a, const Tensor& b) { return lg::gt(a, b); }},
-      {"ge", [](const Tensor& a, const Tensor& b) { return lg::ge(a, b); }},
-      {"where", [](const Tensor& a, const Tensor& b) { return lg::where(lg::gt(a, 0.0), a, b); }},
-  };
+  std::vector<std::pair<std::string, Binary>> ops;
+  for (const BinaryCase& c : binary_cases()) {
+    if (c.positive_first) ops.emplace_back(std::string(c.op), [&c](const Tensor& a, const Tensor& b) { return c.call(lg::abs(a), b); });
+    else ops.emplace_back(std::string(c.op), c.call);
+  }
+  ops.emplace_back("where", [](const Tensor& a, const Tensor& b) { return lg::where(lg::gt(a, 0.0), a, b); });
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16}) {
     const auto xs = inputs(dt, false);
     const Tensor cf = xs[0].second, cl = xs[1].second;

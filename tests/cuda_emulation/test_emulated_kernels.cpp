@@ -24,6 +24,7 @@ namespace {
 
 using lg::MemoryFormat;
 using lg::Tensor;
+using lg::dispatch::OpId;
 using namespace lg::testing;
 namespace kernels = lg::cuda::kernels;
 
@@ -94,7 +95,7 @@ TEST_CASE("empty tensors: a Geometry with a dim of size 0 is made and nothing is
   const kernels::Geometry g = lg::cuda::detail::make_geometry(y, {&x}, "copy_");
   CHECK(g.numel == 0);
   CHECK(kernels::copy_strided(g, 4, nullptr) == cudaSuccess);
-  CHECK(kernels::pointwise(kernels::PointwiseOp::Relu, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
+  CHECK(kernels::pointwise(OpId::relu, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
 }
 
 TEST_CASE("empty tensors whose other dims multiply past int64 give empty launch arguments, not overflow") {
@@ -132,39 +133,38 @@ TEST_CASE("emulated fill writes every element of a strided view and nothing else
 TEST_CASE("emulated pointwise kernels equal the CPU ops, packed and strided, op picked per thread") {
   struct Case {
     std::string name;
-    kernels::PointwiseOp op;
-    kernels::PointwiseParams params;
+    OpId op;
+    lg::dispatch::PointwiseParams params;
     std::function<Tensor(const Tensor&, const Tensor&)> cpu;
     bool positive = false;
   };
-  kernels::PointwiseParams none, clamp_params, add_params, leaky;
+  lg::dispatch::PointwiseParams none, clamp_params, add_params, leaky;
   clamp_params.lo = -1.0;
   clamp_params.hi = 2.0;
   clamp_params.has_lo = clamp_params.has_hi = true;
   add_params.alpha = 0.5;
   leaky.alpha = 0.2;
-  using K = kernels::PointwiseOp;
   const std::vector<Case> cases{
-      {"neg", K::Neg, none, [](const Tensor& a, const Tensor&) { return lg::neg(a); }},
-      {"abs", K::Abs, none, [](const Tensor& a, const Tensor&) { return lg::abs(a); }},
-      {"relu", K::Relu, none, [](const Tensor& a, const Tensor&) { return lg::relu(a); }},
-      {"relu6", K::Relu6, none, [](const Tensor& a, const Tensor&) { return lg::relu6(a); }},
-      {"leaky_relu", K::LeakyRelu, leaky, [](const Tensor& a, const Tensor&) { return lg::leaky_relu(a, 0.2); }},
-      {"sigmoid", K::Sigmoid, none, [](const Tensor& a, const Tensor&) { return lg::sigmoid(a); }},
-      {"tanh", K::Tanh, none, [](const Tensor& a, const Tensor&) { return lg::tanh(a); }},
-      {"silu", K::Silu, none, [](const Tensor& a, const Tensor&) { return lg::silu(a); }},
-      {"hardswish", K::Hardswish, none, [](const Tensor& a, const Tensor&) { return lg::hardswish(a); }},
-      {"sqrt", K::Sqrt, none, [](const Tensor& a, const Tensor&) { return lg::sqrt(a); }, true},
-      {"clamp", K::Clamp, clamp_params, [](const Tensor& a, const Tensor&) { return lg::clamp(a, -1.0, 2.0); }},
-      {"add", K::Add, add_params, [](const Tensor& a, const Tensor& b) { return lg::add(a, b, 0.5); }},
-      {"sub", K::Sub, none, [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
-      {"mul", K::Mul, none, [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
-      {"maximum", K::Maximum, none, [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
-      {"lt", K::Lt, none, [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
+      {"neg", OpId::neg, none, [](const Tensor& a, const Tensor&) { return lg::neg(a); }},
+      {"abs", OpId::abs, none, [](const Tensor& a, const Tensor&) { return lg::abs(a); }},
+      {"relu", OpId::relu, none, [](const Tensor& a, const Tensor&) { return lg::relu(a); }},
+      {"relu6", OpId::relu6, none, [](const Tensor& a, const Tensor&) { return lg::relu6(a); }},
+      {"leaky_relu", OpId::leaky_relu, leaky, [](const Tensor& a, const Tensor&) { return lg::leaky_relu(a, 0.2); }},
+      {"sigmoid", OpId::sigmoid, none, [](const Tensor& a, const Tensor&) { return lg::sigmoid(a); }},
+      {"tanh", OpId::tanh, none, [](const Tensor& a, const Tensor&) { return lg::tanh(a); }},
+      {"silu", OpId::silu, none, [](const Tensor& a, const Tensor&) { return lg::silu(a); }},
+      {"hardswish", OpId::hardswish, none, [](const Tensor& a, const Tensor&) { return lg::hardswish(a); }},
+      {"sqrt", OpId::sqrt, none, [](const Tensor& a, const Tensor&) { return lg::sqrt(a); }, true},
+      {"clamp", OpId::clamp, clamp_params, [](const Tensor& a, const Tensor&) { return lg::clamp(a, -1.0, 2.0); }},
+      {"add", OpId::add, add_params, [](const Tensor& a, const Tensor& b) { return lg::add(a, b, 0.5); }},
+      {"sub", OpId::sub, none, [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
+      {"mul", OpId::mul, none, [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
+      {"maximum", OpId::maximum, none, [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
+      {"lt", OpId::lt, none, [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
   };
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kBFloat16})
     for (const Case& c : cases) {
-      const bool unary = c.op < K::Add;
+      const bool unary = c.op < OpId::add;  // op_list.def lists the unary ops before add
       // 2x8x9x7 = 1008 elements: packets and a tail; the bias broadcast is strided.
       Tensor a = noise_in({2, 8, 9, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 41);
       if (c.positive) a = lg::add(lg::abs(a), 0.25);
@@ -190,16 +190,15 @@ TEST_CASE("emulated pointwise kernels equal the CPU ops, packed and strided, op 
 }
 
 TEST_CASE("emulated integer ops wrap, and comparisons and where take every operand form, as on the CPU") {
-  using K = kernels::PointwiseOp;
   for (lg::DType dt : {lg::kInt64, lg::kInt32, lg::kUInt8}) {
     CAPTURE(dt);
     const Tensor a = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 71), 120.0).to(dt);
     const Tensor b = lg::mul(noise_in({3, 4, 5, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 72), 120.0).to(dt);
-    kernels::PointwiseParams add3;
+    lg::dispatch::PointwiseParams add3;
     add3.alpha = 3.0;
-    const std::vector<std::tuple<K, kernels::PointwiseParams, Tensor>> cases{
-        {K::Add, add3, lg::add(a, b, 3)}, {K::Mul, {}, lg::mul(a, b)},       {K::Sub, {}, lg::sub(a, b)},
-        {K::Maximum, {}, lg::maximum(a, b)}, {K::Eq, {}, lg::eq(a, b)},     {K::Ge, {}, lg::ge(a, b)}};
+    const std::vector<std::tuple<OpId, lg::dispatch::PointwiseParams, Tensor>> cases{
+        {OpId::add, add3, lg::add(a, b, 3)}, {OpId::mul, {}, lg::mul(a, b)},       {OpId::sub, {}, lg::sub(a, b)},
+        {OpId::maximum, {}, lg::maximum(a, b)}, {OpId::eq, {}, lg::eq(a, b)},     {OpId::ge, {}, lg::ge(a, b)}};
     for (const auto& [op, params, want] : cases) {
       CAPTURE(static_cast<int>(op));
       const Tensor out = lg::empty_like(want);
@@ -210,7 +209,7 @@ TEST_CASE("emulated integer ops wrap, and comparisons and where take every opera
     // Floating-only ops are refused for integers, not computed.
     const Tensor out = lg::empty_like(a);
     const kernels::Geometry g = lg::cuda::detail::make_geometry(out, {&a}, "pointwise");
-    CHECK(kernels::pointwise(K::Exp, lg::cuda::detail::scalar_type(dt), g, {}, nullptr) == cudaErrorInvalidValue);
+    CHECK(kernels::pointwise(OpId::exp, lg::cuda::detail::scalar_type(dt), g, {}, nullptr) == cudaErrorInvalidValue);
   }
   // where(cond, x, y): the bool condition is operand 1, packed (dense) and strided (broadcast y).
   const Tensor x = noise_in({2, 8, 5, 7}, MemoryFormat::ChannelsLast, lg::kFloat32, 73);
@@ -220,7 +219,7 @@ TEST_CASE("emulated integer ops wrap, and comparisons and where take every opera
     const Tensor want = lg::where(cond, x, y);
     const Tensor out = lg::empty_like(want);
     const kernels::Geometry g = lg::cuda::detail::make_geometry(out, {&cond, &x, &y}, "pointwise");
-    REQUIRE(kernels::pointwise(K::Where, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
+    REQUIRE(kernels::pointwise(OpId::where, kernels::ScalarType::Float32, g, {}, nullptr) == cudaSuccess);
     CHECK(values(out) == values(want));
   }
 }

@@ -4,14 +4,12 @@
 // strides, type promotion, in-place and out= forms, and bad input.
 #include <doctest/doctest.h>
 
-#include <functional>
-#include <map>
 
 #include <layoutguard/testing/doctest.h>
 
-#include "ops/pointwise_reference.h"
 #include "support/guard_testing.h"
 #include "support/op_testing.h"
+#include "support/pointwise_cases.h"
 
 namespace {
 
@@ -46,49 +44,25 @@ std::vector<int64_t> expected_unary_strides(const Tensor& x) {
   return lg::layout::infer_dense_strides(sizes, x.strides());
 }
 
-const std::map<std::string, std::function<Tensor(const Tensor&)>>& unary_ops() {
-  static const std::map<std::string, std::function<Tensor(const Tensor&)>> ops{
-      {"neg", [](const Tensor& x) { return lg::neg(x); }},
-      {"abs", [](const Tensor& x) { return lg::abs(x); }},
-      {"relu", [](const Tensor& x) { return lg::relu(x); }},
-      {"relu6", [](const Tensor& x) { return lg::relu6(lg::mul(x, 3)); }},  // reaches 6
-      {"leaky_relu", [](const Tensor& x) { return lg::leaky_relu(x); }},
-      {"elu", [](const Tensor& x) { return lg::elu(x); }},
-      {"sigmoid", [](const Tensor& x) { return lg::sigmoid(x); }},
-      {"tanh", [](const Tensor& x) { return lg::tanh(x); }},
-      {"gelu", [](const Tensor& x) { return lg::gelu(x); }},
-      {"silu", [](const Tensor& x) { return lg::silu(x); }},
-      {"hardswish", [](const Tensor& x) { return lg::hardswish(x); }},
-      {"hardsigmoid", [](const Tensor& x) { return lg::hardsigmoid(x); }},
-      {"exp", [](const Tensor& x) { return lg::exp(x); }},
-      {"log", [](const Tensor& x) { return lg::log(x); }},
-      {"sqrt", [](const Tensor& x) { return lg::sqrt(x); }},
-      {"rsqrt", [](const Tensor& x) { return lg::rsqrt(x); }},
-      {"clamp", [](const Tensor& x) { return lg::clamp(x, -1.5, 2.5); }},
-  };
-  return ops;
-}
-
-bool needs_positive(const std::string& op) { return op == "log" || op == "sqrt" || op == "rsqrt"; }
-
 }  // namespace
 
 TEST_SUITE("ops") {
 
 TEST_CASE("unary ops: values, dtype and output strides over every layout variant and float dtype") {
   for (DType dt : {lg::kFloat32, lg::kFloat64, lg::kFloat16, lg::kBFloat16}) {
-    for (const auto& [op, fn] : unary_ops()) {
-      for (const Variant& v : variants(dt, needs_positive(op))) {
-        CAPTURE(op);
+    for (const UnaryCase& c : unary_cases()) {
+      for (const Variant& v : variants(dt, c.inputs == Inputs::Positive)) {
+        CAPTURE(c.op);
         CAPTURE(dt);
         CAPTURE(v.name);
-        const Tensor y = fn(v.t);
+        // Wide inputs: three times the variant, in its layout (a pointwise mul keeps it).
+        const Tensor x = c.inputs == Inputs::Wide ? lg::mul(v.t, 3) : v.t;
+        const Tensor y = c.call(x);
         CHECK(y.dtype() == dt);
         CHECK(y.sizes() == v.t.sizes());
-        CHECK(lg::to_string(y.strides()) == lg::to_string(lg::IntArrayRef(expected_unary_strides(v.t))));
+        CHECK(lg::to_string(y.strides()) == lg::to_string(lg::IntArrayRef(expected_unary_strides(x))));
         std::vector<double> want;
-        const double scale = op == "relu6" ? 3.0 : 1.0;
-        for (double x : values(v.t)) want.push_back(ref_unary(op, scale * static_cast<double>(rounded({x}, dt)[0])));
+        for (double e : values(x)) want.push_back(c.reference(static_cast<double>(rounded({e}, dt)[0])));
         check_close(values(y), rounded(want, dt), dt);
       }
     }
@@ -138,21 +112,6 @@ TEST_CASE("layout rows 48, 49: out= tensors") {
 }
 
 TEST_CASE("binary ops: values against the reference with broadcasting, scalars and layouts") {
-  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> ops{
-      {"add", [](const Tensor& a, const Tensor& b) { return lg::add(a, b); }},
-      {"sub", [](const Tensor& a, const Tensor& b) { return lg::sub(a, b); }},
-      {"mul", [](const Tensor& a, const Tensor& b) { return lg::mul(a, b); }},
-      {"div", [](const Tensor& a, const Tensor& b) { return lg::div(a, b); }},
-      {"maximum", [](const Tensor& a, const Tensor& b) { return lg::maximum(a, b); }},
-      {"minimum", [](const Tensor& a, const Tensor& b) { return lg::minimum(a, b); }},
-      {"pow", [](const Tensor& a, const Tensor& b) { return lg::pow(lg::abs(a), b); }},
-      {"eq", [](const Tensor& a, const Tensor& b) { return lg::eq(a, b); }},
-      {"ne", [](const Tensor& a, const Tensor& b) { return lg::ne(a, b); }},
-      {"lt", [](const Tensor& a, const Tensor& b) { return lg::lt(a, b); }},
-      {"le", [](const Tensor& a, const Tensor& b) { return lg::le(a, b); }},
-      {"gt", [](const Tensor& a, const Tensor& b) { return lg::gt(a, b); }},
-      {"ge", [](const Tensor& a, const Tensor& b) { return lg::ge(a, b); }},
-  };
   for (DType dt : {lg::kFloat32, lg::kFloat64, lg::kFloat16, lg::kBFloat16}) {
     const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> pairs{
         {"cl + cf", {ramp_in({2, 3, 4, 5}, CL, dt), ramp_in({2, 3, 4, 5}, MemoryFormat::Contiguous, dt, true)}},
@@ -163,23 +122,23 @@ TEST_CASE("binary ops: values against the reference with broadcasting, scalars a
         {"cl3d + row", {ramp_in({2, 3, 2, 2, 5}, CL3, dt), ramp({5}, dt, true)}},
         {"0-dim", {ramp_in({2, 3, 4, 5}, CL, dt), lg::full({}, 1.25, dt)}},
     };
-    for (const auto& [op, fn] : ops) {
+    for (const BinaryCase& c : binary_cases()) {
       for (const auto& [name, ab] : pairs) {
-        CAPTURE(op);
+        CAPTURE(c.op);
         CAPTURE(dt);
         CAPTURE(name);
-        const auto& [a, b] = ab;
-        const Tensor y = fn(a, b);
-        const bool compare = op.size() == 2;
-        CHECK(y.dtype() == (compare ? lg::kBool : dt));
+        // pow's base: |a|, in a's layout.
+        const Tensor a = c.positive_first ? lg::abs(ab.first) : ab.first;
+        const Tensor& b = ab.second;
+        const Tensor y = c.call(a, b);
+        CHECK(y.dtype() == (c.returns_bool ? lg::kBool : dt));
         const std::vector<int64_t> shape = lg::layout::broadcast_shapes({a.sizes(), b.sizes()}, "test");
         CHECK(y.sizes().vec() == shape);
         if (a.dim() == y.dim() && (a.is_contiguous(CL) || a.suggest_memory_format() == CL)) LG_CHECK_CHANNELS_LAST(y);
         const std::vector<double> va = values(a.expand(shape)), vb = values(b.expand(shape));
         std::vector<double> want;
-        for (size_t i = 0; i < va.size(); ++i)
-          want.push_back(ref_binary(op, op == "pow" ? std::fabs(va[i]) : va[i], vb[i]));
-        check_close(values(y), compare ? want : rounded(want, dt), compare ? lg::kFloat64 : dt);
+        for (size_t i = 0; i < va.size(); ++i) want.push_back(c.reference(va[i], vb[i]));
+        check_close(values(y), c.returns_bool ? want : rounded(want, dt), c.returns_bool ? lg::kFloat64 : dt);
       }
     }
   }
@@ -379,10 +338,10 @@ TEST_CASE("float16 and bfloat16 rows longer than a block equal float32 math roun
     const Tensor a = base.to(dt), b = other.to(dt);
     const Tensor a32 = a.to(lg::kFloat32), b32 = b.to(lg::kFloat32);  // the same values, widened
     // Unary ops: dense rows, and a stride-2 view (the strided widen/narrow).
-    for (const auto& [op, fn] : unary_ops()) {
-      CAPTURE(op);
-      check_close(values(fn(a)), values(fn(a32).to(dt)), exact);
-      check_close(values(fn(a.slice(1, 0, 1003, 2))), values(fn(a32.slice(1, 0, 1003, 2)).to(dt)), exact);
+    for (const UnaryCase& c : unary_cases()) {
+      CAPTURE(c.op);
+      check_close(values(c.call(a)), values(c.call(a32).to(dt)), exact);
+      check_close(values(c.call(a.slice(1, 0, 1003, 2))), values(c.call(a32.slice(1, 0, 1003, 2)).to(dt)), exact);
     }
     // Binary ops: dense, a broadcast row, a broadcast scalar on the left, a transposed operand.
     const Tensor col = a.narrow(1, 5, 1), col32 = a32.narrow(1, 5, 1);

@@ -1,6 +1,7 @@
 // The plain launchers of layoutguard's own CUDA kernels and the plain data they take. No
-// library header is included here: .cu files stay behind this seam, and the .cpp side turns
-// tensors into these structs (src/cuda/geometry.cpp) and checks the returned cudaError_t.
+// tensor-level header is included here (only the op list and the pointwise math, which are
+// device-safe): .cu files stay behind this seam, and the .cpp side turns tensors into these
+// structs (src/cuda/geometry.cpp) and checks the returned cudaError_t.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/kernels/index_divider.h"
+#include "dispatch/pointwise_math.h"
 
 namespace lg::cuda::kernels {
 
@@ -45,21 +47,12 @@ cudaError_t convert_dense(void* out, ScalarType out_type, const void* src, Scala
 // Every element of operand 0 set to the `element_bytes`-byte pattern in `bits`.
 cudaError_t fill_strided(const Geometry& g, int element_bytes, uint64_t bits, cudaStream_t stream);
 
-// The pointwise ops layoutguard computes on CUDA, grouped by arity (unary, binary, compare,
-// where: the kernels rely on that order); the semantics of each match the CPU kernel of
-// the same name (src/cpu/pointwise.cpp).
-enum class PointwiseOp : int {
-  Neg, Abs, Relu, Relu6, LeakyRelu, Elu, Sigmoid, Tanh, Gelu, Silu, Hardswish, Hardsigmoid, Exp, Log,
-  Sqrt, Rsqrt, Clamp, Add, Sub, Mul, Div, Maximum, Minimum, Pow, Eq, Ne, Lt, Le, Gt, Ge, Where,
-};
-struct PointwiseParams {
-  double alpha = 1.0, beta = 1.0, gamma = 1.0, lo = 0.0, hi = 0.0;
-  bool has_lo = false, has_hi = false, flag = false;
-};
+// The Pointwise ops (dispatch::PointwiseMath: the math the CPU kernels instantiate too).
 // Operand 0 is the output; inputs are already broadcast to its sizes and share `input_type`
 // (where: operand 1 is the bool condition, operands 2 and 3 have input_type). Comparisons write
-// bool, the others input_type. Returns cudaErrorInvalidValue for a dtype the op does not take.
-cudaError_t pointwise(PointwiseOp op, ScalarType input_type, const Geometry& g, const PointwiseParams& p,
+// bool, the others input_type. Returns cudaErrorInvalidValue for a dtype the op does not take
+// or an op that is not pointwise.
+cudaError_t pointwise(dispatch::OpId op, ScalarType input_type, const Geometry& g, const dispatch::PointwiseParams& p,
                       cudaStream_t stream);
 
 // A 5-D (N, C, D, H, W) view: sizes and strides in elements, with their IndexDividers (set with

@@ -31,6 +31,7 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
+Tensor erf(const Tensor& x);  // the Gauss error function
 // At least one bound; min > max gives max everywhere, as in PyTorch.
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
 
@@ -49,6 +50,7 @@ const Tensor& exp_(const Tensor& x);
 const Tensor& log_(const Tensor& x);
 const Tensor& sqrt_(const Tensor& x);
 const Tensor& rsqrt_(const Tensor& x);
+const Tensor& erf_(const Tensor& x);
 const Tensor& clamp_(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
 
 // ---- Binary, with broadcasting ----

@@ -186,6 +186,10 @@ struct rsqrt : UnaryOp<DTypeRule::FloatPromote> {
   template <typename C>
   LG_HOST_DEVICE static C apply(C x, const PointwiseParams&) { return C(1) / std::sqrt(x); }
 };
+struct erf : UnaryOp<DTypeRule::FloatPromote> {
+  template <typename C>
+  LG_HOST_DEVICE static C apply(C x, const PointwiseParams&) { return std::erf(x); }
+};
 struct clamp : UnaryOp<DTypeRule::Numeric> {  // has_lo/lo, has_hi/hi
   template <typename C>
   LG_HOST_DEVICE static C apply(C x, const PointwiseParams& p) {

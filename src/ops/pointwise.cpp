@@ -357,6 +357,7 @@ LG_UNARY(exp)
 LG_UNARY(log)
 LG_UNARY(sqrt)
 LG_UNARY(rsqrt)
+LG_UNARY(erf)
 #undef LG_UNARY
 
 Tensor leaky_relu(const Tensor& x, const Scalar& slope) {

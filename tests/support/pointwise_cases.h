@@ -16,6 +16,19 @@ namespace lg::testing {
 
 inline double ref_clamp(double x, double lo, double hi) { return std::isnan(x) ? x : std::min(std::max(x, lo), hi); }
 
+// erf(x) = 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (1 * 3 * ... * (2n+1)): every term has the
+// sign of x, so the sum loses nothing to cancellation (and uses no libm erf).
+inline double ref_erf(double x) {
+  if (std::isnan(x)) return x;
+  if (std::fabs(x) > 6.0) return x > 0 ? 1.0 : -1.0;  // within 1e-17 of +-1
+  double term = x, sum = x;
+  for (int n = 1; n < 1000 && std::fabs(term) > 1e-18 * std::fabs(sum); ++n) {
+    term *= 2.0 * x * x / (2.0 * n + 1.0);
+    sum += term;
+  }
+  return 2.0 / std::sqrt(3.14159265358979323846) * std::exp(-x * x) * sum;
+}
+
 // Which inputs an op's tests feed it.
 enum class Inputs {
   Any,       // values around zero (the ramps of op_testing.h, the noise of tensor_testing.h)
@@ -56,6 +69,8 @@ inline const std::vector<UnaryCase>& unary_cases() {
       {"log", [](const Tensor& x) { return lg::log(x); }, [](double x) { return std::log(x); }, Inputs::Positive},
       {"sqrt", [](const Tensor& x) { return lg::sqrt(x); }, [](double x) { return std::sqrt(x); }, Inputs::Positive},
       {"rsqrt", [](const Tensor& x) { return lg::rsqrt(x); }, [](double x) { return 1.0 / std::sqrt(x); }, Inputs::Positive},
+      {"erf", [](const Tensor& x) { return lg::erf(x); },
+       [](double x) { return ref_erf(x); }},
       {"clamp", [](const Tensor& x) { return lg::clamp(x, -1.5, 2.5); }, [](double x) { return ref_clamp(x, -1.5, 2.5); }},
   };
   return cases;

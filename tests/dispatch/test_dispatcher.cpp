@@ -2,6 +2,7 @@
 // re-entrancy, module paths, errors, threads. (These registry self-tests are never deleted.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -163,6 +164,12 @@ TEST_CASE("registry self-test: a counting hook sees every op exactly once at dep
       if (c.op == name) return [&c] { (void)c.call(in().o, in().o); };
     return nullptr;
   };
+  // Every key of kSamples names an op (a misspelt key would leave its op without a sample).
+  for (const auto& entry : kSamples) {
+    CAPTURE(entry.first);
+    CHECK(std::find(lg::dispatch::kOpNames.begin(), lg::dispatch::kOpNames.end(), entry.first) !=
+          lg::dispatch::kOpNames.end());
+  }
   for (size_t i = 0; i < lg::dispatch::kNumOps; ++i) {
     const std::string name(lg::dispatch::op_name(static_cast<OpId>(i)));
     CAPTURE(name);

@@ -288,6 +288,17 @@ TEST_CASE("bad input: each with an lg::Error naming the op and the mismatch") {
   CHECK_THROWS_WITH_AS(lg::relu6_(lg::zeros({1}).expand({3})), doctest::Contains("[relu6] unsupported operation"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::relu6_(lg::ones({3}, lg::kBool)), doctest::Contains("[relu6] is not implemented for bool"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::relu6_(Tensor()), doctest::Contains("[relu6] received an undefined tensor"), lg::Error);
+  // Every op of the test table refuses an undefined operand by name; erf_ cannot write its
+  // float result into an integer tensor.
+  for (const UnaryCase& c : unary_cases()) {
+    CAPTURE(c.op);
+    CHECK_THROWS_WITH_AS(c.call(Tensor()), doctest::Contains(("[" + std::string(c.op) + "]").c_str()), lg::ValueError);
+  }
+  for (const BinaryCase& c : binary_cases()) {
+    CAPTURE(c.op);
+    CHECK_THROWS_WITH_AS(c.call(x, Tensor()), doctest::Contains(("[" + std::string(c.op) + "]").c_str()), lg::ValueError);
+  }
+  CHECK_THROWS_WITH_AS(lg::erf_(lg::arange(3)), doctest::Contains("[erf_] the result type float32 cannot be cast to self's dtype int64"), lg::TypeError);
 }
 
 TEST_CASE("pointwise ops pass the guard on channels-last data, and shadow agrees") {

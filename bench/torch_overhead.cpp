@@ -17,6 +17,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 
 #include <layoutguard/guard.h>
 #include <layoutguard/torch.h>
@@ -81,7 +82,7 @@ struct SmallNet {
       loss = at::linear(at::adaptive_avg_pool2d(z, {1, 1}).flatten(1), p[6]).sum();
     }
     loss.backward();
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (const at::Tensor& t : p) {
       t.sub_(t.grad(), 0.01);
       t.mutable_grad().zero_();

@@ -10,7 +10,7 @@
 
 Medians over repeats. Prints a table; --json PATH also writes the numbers.
     PYTHONPATH=build/python python3 bench/torch_overhead.py [--quick] [--json PATH]
-        [--device cuda] [--amp] [--batch N] [--steps N] [--no-ops]
+        [--device cuda] [--amp] [--batch N] [--steps N] [--no-ops] [--op-counts N]
 """
 import argparse
 import json
@@ -114,7 +114,7 @@ def ns_per_add(channels_last, calls, repeats):
     return interleaved(CONFIGS, repeats, run_once)
 
 
-def resnet50_step_ms(steps, batch, device, amp):
+def resnet50_step_ms(steps, batch, device, amp, op_counts=0):
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
@@ -145,7 +145,21 @@ def resnet50_step_ms(steps, batch, device, amp):
 
     for _ in range(3 if cuda else 0):  # cuDNN's autotuning and the allocator's first pass
         run_once()
+    if op_counts:
+        print_op_counts(run_once, op_counts)
     return interleaved(CONFIGS, steps, run_once)
+
+
+def print_op_counts(run_once, top):
+    """The ATen calls of one plain step, nested ones included (what the bridge's key sees when
+    nested=1), by op: the profiler counts every RecordFunction range."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run_once()
+    counts = sorted(((e.count, e.key) for e in prof.key_averages() if e.key.startswith("aten::")), reverse=True)
+    print(f"ATen calls in one plain step: {sum(c for c, _ in counts)} in {len(counts)} ops; the {top} most called:")
+    for c, name in counts[:top]:
+        print(f"  {c:6d}  {name}")
 
 
 def cpu_name():
@@ -169,6 +183,8 @@ def main():
     parser.add_argument("--amp", action="store_true", help="mixed precision: autocast and GradScaler")
     parser.add_argument("--batch", type=int, help="ResNet-50 batch (default 8, 2 with --quick)")
     parser.add_argument("--steps", type=int, help="timed steps per way (default 9, 2 with --quick)")
+    parser.add_argument("--op-counts", type=int, default=0, metavar="N",
+                        help="first print the N most called ATen ops of one plain step (profiler)")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -200,7 +216,7 @@ def main():
         where = result.get("gpu", f"CPU ({torch.get_num_threads()} threads)")
         print(f"ResNet-50 training step, {where}, batch {batch}, channels_last{', AMP float16' if args.amp else ''}, "
               f"median of {steps} steps per way (the ways interleaved), ms")
-        row = resnet50_step_ms(steps, batch, device, args.amp)
+        row = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts)
         result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "device": str(device),
                               "amp": args.amp, "ms": row}
         for c in CONFIGS:

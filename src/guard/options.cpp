@@ -390,12 +390,15 @@ std::string describe_options(const Options& o) {
   for (size_t i = 0; i < kNumKeys; ++i)
     out << "  " << kKeys[i].name << " = " << value_text(o, kKeys[i]) << " [" << source(i + 1)
         << "]: " << kKeys[i].meaning << "\n";
-  // The guard reads the two above; these two belong to the logger and the CUDA allocator.
+  // The guard reads the two above; these belong to the logger, the CUDA allocator and the
+  // PyTorch bridge.
   out << "other variables:\n"
          "  LAYOUTGUARD_LOG_LEVEL: trace, debug, info, warn (default), error, critical or off; the level of "
          "layoutguard's log (warn mode's reports are warnings)\n"
          "  LAYOUTGUARD_CUDA_CACHE: 1 (default) keeps freed CUDA blocks for reuse; 0 frees each at once (for "
-         "memory checkers)\n";
+         "memory checkers)\n"
+         "  LAYOUTGUARD_TORCH_UNBOXED: 1 (default) gives the PyTorch bridge's most called ops unboxed kernels; 0 sends "
+         "every ATen op through its boxed fallback (the same checks, slower)\n";
   return out.str();
 }
 

@@ -23,19 +23,19 @@
 #include <layoutguard/error.h>
 #include <layoutguard/torch.h>
 
+#include "core/env_flag.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
 #include "torch/aten_policy.h"
+#include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
+#include "torch/intercepted_call.h"
 #include "torch/op_table.h"
 #include "torch/stand_in.h"
+#include "torch/unboxed_ops.h"
 
 namespace lg::torch_bridge {
 namespace {
-
-// The key's name says "testing only": it is not a stable API, which is why the bridge is built
-// against, and refuses to load into, one torch version only.
-constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
 // A backward node running on a thread: its name and where its forward op ran.
 struct NodeFrame {
@@ -108,11 +108,6 @@ std::atomic<torch::Locator> g_locator{nullptr};
 
 // ---- The operands ----
 
-// Most ops have at most a few tensors: no allocation for them.
-using Tensors = c10::SmallVector<at::Tensor, 6>;
-// The operands a check reads: handles owned by a Tensors, or borrowed from the stack.
-using Operands = c10::SmallVector<const at::Tensor*, 6>;
-
 // Visits the tensors of a run of IValues in argument order -- a Tensor, each element of a
 // Tensor[] or Tensor?[] -- until `f` returns true; returns whether it did. An absent Tensor?
 // is no tensor: the inputs that decide a ConvLike op (input, weight) come before any optional.
@@ -155,21 +150,6 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
     if (v->isTensor()) out.push_back(&v->toTensor());
 }
 
-enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
-
-// guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
-// PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
-Class classify(const at::Tensor& t) {
-  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read.
-  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
-    return Class::NotApplicable;
-  const int64_t rank = t.dim();
-  if (rank != 4 && rank != 5) return Class::NotApplicable;
-  const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
-  if (t.is_contiguous() && t.is_contiguous(cl)) return Class::Ambiguous;
-  return t.suggest_memory_format() == cl ? Class::ChannelsLast : Class::Other;
-}
-
 // Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
 // plainly channels-last, beside a same-rank input that is or may be. A superset of
 // guard::check_layout's findings (ambiguity and min_bytes are left to it), so that only such
@@ -202,14 +182,6 @@ bool may_convert(const Operands& in) {
 
 // ---- The check ----
 
-// Whether a run of IValues holds a tensor that is, or may be, channels-last: the only inputs
-// that set an expectation. Reads the stack in place.
-bool sets_expectation(const c10::IValue* begin, const c10::IValue* end) {
-  return any_tensor(begin, end, [](const at::Tensor& t) {
-    const Class c = classify(t);
-    return c == Class::ChannelsLast || c == Class::Ambiguous;
-  });
-}
 
 // A forward op inside a module remembers where it ran, for its backward's reports (only a
 // result with a node has a backward to report; most results of a model's forward have one).
@@ -220,11 +192,11 @@ void note_forward_site(const at::Tensor& result) {
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-void count_unchecked(const OpEntry& p, guard::Mode mode, const ::torch::jit::Stack& stack) {
+void count_unchecked(const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
-  if (!stack.empty() && stack.back().isTensor()) note_forward_site(stack.back().toTensor());
+  if (last_result != nullptr) note_forward_site(*last_result);
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
@@ -273,28 +245,20 @@ struct DepthScope {
   ThreadState& s_;
 };
 
-// Runs the rest of the op's dispatch (the keys below the bridge's) one level deeper. Its
-// nested calls come back through the key when `seen`; else they run unseen, unboxed too.
-void run_below(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack, ThreadState& s,
-               bool seen) {
-  static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kKey);
+// Runs the rest of the call's dispatch one level deeper. Its nested calls come back through
+// the key when `seen`; else they run unseen, unboxed too.
+void run_below(InterceptedCall& call, ThreadState& s, bool seen) {
   DepthScope nested(s);
   if (seen) {
-    op.redispatchBoxed(keys & kBelow, stack);
+    call.redispatch();
   } else {
     c10::impl::ExcludeDispatchKeyGuard unseen(kKey);
-    op.redispatchBoxed(keys & kBelow, stack);
+    call.redispatch();
   }
 }
 
-void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  ThreadState& s = t_state;
-  const guard::Mode mode = s.depth == 0 ? mode_of_call(s) : s.mode;
-  if (mode == guard::Mode::Off) {
-    run_below(op, keys, stack, s, false);  // nested calls are off too
-    return;
-  }
-  const OpEntry& p = op_entry(op);
+void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
+  const OpEntry& p = call.entry();
   if (s.depth == 0) {
     s.mode = mode;
     s.top = &p;
@@ -306,31 +270,25 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
   // lose the format: it is only counted, and its inputs are not even copied.
-  const size_t args = op.schema().arguments().size();
-  const c10::IValue* first = stack->data() + stack->size() - args;
-  if (!p.checkable || !(p.is_copy || sets_expectation(first, first + args) || s.events)) {
-    run_below(op, keys, stack, s, s.nested);
-    if (s.depth == 0) count_unchecked(p, mode, *stack);
+  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation())) {
+    run_below(call, s, s.nested);
+    if (s.depth == 0) count_unchecked(p, mode, call.last_result());
     return;
   }
-  // The inputs are copied: the op pops them, and a boxed caller's stack may own them alone.
   Tensors in_owned;
-  gather(first, first + args, in_owned);
   Operands in;
-  for (const at::Tensor& t : in_owned) in.push_back(&t);
-  bool explicit_format =
-      p.memory_format_arg >= 0 && !(*stack)[stack->size() - args + static_cast<size_t>(p.memory_format_arg)].isNone();
+  call.inputs(in_owned, in);
+  bool explicit_format = p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg);
   LayoutPolicy policy = p.policy;
   if (p.format_request && !s.nodes.empty()) {  // a derivative formula's request, not the user's
     explicit_format = false;
     policy = LayoutPolicy::Preserve;
   }
   if (s.depth == 0) s.root_cause.clear();
-  run_below(op, keys, stack, s, s.nested);
-  Tensors out_lists;
+  run_below(call, s, s.nested);
+  Tensors out_owned;
   Operands out;
-  const size_t returns = op.schema().returns().size();
-  operands_of(stack->data() + stack->size() - returns, stack->data() + stack->size(), out_lists, out);
+  call.outputs(out_owned, out);
   if (p.keepdim && !in.empty() && !out.empty() && in[0]->defined() && out[0]->defined() &&
       in[0]->sizes() != out[0]->sizes())
     policy = LayoutPolicy::RankChanging;  // a reduction: see AtenPolicy::keepdim
@@ -345,6 +303,48 @@ void intercept(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch:
   }
   check(p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
   s.root_cause.clear();
+}
+
+// A call of the boxed fallback: its arguments, then its results, on the stack.
+class BoxedCall final : public InterceptedCall {
+ public:
+  BoxedCall(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack)
+      : op_(op), keys_(keys), stack_(stack), args_(op.schema().arguments().size()) {}
+
+  const OpEntry& entry() const override { return op_entry(op_); }
+  void redispatch() override {
+    op_.redispatchBoxed(keys_below(keys_), stack_);
+  }
+  bool sets_expectation() const override {
+    return any_tensor(first(), first() + args_, [](const at::Tensor& t) { return torch_bridge::sets_expectation(t); });
+  }
+  // Copied: the op pops its arguments, and a boxed caller's stack may own them alone.
+  void inputs(Tensors& owned, Operands& in) const override {
+    gather(first(), first() + args_, owned);
+    for (const at::Tensor& t : owned) in.push_back(&t);
+  }
+  bool argument_given(int index) const override { return !first()[index].isNone(); }
+  void outputs(Tensors& owned, Operands& out) const override {
+    const size_t returns = op_.schema().returns().size();
+    operands_of(stack_->data() + stack_->size() - returns, stack_->data() + stack_->size(), owned, out);
+  }
+  const at::Tensor* last_result() const override {
+    return !stack_->empty() && stack_->back().isTensor() ? &stack_->back().toTensor() : nullptr;
+  }
+
+ private:
+  // The first argument: valid before redispatch() pops them.
+  const c10::IValue* first() const { return stack_->data() + stack_->size() - args_; }
+
+  const c10::OperatorHandle& op_;
+  c10::DispatchKeySet keys_;
+  ::torch::jit::Stack* stack_;
+  size_t args_;
+};
+
+void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  BoxedCall call(op, keys, stack);
+  intercept(call);
 }
 
 // ---- Backward nodes: RecordFunction's BACKWARD_FUNCTION ranges name the node ----
@@ -381,6 +381,9 @@ void skip_ops_without_tensors(c10::Dispatcher& d) {
 void register_once() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // Read before anything is registered: a bad value raises here and leaves the next
+    // enable() to try again.
+    const bool unboxed = lg::detail::env_flag("LAYOUTGUARD_TORCH_UNBOXED", true);
     c10::Dispatcher& d = c10::Dispatcher::singleton();
     // A second fallback for the key aborts the process: a second copy of this library (or
     // another tool on the same key) has registered first, and its fallback serves.
@@ -392,8 +395,9 @@ void register_once() {
     } else {
       // Never destroyed: the registration must outlive every op of the process.
       static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
-      library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept>());
+      library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept_boxed>());
       skip_ops_without_tensors(d);
+      if (unboxed) register_unboxed_ops();
     }
     guard::detail::set_call_count_flush(&flush_calls);
     at::addGlobalCallback(
@@ -416,6 +420,17 @@ struct SwitchOnAtLoad {
 } switch_on_at_load;
 
 }  // namespace
+
+void intercept(InterceptedCall& call) {
+  ThreadState& s = t_state;
+  const guard::Mode mode = s.depth == 0 ? mode_of_call(s) : s.mode;
+  if (mode == guard::Mode::Off) {
+    run_below(call, s, false);  // nested calls are off too
+    return;
+  }
+  check_call(call, s, mode);
+}
+
 }  // namespace lg::torch_bridge
 
 namespace lg::torch {

@@ -266,9 +266,10 @@ TEST_CASE("help text lists every option with its value and source") {
   CHECK(contains(help, "min_bytes = 64 [environment]"));
   CHECK(contains(help, "summary = 1 [default]"));
   for (std::string_view key : lg::guard::option_keys()) CHECK(contains(help, "  " + std::string(key) + " = "));
-  // All four variables: the two above, and the logger's and the CUDA allocator's.
+  // All five variables: the two above, and the logger's, the CUDA allocator's and the bridge's.
   CHECK(contains(help, "LAYOUTGUARD_LOG_LEVEL: "));
   CHECK(contains(help, "LAYOUTGUARD_CUDA_CACHE: "));
+  CHECK(contains(help, "LAYOUTGUARD_TORCH_UNBOXED: "));
 }
 
 TEST_CASE("random option strings give a ConfigError or a valid result, never a crash") {

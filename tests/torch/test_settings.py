@@ -175,6 +175,38 @@ class BadInput(unittest.TestCase):
         self.assertIn("RuntimeError", run.stderr)
         self.assertNotIn("program done", run.stdout)
 
+    def test_unboxed_kernels_report_as_the_boxed_fallback(self):
+        # The hot ops (conv, batch norm, relu, add, pooling...) have unboxed kernels; with
+        # LAYOUTGUARD_TORCH_UNBOXED=0 every op goes through the boxed fallback. Both must
+        # count the same calls and report the same violations, root causes included.
+        program = PROGRAM.replace("return self.head(self.conv(x))",
+                                  "y = torch.relu(torch.nn.functional.max_pool2d(self.conv(x), 2)) + 1\n"
+                                  "        y = torch.nn.functional.pad(y, (1, 1, 1, 1), mode='reflect')\n"
+                                  "        return self.head(y.to(torch.float64))")
+        reports = {}
+        for unboxed in ("1", "0"):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "report.json")
+                run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_TORCH_UNBOXED": unboxed,
+                                   "LAYOUTGUARD_OPTIONS": f"summary=0:report={path}"}, program=program)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                with open(path) as f:
+                    report = json.load(f)
+            reports[unboxed] = (sorted(json.dumps(o, sort_keys=True) for o in report["ops"]),
+                                sorted((v["op"], v["module"], v["root_cause"], v["count"], str(v["formats_out"]))
+                                       for v in report["violations"]))
+        ops, violations = reports["1"]
+        self.assertIn("aten::conv2d", " ".join(ops))
+        self.assertTrue(violations, "reflect pad loses channels_last in every torch the bridge supports")
+        self.assertEqual(reports["1"], reports["0"])
+
+    def test_bad_unboxed_switch_is_a_config_error(self):
+        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("LAYOUTGUARD_TORCH_UNBOXED='maybe' is not a switch", run.stderr)
+        self.assertIn("ConfigError", run.stderr)
+        self.assertNotIn("program done", run.stdout)
+
     def test_missing_suppressions_file(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "suppressions=/nonexistent/s.txt"})
         self.assertEqual(run.returncode, 1, run.stderr)

@@ -1,0 +1,66 @@
+// One ATen call at the bridge's dispatch key, as the check sees it: the same check serves the
+// boxed fallback (every op) and the unboxed kernels of the hottest ops (unboxed_ops.cpp), which
+// skip boxing the arguments.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+
+namespace lg::torch_bridge {
+
+struct OpEntry;
+
+// Most ops have at most a few tensors: no allocation for them.
+using Tensors = c10::SmallVector<at::Tensor, 6>;
+// The operands a check reads: handles borrowed from the call, or owned by a Tensors.
+using Operands = c10::SmallVector<const at::Tensor*, 6>;
+
+enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
+
+// guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
+// PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
+inline Class classify(const at::Tensor& t) {
+  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read.
+  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
+    return Class::NotApplicable;
+  const int64_t rank = t.dim();
+  if (rank != 4 && rank != 5) return Class::NotApplicable;
+  const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
+  if (t.is_contiguous() && t.is_contiguous(cl)) return Class::Ambiguous;
+  return t.suggest_memory_format() == cl ? Class::ChannelsLast : Class::Other;
+}
+
+// An input that is, or may be, channels-last: the only inputs that set an expectation.
+inline bool sets_expectation(const at::Tensor& t) {
+  const Class c = classify(t);
+  return c == Class::ChannelsLast || c == Class::Ambiguous;
+}
+
+// What the check needs of a call. The argument visits follow the schema's order: a Tensor, a
+// present Tensor?, each element of a Tensor[].
+class InterceptedCall {
+ public:
+  // The op's policy and call count.
+  virtual const OpEntry& entry() const = 0;
+  // Runs the rest of the op's dispatch: the keys below the bridge's.
+  virtual void redispatch() = 0;
+  // Whether an input tensor sets an expectation (reads the arguments in place).
+  virtual bool sets_expectation() const = 0;
+  // The input tensors, valid until the call returns (the boxed call copies them into `owned`:
+  // the op pops them off its stack).
+  virtual void inputs(Tensors& owned, Operands& in) const = 0;
+  // Whether argument `index` (a MemoryFormat?) was given.
+  virtual bool argument_given(int index) const = 0;
+  // The result tensors, after redispatch().
+  virtual void outputs(Tensors& owned, Operands& out) const = 0;
+  // The last result if it is a tensor (the one whose autograd node a forward op made), else null.
+  virtual const at::Tensor* last_result() const = 0;
+
+ protected:
+  ~InterceptedCall() = default;
+};
+
+// Runs and checks one call on the calling thread, in the thread's mode (interceptor.cpp).
+void intercept(InterceptedCall& call);
+
+}  // namespace lg::torch_bridge

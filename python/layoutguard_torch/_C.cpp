@@ -6,6 +6,7 @@
 #include <frameobject.h>
 
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 #if TORCH_VERSION_MAJOR >= 2
@@ -169,8 +170,63 @@ void translate_errors() {
   });
 }
 
-// Module scopes pushed from Python's forward hooks, popped by the matching post-hook.
+// Module scopes pushed with push_module (lgt's C++-side API), popped by pop_module.
 thread_local std::vector<std::unique_ptr<lg::guard::ModuleScope>> t_modules;
+
+// The nn.Modules being called on this thread through call_module, innermost last. Borrowed:
+// each is an argument of a call still running below.
+thread_local std::vector<PyObject*> t_called;
+PyObject* g_roots = nullptr;  // layoutguard_torch's weak set of the outermost modules called
+
+// The name `parent` holds `child` under (its _modules key), else the child's class name.
+std::string child_name(PyObject* parent, PyObject* child) {
+  py::object modules = py::reinterpret_steal<py::object>(PyObject_GetAttrString(parent, "_modules"));
+  if (modules && PyDict_Check(modules.ptr())) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(modules.ptr(), &pos, &key, &value))
+      if (value == child && PyUnicode_Check(key)) return PyUnicode_AsUTF8(key);
+  } else {
+    PyErr_Clear();
+  }
+  return Py_TYPE(child)->tp_name;
+}
+
+PyObject* g_module_call = nullptr;  // nn.Module.__call__ as it was before the bridge's
+
+// nn.Module.__call__(self, *args, **kwargs) with the module path pushed: the module's name in
+// its caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"), popped also when forward
+// raises. Plain CPython: through pybind11's argument packing it cost about twice a bare module
+// call.
+PyObject* call_module_with_path(PyObject*, PyObject* args, PyObject* kwargs) {
+  if (g_module_call == nullptr || PyTuple_GET_SIZE(args) < 1) {
+    PyErr_SetString(PyExc_TypeError, "layoutguard_torch: the module-path wrapper needs a module to call");
+    return nullptr;
+  }
+  PyObject* self = PyTuple_GET_ITEM(args, 0);
+  try {
+    std::string name;
+    if (!t_called.empty()) {
+      name = child_name(t_called.back(), self);
+    } else if (g_roots != nullptr) {
+      PyObject* added = PyObject_CallMethod(g_roots, "add", "O", self);
+      if (added == nullptr) return nullptr;
+      Py_DECREF(added);
+    }
+    lg::guard::ModuleScope scope(name);
+    t_called.push_back(self);
+    struct Pop {
+      ~Pop() { t_called.pop_back(); }
+    } pop;
+    return PyObject_Call(g_module_call, args, kwargs);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
+PyMethodDef g_call_module_def = {"call_module_with_path", reinterpret_cast<PyCFunction>(call_module_with_path),
+                                 METH_VARARGS | METH_KEYWORDS, "nn.Module.__call__ with the module path pushed"};
 
 }  // namespace
 
@@ -221,6 +277,30 @@ PYBIND11_MODULE(_C, m) {
     if (!t_modules.empty()) t_modules.pop_back();
   });
   m.def("module_depth", [] { return t_modules.size(); });
+  m.def("_set_roots", [](py::object roots) {
+    Py_XDECREF(g_roots);
+    g_roots = roots.release().ptr();
+  });
+  m.def("_set_module_call", [](py::object call) {
+    Py_XDECREF(g_module_call);
+    g_module_call = call.release().ptr();
+  });
+  m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_call_module_def, nullptr));
+  // The gradient contract over parallel lists of names and parameters: one call per model,
+  // strides compared here, names read only for a mismatch.
+  m.def("check_gradients", [](const py::list& names, const py::list& params) {
+    const size_t n = std::min(names.size(), params.size());
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* obj = PyList_GET_ITEM(params.ptr(), static_cast<Py_ssize_t>(i));
+      if (!THPVariable_Check(obj)) continue;
+      const at::Tensor& param = THPVariable_Unpack(obj);
+      const at::Tensor& grad = param.grad();
+      if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
+          grad.sizes() != param.sizes() || grad.strides() == param.strides())
+        continue;
+      lg::torch::check_gradient(py::cast<std::string>(names[i]), param, grad);
+    }
+  });
   m.def("report_json", [] { return lg::guard::report_json(lg::guard::report()); });
   m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });
   m.def("clear_report", [] { lg::guard::clear_report(); });

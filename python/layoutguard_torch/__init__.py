@@ -124,47 +124,57 @@ def summary():
 _hooks_installed = False
 _hooks_lock = threading.Lock()
 _roots = None  # weak set of the outermost modules called (their parameters' gradients are checked)
-_tls = threading.local()
+
+# Each root's (names, parameters), kept while no module anywhere registers a parameter or a
+# submodule: torch 2.x tells of those through global registration hooks, which bump the
+# generation. Torch 1.13 has no such hooks: there the lists are made again at every check.
+_parameter_lists = None  # weak dict: module -> (generation, names, parameters)
+_generation = [0]
+_can_cache_parameters = False
 
 
-def _module_stack():
-    stack = getattr(_tls, "stack", None)
-    if stack is None:
-        stack = _tls.stack = []
-    return stack
+def _parameters_changed(*args):
+    _generation[0] += 1
 
 
-def _child_name(parent, module):
-    for name, child in parent._modules.items():
-        if child is module:
-            return name
-    return type(module).__name__
+def _parameter_lists_of(root):
+    if _can_cache_parameters:
+        cached = _parameter_lists.get(root)
+        if cached is not None and cached[0] == _generation[0]:
+            return cached[1], cached[2]
+    names, params = [], []
+    for name, p in root.named_parameters():
+        names.append(name)
+        params.append(p)
+    if _can_cache_parameters:
+        _parameter_lists[root] = (_generation[0], names, params)
+    return names, params
 
 
 def _install_python_hooks():
-    global _hooks_installed, _roots
+    global _hooks_installed, _roots, _parameter_lists, _can_cache_parameters
     with _hooks_lock:
         if _hooks_installed:
             return
         import weakref
         _roots = weakref.WeakSet()
-        module_call = torch.nn.Module.__call__
+        _C._set_roots(_roots)
+        _parameter_lists = weakref.WeakKeyDictionary()
+        module_hooks = torch.nn.modules.module
+        if hasattr(module_hooks, "register_module_parameter_registration_hook") and hasattr(
+                module_hooks, "register_module_module_registration_hook"):
+            module_hooks.register_module_parameter_registration_hook(_parameters_changed)
+            module_hooks.register_module_module_registration_hook(_parameters_changed)
+            _can_cache_parameters = True
+        # The module path of the ops inside: each module call pushes the module's name in its
+        # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2").
+        # A Python function, so that it binds `self` and reads back from the class as it was
+        # set (code that saves and restores nn.Module.__call__ keeps working).
+        _C._set_module_call(torch.nn.Module.__call__)
+        call_module_with_path = _C.call_module_with_path
 
-        # The module path of the ops inside: each module pushes its name in its parent
-        # (layer3 -> 1 -> conv2 = "layer3.1.conv2"); try/finally keeps the stack right when
-        # a violation raises out of forward.
         def call_with_path(self, *args, **kwargs):
-            stack = _module_stack()
-            name = _child_name(stack[-1], self) if stack else ""
-            if not stack:
-                _roots.add(self)
-            stack.append(self)
-            _C.push_module(name)
-            try:
-                return module_call(self, *args, **kwargs)
-            finally:
-                _C.pop_module()
-                stack.pop()
+            return call_module_with_path(self, *args, **kwargs)
 
         torch.nn.Module.__call__ = call_with_path
 
@@ -217,9 +227,4 @@ def check_gradients(modules=None):
     name, under the effective mode."""
     targets = list(modules) if modules is not None else list(_roots or [])
     for root in targets:
-        for name, p in root.named_parameters():
-            g = p.grad
-            if g is None or g.layout != torch.strided or p.layout != torch.strided:
-                continue
-            if g.size() == p.size() and g.stride() != p.stride():
-                _C.gradient_mismatch(name, p, g)
+        _C.check_gradients(*_parameter_lists_of(root))

@@ -30,10 +30,11 @@ inline Class classify(const at::Tensor& t) {
   return t.suggest_memory_format() == cl ? Class::ChannelsLast : Class::Other;
 }
 
-// An input that is, or may be, channels-last: the only inputs that set an expectation.
-inline bool sets_expectation(const at::Tensor& t) {
+// An input that is channels-last, or ambiguous where those count (the option ambiguous=check):
+// the only inputs that set an expectation.
+inline bool sets_expectation(const at::Tensor& t, bool ambiguous) {
   const Class c = classify(t);
-  return c == Class::ChannelsLast || c == Class::Ambiguous;
+  return c == Class::ChannelsLast || (c == Class::Ambiguous && ambiguous);
 }
 
 // What the check needs of a call. The argument visits follow the schema's order: a Tensor, a
@@ -44,8 +45,9 @@ class InterceptedCall {
   virtual const OpEntry& entry() const = 0;
   // Runs the rest of the op's dispatch: the keys below the bridge's.
   virtual void redispatch() = 0;
-  // Whether an input tensor sets an expectation (reads the arguments in place).
-  virtual bool sets_expectation() const = 0;
+  // Whether an input tensor sets an expectation, ambiguous ones counting or not (reads the
+  // arguments in place).
+  virtual bool sets_expectation(bool ambiguous) const = 0;
   // The input tensors, valid until the call returns (the boxed call copies them into `owned`:
   // the op pops them off its stack).
   virtual void inputs(Tensors& owned, Operands& in) const = 0;

@@ -83,6 +83,8 @@ struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
   bool nested = true;             // the running depth-0 call's nested calls come through here
   bool events = false;            // an events file is written: every call with an image is checked
+  bool ambiguous = false;         // ambiguous tensors count (option ambiguous=check)
+  int64_t min_bytes = 0;          // outputs smaller than this are not flagged (option min_bytes)
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
@@ -151,19 +153,19 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
 }
 
 // Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
-// plainly channels-last, beside a same-rank input that is or may be. A superset of
-// guard::check_layout's findings (ambiguity and min_bytes are left to it), so that only such
-// calls pay for stand-ins.
-bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out) {
+// channels-last, beside a same-rank input that is; ambiguous tensors count only when the
+// option says so (ambiguous=check), and then either way. A superset of the guard's findings
+// (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
+// stand-ins. Outputs under `min_bytes` are passed over (the guard would too).
+bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool ambiguous, int64_t min_bytes = 0) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
   for (const at::Tensor* o : out) {
     const Class c = classify(*o);
-    if (c != Class::Other && c != Class::Ambiguous) continue;
-    for (size_t i = 0; i < considered; ++i) {
-      const Class ci = classify(*in[i]);
-      if ((ci == Class::ChannelsLast || ci == Class::Ambiguous) && in[i]->dim() == o->dim()) return true;
-    }
+    if (c != Class::Other && !(c == Class::Ambiguous && ambiguous)) continue;
+    if (min_bytes > 0 && static_cast<int64_t>(o->nbytes()) < min_bytes) continue;
+    for (size_t i = 0; i < considered; ++i)
+      if (in[i]->dim() == o->dim() && sets_expectation(*in[i], ambiguous)) return true;
   }
   return false;
 }
@@ -229,8 +231,9 @@ void check(const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool expl
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
   if (!out.empty()) note_forward_site(*out[0]);
-  const bool full = may_lose(policy, in, out) || (p.is_copy && may_convert(in)) ||
-                    (t_state.events && (has_image(in) || has_image(out)));
+  const ThreadState& s = t_state;
+  const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && may_convert(in)) ||
+                    (s.events && (has_image(in) || has_image(out)));
   if (!full) {
     if (collect) {
       count_call(p);
@@ -266,11 +269,13 @@ void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
     const guard::Options& options = guard::detail::current_options();
     s.nested = options.nested;
     s.events = !options.events_path.empty();
+    s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
+    s.min_bytes = options.min_bytes;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
   // lose the format: it is only counted, and its inputs are not even copied.
-  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation())) {
+  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
     if (s.depth == 0) count_unchecked(p, mode, call.last_result());
     return;
@@ -294,7 +299,7 @@ void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
     policy = LayoutPolicy::RankChanging;  // a reduction: see AtenPolicy::keepdim
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
-    if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out)) s.root_cause = p.name;
+    if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out, s.ambiguous)) s.root_cause = p.name;
     // The copies inside x.contiguous() and friends are the conversions the ledger charges
     // to the user-level op.
     if (p.is_copy && may_convert(in))
@@ -315,8 +320,9 @@ class BoxedCall final : public InterceptedCall {
   void redispatch() override {
     op_.redispatchBoxed(keys_below(keys_), stack_);
   }
-  bool sets_expectation() const override {
-    return any_tensor(first(), first() + args_, [](const at::Tensor& t) { return torch_bridge::sets_expectation(t); });
+  bool sets_expectation(bool ambiguous) const override {
+    return any_tensor(first(), first() + args_,
+                      [ambiguous](const at::Tensor& t) { return torch_bridge::sets_expectation(t, ambiguous); });
   }
   // Copied: the op pops its arguments, and a boxed caller's stack may own them alone.
   void inputs(Tensors& owned, Operands& in) const override {

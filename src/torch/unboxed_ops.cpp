@@ -17,11 +17,14 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <ATen/ops/_adaptive_avg_pool2d_backward_ops.h>
 #include <ATen/ops/_adaptive_avg_pool2d_ops.h>
+#include <ATen/ops/_adaptive_avg_pool2d_backward_ops.h>
 #include <ATen/ops/_batch_norm_impl_index_ops.h>
 #include <ATen/ops/_convolution_ops.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/_log_softmax_backward_data_ops.h>
 #include <ATen/ops/_to_copy_ops.h>
+#include <ATen/ops/_unsafe_view_ops.h>
 #include <ATen/ops/adaptive_avg_pool2d_ops.h>
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/addmm_ops.h>
@@ -31,32 +34,52 @@
 #include <ATen/ops/clone_ops.h>
 #include <ATen/ops/contiguous_ops.h>
 #include <ATen/ops/conv2d_ops.h>
-#include <ATen/ops/convolution_backward_ops.h>
 #include <ATen/ops/convolution_ops.h>
+#include <ATen/ops/convolution_backward_ops.h>
 #include <ATen/ops/copy_ops.h>
-#include <ATen/ops/cudnn_batch_norm_backward_ops.h>
+#include <ATen/ops/cross_entropy_loss_ops.h>
 #include <ATen/ops/cudnn_batch_norm_ops.h>
+#include <ATen/ops/cudnn_batch_norm_backward_ops.h>
 #include <ATen/ops/cudnn_convolution_ops.h>
 #include <ATen/ops/detach_ops.h>
+#include <ATen/ops/div_ops.h>
 #include <ATen/ops/empty_like_ops.h>
+#include <ATen/ops/expand_ops.h>
 #include <ATen/ops/fill_ops.h>
+#include <ATen/ops/flatten_ops.h>
 #include <ATen/ops/linear_ops.h>
+#include <ATen/ops/log_softmax_ops.h>
 #include <ATen/ops/max_pool2d_ops.h>
-#include <ATen/ops/max_pool2d_with_indices_backward_ops.h>
 #include <ATen/ops/max_pool2d_with_indices_ops.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/mkldnn_convolution_ops.h>
 #include <ATen/ops/mm_ops.h>
 #include <ATen/ops/mul_ops.h>
-#include <ATen/ops/native_batch_norm_backward_ops.h>
 #include <ATen/ops/native_batch_norm_ops.h>
+#include <ATen/ops/native_batch_norm_backward_ops.h>
+#include <ATen/ops/nll_loss_ops.h>
+#include <ATen/ops/nll_loss_backward_ops.h>
+#include <ATen/ops/nll_loss_forward_ops.h>
+#include <ATen/ops/nll_loss_nd_ops.h>
+#include <ATen/ops/ones_like_ops.h>
+#include <ATen/ops/permute_ops.h>
 #include <ATen/ops/relu_ops.h>
+#include <ATen/ops/reshape_ops.h>
+#include <ATen/ops/resize_ops.h>
+#include <ATen/ops/select_ops.h>
+#include <ATen/ops/slice_ops.h>
+#include <ATen/ops/squeeze_ops.h>
+#include <ATen/ops/sub_ops.h>
+#include <ATen/ops/sum_ops.h>
 #include <ATen/ops/t_ops.h>
 #include <ATen/ops/threshold_backward_ops.h>
 #include <ATen/ops/to_ops.h>
 #include <ATen/ops/transpose_ops.h>
+#include <ATen/ops/unsqueeze_ops.h>
 #include <ATen/ops/view_ops.h>
 #include <ATen/ops/zero_ops.h>
+#include <ATen/ops/zeros_like_ops.h>
 // Torch 2.x's CPU batch norm; 1.13 has native_batch_norm only.
 #if __has_include(<ATen/ops/_native_batch_norm_legit_ops.h>)
 #include <ATen/ops/_native_batch_norm_legit_ops.h>
@@ -180,8 +203,8 @@ struct Unboxed<Op, Ret(Args...)> {
                           args_);
       });
     }
-    bool sets_expectation() const override {
-      auto expects = [](const at::Tensor& t) { return torch_bridge::sets_expectation(t); };
+    bool sets_expectation(bool ambiguous) const override {
+      auto expects = [ambiguous](const at::Tensor& t) { return torch_bridge::sets_expectation(t, ambiguous); };
       return std::apply([&](const auto&... a) { return (visit_input(a, expects) || ...); }, args_);
     }
     // Borrowed: the caller holds the arguments until the kernel returns.
@@ -253,13 +276,20 @@ void register_unboxed_ops() {
 #ifdef LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT
   register_all<o::_native_batch_norm_legit, o::_native_batch_norm_legit_no_training>(*aten, d);
 #endif
-  // Pooling, the classifier head, residual adds, the optimizer's and autocast's small ops.
+  // Pooling, the classifier head and its loss, residual adds.
   register_all<o::max_pool2d, o::max_pool2d_with_indices, o::max_pool2d_with_indices_backward,
                o::adaptive_avg_pool2d, o::_adaptive_avg_pool2d, o::_adaptive_avg_pool2d_backward, o::mean_dim,
-               o::linear, o::addmm, o::mm, o::t, o::transpose_int, o::view, o::as_strided, o::add_Tensor,
-               o::add__Tensor, o::mul_Tensor, o::to_dtype, o::to_dtype_layout, o::to_device, o::to_other,
-               o::_to_copy, o::copy_, o::detach, o::contiguous, o::clone, o::empty_like, o::zero_,
-               o::fill__Scalar>(*aten, d);
+               o::sum, o::sum_dim_IntList, o::linear, o::addmm, o::mm, o::cross_entropy_loss, o::log_softmax_int,
+               o::_log_softmax, o::_log_softmax_backward_data, o::nll_loss, o::nll_loss_nd, o::nll_loss_forward,
+               o::nll_loss_backward, o::add_Tensor, o::add__Tensor, o::sub_Tensor, o::mul_Tensor, o::mul_Scalar,
+               o::mul__Tensor, o::div_Tensor, o::div__Scalar>(*aten, d);
+  // Views and shape changes.
+  register_all<o::t, o::transpose_int, o::view, o::_unsafe_view, o::reshape, o::flatten_using_ints, o::expand,
+               o::squeeze_dim, o::unsqueeze, o::permute, o::select_int, o::slice_Tensor, o::as_strided,
+               o::as_strided_, o::detach>(*aten, d);
+  // Casts, copies and fills: autocast's, the optimizer's, and those inside other kernels.
+  register_all<o::to_dtype, o::to_dtype_layout, o::to_device, o::to_other, o::_to_copy, o::copy_, o::contiguous,
+               o::clone, o::empty_like, o::zeros_like, o::ones_like, o::resize_, o::zero_, o::fill__Scalar>(*aten, d);
 }
 
 }  // namespace lg::torch_bridge

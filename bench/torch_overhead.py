@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -112,14 +113,16 @@ class PlainWith(Plain):
 
 
 def interleaved(configs, rounds, run_once):
-    """Median of run_once(config) per config, the configs taking turns round by round (each
-    round starting one further along) so that a slow spell of the machine hits them all alike;
-    the first round warms up."""
+    """Median of run_once(config) per config, the configs taking turns round by round in an
+    order shuffled each round (a fixed seed), so that neither a slow spell of the machine nor
+    what the way before left behind (garbage, allocator state) falls on one way more than
+    another; the first round warms up."""
     samples = {c: [] for c in configs}
     order = list(configs)
+    shuffle = random.Random(0).shuffle
     for r in range(rounds + 1):
-        # Each round starts with another way, so that none always follows the same one.
-        for c in order[r % len(order):] + order[:r % len(order)]:
+        shuffle(order)
+        for c in order:
             with CONFIGS[c]():
                 value = run_once()
             if r > 0:

@@ -187,26 +187,27 @@ bool may_convert(const Operands& in) {
 
 // A forward op inside a module remembers where it ran, for its backward's reports (only a
 // result with a node has a backward to report; most results of a model's forward have one).
-void note_forward_site(const at::Tensor& result) {
-  if (t_state.nodes.empty() && result.defined() && result.requires_grad())
+void note_forward_site(const ThreadState& s, const at::Tensor& result) {
+  if (s.nodes.empty() && result.defined() && result.requires_grad())
     remember_forward_site(result, guard::module_path());
 }
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-void count_unchecked(const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
+void count_unchecked(const ThreadState& s, const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
-  if (last_result != nullptr) note_forward_site(*last_result);
+  if (last_result != nullptr) note_forward_site(s, *last_result);
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
-void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in, const Operands& out,
-                   int depth, std::string_view root_op, const std::string& root_cause) {
+void hand_to_guard(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode,
+                   const Operands& in, const Operands& out, int depth, std::string_view root_op,
+                   const std::string& root_cause) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node.
-  const NodeFrame* node = t_state.nodes.empty() ? nullptr : &t_state.nodes.back();
+  const NodeFrame* node = s.nodes.empty() ? nullptr : &s.nodes.back();
   hooks::OpCall call{p.name,
                      policy,
                      stand_ins.inputs(),
@@ -225,13 +226,12 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
-void check(const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format, const Operands& in,
-           const Operands& out, std::string root_cause) {
+void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format,
+           const Operands& in, const Operands& out, std::string root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
-  if (!out.empty()) note_forward_site(*out[0]);
-  const ThreadState& s = t_state;
+  if (!out.empty()) note_forward_site(s, *out[0]);
   const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && may_convert(in)) ||
                     (s.events && (has_image(in) || has_image(out)));
   if (!full) {
@@ -240,7 +240,7 @@ void check(const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool expl
     }
     return;
   }
-  hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
+  hand_to_guard(s, p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
 }
 struct DepthScope {
   explicit DepthScope(ThreadState& s) : s_(s) { ++s_.depth; }
@@ -277,7 +277,7 @@ void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
   // lose the format: it is only counted, and its inputs are not even copied.
   if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
-    if (s.depth == 0) count_unchecked(p, mode, call.last_result());
+    if (s.depth == 0) count_unchecked(s, p, mode, call.last_result());
     return;
   }
   Tensors in_owned;
@@ -303,10 +303,10 @@ void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
     // The copies inside x.contiguous() and friends are the conversions the ledger charges
     // to the user-level op.
     if (p.is_copy && may_convert(in))
-      hand_to_guard(p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
+      hand_to_guard(s, p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
     return;
   }
-  check(p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
+  check(s, p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
   s.root_cause.clear();
 }
 

@@ -113,6 +113,27 @@ class Outputs(unittest.TestCase):
         self.assertNotIn("aten::zeros", ops)
         self.assertNotIn("aten::empty", ops)
 
+    def test_gradient_contract_sees_a_replaced_parameter(self):
+        # The contract checks each root's parameters after backward; torch 2.x keeps the list
+        # between checks until a parameter or module is registered. A parameter replaced after
+        # the first check, whose .grad then comes back contiguous, is named.
+        net = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 3, padding=1)).to(memory_format=torch.channels_last)
+        x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+
+        def contract_violations():
+            return [v for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+
+        lgt.clear_report()
+        with lgt.guard("record"):
+            net(x).sum().backward()
+            self.assertEqual(contract_violations(), [])
+            net[0].weight = torch.nn.Parameter(net[0].weight.detach().clone())
+            net[0].weight.grad = torch.zeros(net[0].weight.shape)  # contiguous: accumulated into
+            net(x).sum().backward()
+        found = contract_violations()
+        lgt.clear_report()
+        self.assertEqual([v["module"] for v in found], ["0.weight"])
+
     def test_report_placeholder_per_process(self):
         path = os.path.join(self.tmp, "report-%p.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})

@@ -170,11 +170,8 @@ void translate_errors() {
   });
 }
 
-// Module scopes pushed with push_module (lgt's C++-side API), popped by pop_module.
-thread_local std::vector<std::unique_ptr<lg::guard::ModuleScope>> t_modules;
-
-// The nn.Modules being called on this thread through call_module, innermost last. Borrowed:
-// each is an argument of a call still running below.
+// The nn.Modules being called on this thread through call_module_with_path, innermost last.
+// Borrowed: each is an argument of a call still running below.
 thread_local std::vector<PyObject*> t_called;
 PyObject* g_roots = nullptr;  // layoutguard_torch's weak set of the outermost modules called
 
@@ -270,13 +267,6 @@ PYBIND11_MODULE(_C, m) {
     return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident()));
   });
   m.def("pop_backward_origin", [](uintptr_t token) { delete reinterpret_cast<lg::torch::BackwardOrigin*>(token); });
-  m.def("push_module", [](const std::string& name) {
-    t_modules.push_back(std::make_unique<lg::guard::ModuleScope>(name));
-  });
-  m.def("pop_module", [] {
-    if (!t_modules.empty()) t_modules.pop_back();
-  });
-  m.def("module_depth", [] { return t_modules.size(); });
   m.def("_set_roots", [](py::object roots) {
     Py_XDECREF(g_roots);
     g_roots = roots.release().ptr();
@@ -305,8 +295,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });
   m.def("clear_report", [] { lg::guard::clear_report(); });
   m.def("options_help", [] { return lg::guard::describe_options(lg::guard::options()); });
-  m.def("gradient_mismatch", [](const std::string& name, const at::Tensor& param, const at::Tensor& grad) {
-    return lg::torch::check_gradient(name, param, grad);
-  });
   m.def("check_options", [] { (void)lg::guard::options(); });
 }

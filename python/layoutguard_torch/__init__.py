@@ -167,9 +167,9 @@ def _install_python_hooks():
             module_hooks.register_module_module_registration_hook(_parameters_changed)
             _can_cache_parameters = True
         # The module path of the ops inside: each module call pushes the module's name in its
-        # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2").
-        # A Python function, so that it binds `self` and reads back from the class as it was
-        # set (code that saves and restores nn.Module.__call__ keeps working).
+        # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is a Python
+        # function, so that it binds `self` and reads back from the class as it was set (code
+        # that saves and restores nn.Module.__call__ keeps working); the work is in C.
         _C._set_module_call(torch.nn.Module.__call__)
         call_module_with_path = _C.call_module_with_path
 

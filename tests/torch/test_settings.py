@@ -221,6 +221,20 @@ class BadInput(unittest.TestCase):
         self.assertTrue(violations, "reflect pad loses channels_last in every torch the bridge supports")
         self.assertEqual(reports["1"], reports["0"])
 
+    def test_hot_ops_have_unboxed_kernels_unless_switched_off(self):
+        # The dispatcher's own table: the hot ops carry the bridge's unboxed kernel on its key,
+        # other ops reach the boxed fallback, and LAYOUTGUARD_TORCH_UNBOXED=0 registers none.
+        probe = ("import torch, layoutguard_torch as lgt\n"
+                 "lgt.enable(); lgt.disable()\n"
+                 "for op in ('aten::relu_', 'aten::conv2d', 'aten::cudnn_batch_norm', 'aten::softmax.int'):\n"
+                 "    kernels = [l for l in torch._C._dispatch_dump(op).splitlines() if 'GenericMode' in l]\n"
+                 "    print(op, 'unboxed' if any('unboxed_ops.cpp' in l for l in kernels) else 'fallback')\n")
+        for unboxed, expected in (("1", "unboxed"), ("0", "fallback")):
+            run = run_program({"LAYOUTGUARD_TORCH_UNBOXED": unboxed}, program=probe, module_runner=False)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(run.stdout.split(), ["aten::relu_", expected, "aten::conv2d", expected,
+                                                  "aten::cudnn_batch_norm", expected, "aten::softmax.int", "fallback"])
+
     def test_bad_unboxed_switch_is_a_config_error(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})
         self.assertEqual(run.returncode, 1, run.stderr)

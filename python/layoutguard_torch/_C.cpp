@@ -14,7 +14,6 @@
 #include <torch/csrc/autograd/python_anomaly_mode.h>
 #endif
 
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>

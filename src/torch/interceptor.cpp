@@ -184,7 +184,6 @@ bool may_convert(const Operands& in) {
 
 // ---- The check ----
 
-
 // A forward op inside a module remembers where it ran, for its backward's reports (only a
 // result with a node has a backward to report; most results of a model's forward have one).
 void note_forward_site(const ThreadState& s, const at::Tensor& result) {
@@ -273,8 +272,9 @@ void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
     s.min_bytes = options.min_bytes;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
-  // library's, not the user's. A call without a channels-last (or ambiguous) input cannot
-  // lose the format: it is only counted, and its inputs are not even copied.
+  // library's, not the user's. A call without a channels-last input (or, under
+  // ambiguous=check, an ambiguous one) cannot lose the format: it is only counted, and its
+  // arguments are read in place.
   if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
     if (s.depth == 0) count_unchecked(s, p, mode, call.last_result());

@@ -34,14 +34,15 @@ State& state() {
 // Bumped on every change of the effective options; threads compare it with their cached copy.
 std::atomic<uint64_t> g_version{1};
 
-// The modes of the live Scopes of this thread, innermost last.
-thread_local std::vector<Mode> scope_modes;
-
-struct ThreadSnapshot {
+// This thread's view of the settings: the modes of its live Scopes, innermost last, and its
+// copy of the effective options with the version it was taken at. One thread-local, so that
+// current_mode(), which the PyTorch bridge calls for every user-level op, looks it up once.
+struct ThreadView {
+  std::vector<Mode> scope_modes;
   uint64_t version = 0;
   std::shared_ptr<const Options> options;
 };
-thread_local ThreadSnapshot tls_snapshot;
+thread_local ThreadView t_view;
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -79,39 +80,45 @@ std::shared_ptr<const Options> effective() {
   return s.effective;
 }
 
+// The effective options as `view` last saw them, refreshed when they changed since. The
+// version is read first: options that change meanwhile bump it again, and the next call
+// refreshes once more.
+const Options& options_seen_by(ThreadView& view) {
+  const uint64_t version = g_version.load(std::memory_order_acquire);
+  if (view.version != version || !view.options) {
+    view.options = effective();
+    view.version = version;
+  }
+  return *view.options;
+}
+
 }  // namespace
 
 namespace detail {
 
 void initialise() { (void)effective(); }
 
-const Options& current_options() {
-  if (tls_snapshot.version != g_version.load(std::memory_order_acquire) || !tls_snapshot.options) {
-    const uint64_t version = g_version.load(std::memory_order_acquire);
-    tls_snapshot.options = effective();
-    tls_snapshot.version = version;
-  }
-  return *tls_snapshot.options;
-}
+const Options& current_options() { return options_seen_by(t_view); }
 
 Mode current_mode() {
-  if (!scope_modes.empty()) return scope_modes.back();
-  return current_options().mode;
+  ThreadView& view = t_view;
+  if (!view.scope_modes.empty()) return view.scope_modes.back();
+  return options_seen_by(view).mode;
 }
 
 }  // namespace detail
 
 Options options() {
   Options o = *effective();
-  if (!scope_modes.empty()) {
-    o.mode = scope_modes.back();
+  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) {
+    o.mode = modes.back();
     o.sources[0] = Source::Api;
   }
   return o;
 }
 
 Mode mode() {
-  if (!scope_modes.empty()) return scope_modes.back();
+  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) return modes.back();
   return effective()->mode;
 }
 
@@ -146,13 +153,13 @@ void reset_to_environment() {
   dispatch::detail::set_slow_reason(dispatch::detail::kNotInitialised, true);
 }
 
-Scope::Scope(Mode m) : depth_(static_cast<int>(scope_modes.size())) {
-  scope_modes.push_back(m);
+Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())) {
+  t_view.scope_modes.push_back(m);
   dispatch::detail::g_slow_reasons.fetch_add(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }
 
 Scope::~Scope() {
-  scope_modes.resize(static_cast<size_t>(depth_));
+  t_view.scope_modes.resize(static_cast<size_t>(depth_));
   dispatch::detail::g_slow_reasons.fetch_sub(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }
 

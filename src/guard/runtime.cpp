@@ -52,7 +52,7 @@ int64_t maybe_record_conversion(const hooks::OpCall& call, bool is_copy, bool le
   if (!ledger && !events && !tallying()) return 0;
   const Tensor& dst = call.inputs[0];
   const Tensor& src = call.inputs[1];
-  if (!is_layout_conversion(dst, src)) return 0;
+  if (!guard::is_layout_conversion(dst, src)) return 0;
   ConversionRecord one{std::string(call.root_op), std::string(call.module_path),
                        layout::format_name(src.sizes(), src.strides()), layout::format_name(dst.sizes(), dst.strides()),
                        1, static_cast<int64_t>(dst.nbytes())};

@@ -61,19 +61,29 @@ void ConversionTally::add(const ConversionRecord& one) {
 
 namespace {
 
-// The dim order (outermost first) of t's dims of size > 1.
-std::string order_of_sized_dims(const Tensor& t) {
+// The dim order (outermost first) of the dims of size > 1.
+std::string order_of_sized_dims(IntArrayRef sizes, IntArrayRef strides) {
   std::string order;
-  for (char d : t.dim_order())
-    if (t.size(d - 'a') > 1) order += d;
+  for (char d : layout::dim_order(sizes, strides))
+    if (sizes[d - 'a'] > 1) order += d;
   return order;
 }
 
 }  // namespace
 
+bool detail::is_layout_conversion(IntArrayRef dst_sizes, IntArrayRef dst_strides, IntArrayRef src_sizes,
+                                  IntArrayRef src_strides) {
+  if (!std::ranges::equal(dst_sizes, src_sizes)) return false;
+  // At least two elements: no size 0, and one size > 1.
+  if (std::ranges::find(dst_sizes, 0) != dst_sizes.end() ||
+      std::ranges::none_of(dst_sizes, [](int64_t n) { return n > 1; }))
+    return false;
+  return order_of_sized_dims(dst_sizes, dst_strides) != order_of_sized_dims(src_sizes, src_strides);
+}
+
 bool is_layout_conversion(const Tensor& dst, const Tensor& src) {
-  return dst.defined() && src.defined() && dst.numel() >= 2 && dst.sizes() == src.sizes() &&
-         order_of_sized_dims(dst) != order_of_sized_dims(src);
+  return dst.defined() && src.defined() &&
+         detail::is_layout_conversion(dst.sizes(), dst.strides(), src.sizes(), src.strides());
 }
 
 bool detail::tallying() { return live_head != nullptr; }

@@ -113,10 +113,10 @@ class PlainWith(Plain):
 
 
 def interleaved(configs, rounds, run_once):
-    """Median of run_once(config) per config, the configs taking turns round by round in an
-    order shuffled each round (a fixed seed), so that neither a slow spell of the machine nor
-    what the way before left behind (garbage, allocator state) falls on one way more than
-    another; the first round warms up."""
+    """run_once(config) for each config, the configs taking turns round by round in an order
+    shuffled each round (a fixed seed), so that neither a slow spell of the machine nor what
+    the way before left behind (garbage, allocator state) falls on one way more than another;
+    the first round warms up. Returns the samples per config, one per round."""
     samples = {c: [] for c in configs}
     order = list(configs)
     shuffle = random.Random(0).shuffle
@@ -127,7 +127,17 @@ def interleaved(configs, rounds, run_once):
                 value = run_once()
             if r > 0:
                 samples[c].append(value)
+    return samples
+
+
+def medians(samples):
     return {c: statistics.median(v) for c, v in samples.items()}
+
+
+def ratios_to_plain(samples):
+    """Per config, the median over rounds of its time over plain's in the same round: a
+    machine that drifts between rounds (a VM whose neighbours come and go) moves both."""
+    return {c: statistics.median(v / p for v, p in zip(samples[c], samples["plain"])) for c in samples}
 
 
 def ns_per_add(channels_last, calls, repeats):
@@ -142,15 +152,16 @@ def ns_per_add(channels_last, calls, repeats):
             torch.add(a, b)
         return (time.perf_counter_ns() - start) / calls
 
-    return interleaved(CONFIGS, repeats, run_once)
+    return medians(interleaved(CONFIGS, repeats, run_once))
 
 
-def resnet50_step_ms(steps, batch, device, amp, op_counts=0):
+def resnet50_step(batch, device, amp, size):
+    """One ResNet-50 training step in channels_last, as a function that returns its ms."""
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(batch, 3, 224, 224, device=device).contiguous(memory_format=torch.channels_last)
+    x = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=torch.channels_last)
     target = torch.randint(0, 1000, (batch,), device=device)
     cuda = device.type == "cuda"
     # torch.amp.GradScaler is 2.3's name; 1.13 has only the CUDA one.
@@ -174,11 +185,32 @@ def resnet50_step_ms(steps, batch, device, amp, op_counts=0):
         sync()
         return (time.perf_counter() - start) * 1e3
 
-    for _ in range(3 if cuda else 0):  # cuDNN's autotuning and the allocator's first pass
+    return run_once
+
+
+def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224):
+    run_once = resnet50_step(batch, device, amp, size)
+    for _ in range(3 if device.type == "cuda" else 0):  # cuDNN's autotuning and the allocator's first pass
         run_once()
     if op_counts:
         print_op_counts(run_once, op_counts)
-    return interleaved(CONFIGS, steps, run_once)
+    return interleaved(CONFIGS, steps, run_once)  # the samples: medians and ratios are the caller's
+
+
+def marked_steps(batch, size):
+    """For scripts/torch-step-instructions: per way, a first step (one-time costs) and then one
+    between two calls of getppid(), where callgrind (--dump-before=getppid) starts a new dump:
+    the second dump of each way holds its step, exactly, whatever the machine's noise."""
+    print(f"torch {torch.__version__}", flush=True)
+    run_once = resnet50_step(batch, torch.device("cpu"), False, size)
+    run_once()
+    for c in CONFIGS:
+        with CONFIGS[c]():
+            run_once()
+            os.getppid()
+            run_once()
+            os.getppid()
+        print(f"marked step: {c}", flush=True)
 
 
 def print_op_counts(run_once, top):
@@ -214,6 +246,9 @@ def main():
     parser.add_argument("--amp", action="store_true", help="mixed precision: autocast and GradScaler")
     parser.add_argument("--batch", type=int, help="ResNet-50 batch (default 8, 2 with --quick)")
     parser.add_argument("--steps", type=int, help="timed steps per way (default 9, 2 with --quick)")
+    parser.add_argument("--size", type=int, default=224, help="image side (default 224)")
+    parser.add_argument("--marked-steps", action="store_true",
+                        help="CPU training steps between marks for callgrind (scripts/torch-step-instructions)")
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
     args = parser.parse_args()
@@ -228,6 +263,9 @@ def main():
     WITH_HOOKS = [owner.__dict__[name] for owner, name in HOOKED]
     lgt.set_options(BASE_OPTIONS)
     torch.set_num_threads(1)
+    if args.marked_steps:
+        marked_steps(args.batch or 1, args.size)
+        return
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}
     if device.type == "cuda":
@@ -247,13 +285,17 @@ def main():
         steps, batch = (2, 2) if args.quick else (9, 8)
         steps, batch = args.steps or steps, args.batch or batch
         where = result.get("gpu", f"CPU ({torch.get_num_threads()} threads)")
-        print(f"ResNet-50 training step, {where}, batch {batch}, channels_last{', AMP float16' if args.amp else ''}, "
-              f"median of {steps} steps per way (the ways interleaved), ms")
-        row = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts)
-        result["resnet50"] = {"batch": batch, "threads": torch.get_num_threads(), "device": str(device),
-                              "amp": args.amp, "ms": row}
+        amp = f", AMP {'float16' if device.type == 'cuda' else 'bfloat16'}" if args.amp else ""
+        print(f"ResNet-50 training step, {where}, batch {batch}, {args.size}x{args.size}, channels_last{amp}, "
+              f"{steps} steps per way (the ways interleaved)")
+        samples = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size)
+        row, ratio = medians(samples), ratios_to_plain(samples)
+        result["resnet50"] = {"batch": batch, "size": args.size, "threads": torch.get_num_threads(),
+                              "device": str(device), "amp": args.amp, "ms": row,
+                              "ratio_to_plain": ratio, "samples_ms": samples}
+        print("  way                   median     against plain (median of the rounds' ratios)")
         for c in CONFIGS:
-            print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (row[c] / row['plain'] - 1):+6.1f} %")
+            print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (ratio[c] - 1):+6.1f} %")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

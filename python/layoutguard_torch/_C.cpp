@@ -278,7 +278,11 @@ PYBIND11_MODULE(_C, m) {
   // The gradient contract over parallel lists of names and parameters: one call per model,
   // strides compared here, names read only for a mismatch.
   m.def("check_gradients", [](const py::list& names, const py::list& params) {
-    const size_t n = std::min(names.size(), params.size());
+    if (names.size() != params.size())
+      throw py::value_error("layoutguard_torch: check_gradients needs one name per parameter, got " +
+                            std::to_string(names.size()) + " names and " + std::to_string(params.size()) +
+                            " parameters");
+    const size_t n = params.size();
     for (size_t i = 0; i < n; ++i) {
       PyObject* obj = PyList_GET_ITEM(params.ptr(), static_cast<Py_ssize_t>(i));
       if (!THPVariable_Check(obj)) continue;

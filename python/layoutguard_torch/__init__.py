@@ -224,7 +224,19 @@ def check_gradients(modules=None):
     strides (DDP's "grad strides do not match bucket view strides" warning, with the
     parameter named). Checks `modules` (default: every outermost module called so far) and
     reports each mismatch as a violation of op "autograd::grad_strides" at the parameter's
-    name, under the effective mode."""
-    targets = list(modules) if modules is not None else list(_roots or [])
+    name, under the effective mode. One module may be passed alone."""
+    if modules is None:
+        targets = list(_roots or [])
+    elif isinstance(modules, torch.nn.Module):
+        targets = [modules]
+    else:
+        try:
+            targets = list(modules)
+        except TypeError:  # not iterable: named as received below
+            targets = [modules]
+    for root in targets:
+        if not isinstance(root, torch.nn.Module):
+            raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
+                            f"got {type(root).__name__}")
     for root in targets:
         _C.check_gradients(*_parameter_lists_of(root))

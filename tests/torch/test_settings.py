@@ -134,6 +134,32 @@ class Outputs(unittest.TestCase):
         lgt.clear_report()
         self.assertEqual([v["module"] for v in found], ["0.weight"])
 
+    def test_gradient_contract_on_demand_takes_a_module_or_modules(self):
+        class Net(torch.nn.Module):  # not iterable, as most models are not
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 8, 1)
+
+        net = Net().to(memory_format=torch.channels_last)
+        net.conv.weight.grad = torch.zeros(net.conv.weight.shape)  # contiguous, the weight not
+
+        def named():
+            found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+            lgt.clear_report()
+            return found
+
+        lgt.clear_report()
+        with lgt.guard("record"):
+            lgt.check_gradients(net)
+            self.assertEqual(named(), ["conv.weight"])
+            lgt.check_gradients([net, net.conv])
+            self.assertEqual(named(), ["conv.weight", "weight"])
+            for bad in (42, [net, "conv"]):
+                with self.assertRaises(TypeError) as caught:
+                    lgt.check_gradients(bad)
+                self.assertIn("needs torch.nn.Module objects", str(caught.exception))
+            self.assertEqual(named(), [])
+
     def test_report_placeholder_per_process(self):
         path = os.path.join(self.tmp, "report-%p.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})
@@ -247,6 +273,17 @@ class BadInput(unittest.TestCase):
         self.assertEqual(run.returncode, 1, run.stderr)
         self.assertIn("/nonexistent/s.txt", run.stderr)
         self.assertIn("suppressions", run.stderr)
+
+    def test_native_entry_points_refuse_bad_arguments(self):
+        from layoutguard_torch import _C
+        with self.assertRaises(TypeError) as caught:
+            _C.call_module_with_path()  # the wrapper of nn.Module.__call__ without its module
+        self.assertIn("needs a module to call", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            _C.check_gradients(["conv.weight"], [])
+        self.assertIn("1 names and 0 parameters", str(caught.exception))
+        with self.assertRaises(TypeError):
+            _C.check_gradients("conv.weight", [torch.nn.Parameter(torch.zeros(1))])
 
     def test_bad_mode_from_the_api(self):
         with self.assertRaises(lgt.ConfigError) as caught:

@@ -8,10 +8,12 @@
 // of a small CNN's training step (conv, batch norm, relu, a residual add, pooling, a linear
 // layer, backward, SGD; channels_last, 2x8x16x16), where most ATen calls are nested ones.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -182,10 +184,14 @@ int main(int argc, char** argv) {
     at::Tensor a = at::randn({1, 8, 4, 4});
     if (channels_last) a = a.contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor b = a.clone();
-    // The four ways take turns batch by batch, so that a slow spell of the machine hits all.
+    // The four ways take turns batch by batch, so that a slow spell of the machine hits all,
+    // in an order shuffled each round (a fixed seed), so that no way always follows the same.
     std::vector<double> samples[4];
+    std::array<int, 4> order = {0, 1, 2, 3};
+    std::mt19937 shuffle_seed(0);
     for (int r = 0; r < batches + 1; ++r) {
-      for (int way = 0; way < 4; ++way) {
+      std::shuffle(order.begin(), order.end(), shuffle_seed);
+      for (const int way : order) {
         const double ns = in_way(way, [&] { return time_calls(a, b, calls); });
         if (r > 0) samples[way].push_back(ns);  // the first round warms up
       }

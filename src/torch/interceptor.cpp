@@ -188,8 +188,11 @@ bool has_image(const Operands& list) {
 
 // copy_(dst, src) between two orders of the dims: a conversion for the ledger, by the guard's
 // own rule, read off the torch tensors so that only a real conversion pays for stand-ins.
+// Tensors of a rank over kMaxDims (torch allows 64) are beyond the guard: never one.
 bool is_conversion(const Operands& in) {
-  if (in.size() != 2 || !in[0]->defined() || !in[1]->defined() || in[0]->strides() == in[1]->strides()) return false;
+  if (in.size() != 2 || !in[0]->defined() || !in[1]->defined() || in[0]->strides() == in[1]->strides() ||
+      in[0]->dim() > kMaxDims)
+    return false;
   const auto ref = [](c10::IntArrayRef a) { return IntArrayRef(a.data(), a.size()); };
   return guard::detail::is_layout_conversion(ref(in[0]->sizes()), ref(in[0]->strides()), ref(in[1]->sizes()),
                                              ref(in[1]->strides()));

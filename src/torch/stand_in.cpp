@@ -37,7 +37,9 @@ alignas(64) unsigned char g_nowhere[64];
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
-  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return {};
+  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() ||
+      t.dim() > kMaxDims)
+    return {};
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};

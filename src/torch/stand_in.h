@@ -15,9 +15,9 @@ namespace lg::torch_bridge {
 class StandIns {
  public:
   // A torch tensor that is undefined, not strided (sparse, mkldnn), of a dtype layoutguard
-  // does not have (int8, int16, complex, quantized), on a device other than cpu or cuda, or
-  // with symbolic sizes (torch.compile tracing) becomes an undefined stand-in: the check
-  // passes over it.
+  // does not have (int8, int16, complex, quantized), on a device other than cpu or cuda, of
+  // a rank over kMaxDims, or with symbolic sizes (torch.compile tracing) becomes an undefined
+  // stand-in: the check passes over it.
   StandIns(std::span<const at::Tensor* const> inputs, std::span<const at::Tensor* const> outputs);
 
   std::span<const Tensor> inputs() const { return {inputs_.data(), inputs_.size()}; }

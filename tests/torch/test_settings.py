@@ -160,6 +160,18 @@ class Outputs(unittest.TestCase):
                 self.assertIn("needs torch.nn.Module objects", str(caught.exception))
             self.assertEqual(named(), [])
 
+    def test_tensors_of_a_rank_beyond_the_guard_pass_unchecked(self):
+        # torch allows 64 dims, layoutguard 25: a copy between two dim orders of rank 32 (the
+        # kind the ledger counts) runs, and is neither a conversion nor an error.
+        x = torch.randn([1] * 30 + [2, 3]).permute(*range(31, -1, -1))
+        lgt.clear_report()
+        with lgt.guard("throw"):
+            y = x.contiguous()
+            z = torch.zeros([3, 2] + [1] * 30).copy_(x)
+        self.assertTrue(torch.equal(y, x) and torch.equal(z, x))
+        self.assertEqual(lgt.report()["conversions"], [])
+        lgt.clear_report()
+
     def test_report_placeholder_per_process(self):
         path = os.path.join(self.tmp, "report-%p.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})

@@ -193,9 +193,8 @@ bool is_conversion(const Operands& in) {
   if (in.size() != 2 || !in[0]->defined() || !in[1]->defined() || in[0]->strides() == in[1]->strides() ||
       in[0]->dim() > kMaxDims)
     return false;
-  const auto ref = [](c10::IntArrayRef a) { return IntArrayRef(a.data(), a.size()); };
-  return guard::detail::is_layout_conversion(ref(in[0]->sizes()), ref(in[0]->strides()), ref(in[1]->sizes()),
-                                             ref(in[1]->strides()));
+  return guard::detail::is_layout_conversion(sizes_of(*in[0]), strides_of(*in[0]), sizes_of(*in[1]),
+                                             strides_of(*in[1]));
 }
 
 // ---- The check ----
@@ -209,7 +208,8 @@ LG_STATE_BY_REFERENCE void note_forward_site(const ThreadState& s, const at::Ten
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-LG_STATE_BY_REFERENCE void count_unchecked(const ThreadState& s, const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
+LG_STATE_BY_REFERENCE void count_unchecked(const ThreadState& s, const OpEntry& p, guard::Mode mode,
+                                           const at::Tensor* last_result) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
@@ -217,9 +217,9 @@ LG_STATE_BY_REFERENCE void count_unchecked(const ThreadState& s, const OpEntry& 
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
-LG_STATE_BY_REFERENCE void hand_to_guard(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode,
-                   const Operands& in, const Operands& out, int depth, std::string_view root_op,
-                   const std::string& root_cause) {
+LG_STATE_BY_REFERENCE void hand_to_guard(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy,
+                                         guard::Mode mode, const Operands& in, const Operands& out, int depth,
+                                         std::string_view root_op, const std::string& root_cause) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node.
   const NodeFrame* node = s.nodes.empty() ? nullptr : &s.nodes.back();
@@ -241,8 +241,9 @@ LG_STATE_BY_REFERENCE void hand_to_guard(const ThreadState& s, const AtenPolicy&
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
-LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode, bool explicit_format,
-           const Operands& in, const Operands& out, std::string root_cause) {
+LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode,
+                                 bool explicit_format, const Operands& in, const Operands& out,
+                                 std::string root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;

@@ -43,8 +43,8 @@ Tensor stand_in(const at::Tensor& t) {
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};
-  const IntArrayRef sizes(t.sizes().data(), t.sizes().size());
-  const IntArrayRef strides(t.strides().data(), t.strides().size());
+  const IntArrayRef sizes = sizes_of(t);
+  const IntArrayRef strides = strides_of(t);
   const int64_t elements = layout::required_storage_elements(sizes, strides, "layoutguard_torch") + t.storage_offset();
   Storage storage(g_nowhere, static_cast<size_t>(elements) * itemsize(*dtype), *device, Deleter());
   return detail::make_tensor(std::move(storage), *dtype, sizes.vec(), strides.vec(), t.storage_offset());

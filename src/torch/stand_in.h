@@ -32,4 +32,8 @@ class StandIns {
 // One stand-in (undefined for the cases above).
 Tensor stand_in(const at::Tensor& t);
 
+// A torch tensor's sizes and strides as layoutguard's geometry functions take them (no copy).
+inline IntArrayRef sizes_of(const at::Tensor& t) { return IntArrayRef(t.sizes().data(), t.sizes().size()); }
+inline IntArrayRef strides_of(const at::Tensor& t) { return IntArrayRef(t.strides().data(), t.strides().size()); }
+
 }  // namespace lg::torch_bridge

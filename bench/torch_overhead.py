@@ -155,8 +155,9 @@ def ns_per_add(channels_last, calls, repeats):
     return medians(interleaved(CONFIGS, repeats, run_once))
 
 
-def resnet50_step(batch, device, amp, size):
-    """One ResNet-50 training step in channels_last, as a function that returns its ms."""
+def resnet50_step(batch, device, amp, size, per_sample=1):
+    """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
+    back to back (one wait for the device at each end) and returns their mean ms."""
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
@@ -169,31 +170,32 @@ def resnet50_step(batch, device, amp, size):
     scaler = None if not amp else scaler_type(device.type) if scaler_type else torch.cuda.amp.GradScaler()
     sync = torch.cuda.synchronize if cuda else (lambda: None)
 
-    def run_once():
+    def run_once(steps=per_sample):
         sync()
         start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=torch.float16 if cuda else torch.bfloat16, enabled=amp):
-            loss = torch.nn.functional.cross_entropy(model(x), target)
-        if scaler:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
+        for _ in range(steps):
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast(device.type, dtype=torch.float16 if cuda else torch.bfloat16, enabled=amp):
+                loss = torch.nn.functional.cross_entropy(model(x), target)
+            if scaler:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
         sync()
-        return (time.perf_counter() - start) * 1e3
+        return (time.perf_counter() - start) * 1e3 / steps
 
     return run_once
 
 
-def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224):
-    run_once = resnet50_step(batch, device, amp, size)
+def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sample=1):
+    run_once = resnet50_step(batch, device, amp, size, per_sample)
     for _ in range(3 if device.type == "cuda" else 0):  # cuDNN's autotuning and the allocator's first pass
         run_once()
     if op_counts:
-        print_op_counts(run_once, op_counts)
+        print_op_counts(lambda: run_once(1), op_counts)
     return interleaved(CONFIGS, steps, run_once)  # the samples: medians and ratios are the caller's
 
 
@@ -245,10 +247,15 @@ def main():
     parser.add_argument("--device", default="cpu", help="where the ResNet-50 step runs (cpu, cuda)")
     parser.add_argument("--amp", action="store_true", help="mixed precision: autocast and GradScaler")
     parser.add_argument("--batch", type=int, help="ResNet-50 batch (default 8, 2 with --quick)")
-    parser.add_argument("--steps", type=int, help="timed steps per way (default 9, 2 with --quick)")
+    parser.add_argument("--steps", type=int, help="timed samples per way (default 9, 2 with --quick)")
+    parser.add_argument("--per-sample", type=int, default=1, metavar="K",
+                        help="steps run back to back per sample, reported as their mean (default 1)")
     parser.add_argument("--size", type=int, default=224, help="image side (default 224)")
     parser.add_argument("--marked-steps", action="store_true",
                         help="CPU training steps between marks for callgrind (scripts/torch-step-instructions)")
+    parser.add_argument("--split", action="store_true",
+                        help="also record without the Python hooks (module paths, gradient contract): "
+                             "what the op hooks cost alone")
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
     args = parser.parse_args()
@@ -263,6 +270,8 @@ def main():
     WITH_HOOKS = [owner.__dict__[name] for owner, name in HOOKED]
     lgt.set_options(BASE_OPTIONS)
     torch.set_num_threads(1)
+    if args.split:
+        CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
     if args.marked_steps:
         marked_steps(args.batch or 1, args.size)
         return
@@ -287,11 +296,12 @@ def main():
         where = result.get("gpu", f"CPU ({torch.get_num_threads()} threads)")
         amp = f", AMP {'float16' if device.type == 'cuda' else 'bfloat16'}" if args.amp else ""
         print(f"ResNet-50 training step, {where}, batch {batch}, {args.size}x{args.size}, channels_last{amp}, "
-              f"{steps} steps per way (the ways interleaved)")
-        samples = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size)
+              f"{steps} {'steps' if args.per_sample == 1 else f'samples of {args.per_sample} steps'} per way "
+              "(the ways interleaved)")
+        samples = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size, args.per_sample)
         row, ratio = medians(samples), ratios_to_plain(samples)
         result["resnet50"] = {"batch": batch, "size": args.size, "threads": torch.get_num_threads(),
-                              "device": str(device), "amp": args.amp, "ms": row,
+                              "device": str(device), "amp": args.amp, "steps_per_sample": args.per_sample, "ms": row,
                               "ratio_to_plain": ratio, "samples_ms": samples}
         print("  way                   median     against plain (median of the rounds' ratios)")
         for c in CONFIGS:

@@ -24,6 +24,8 @@
 #include <layoutguard/torch.h>
 #include <layoutguard/torch_contracts.h>
 
+#include "module_call.h"
+
 namespace py = pybind11;
 
 namespace {
@@ -169,61 +171,6 @@ void translate_errors() {
   });
 }
 
-// The nn.Modules being called on this thread through call_module_with_path, innermost last.
-// Borrowed: each is an argument of a call still running below.
-thread_local std::vector<PyObject*> t_called;
-PyObject* g_roots = nullptr;  // layoutguard_torch's weak set of the outermost modules called
-
-// The name `parent` holds `child` under (its _modules key), else the child's class name.
-std::string child_name(PyObject* parent, PyObject* child) {
-  py::object modules = py::reinterpret_steal<py::object>(PyObject_GetAttrString(parent, "_modules"));
-  if (modules && PyDict_Check(modules.ptr())) {
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(modules.ptr(), &pos, &key, &value))
-      if (value == child && PyUnicode_Check(key)) return PyUnicode_AsUTF8(key);
-  } else {
-    PyErr_Clear();
-  }
-  return Py_TYPE(child)->tp_name;
-}
-
-PyObject* g_module_call = nullptr;  // nn.Module.__call__ as it was before the bridge's
-
-// nn.Module.__call__(self, *args, **kwargs) with the module path pushed: the module's name in
-// its caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"), popped also when forward
-// raises. Plain CPython: through pybind11's argument packing it cost about twice a bare module
-// call.
-PyObject* call_module_with_path(PyObject*, PyObject* args, PyObject* kwargs) {
-  if (g_module_call == nullptr || PyTuple_GET_SIZE(args) < 1) {
-    PyErr_SetString(PyExc_TypeError, "layoutguard_torch: the module-path wrapper needs a module to call");
-    return nullptr;
-  }
-  PyObject* self = PyTuple_GET_ITEM(args, 0);
-  try {
-    std::string name;
-    if (!t_called.empty()) {
-      name = child_name(t_called.back(), self);
-    } else if (g_roots != nullptr) {
-      PyObject* added = PyObject_CallMethod(g_roots, "add", "O", self);
-      if (added == nullptr) return nullptr;
-      Py_DECREF(added);
-    }
-    lg::guard::ModuleScope scope(name);
-    t_called.push_back(self);
-    struct Pop {
-      ~Pop() { t_called.pop_back(); }
-    } pop;
-    return PyObject_Call(g_module_call, args, kwargs);
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
-  }
-}
-
-PyMethodDef g_call_module_def = {"call_module_with_path", reinterpret_cast<PyCFunction>(call_module_with_path),
-                                 METH_VARARGS | METH_KEYWORDS, "nn.Module.__call__ with the module path pushed"};
-
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -266,15 +213,11 @@ PYBIND11_MODULE(_C, m) {
     return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident()));
   });
   m.def("pop_backward_origin", [](uintptr_t token) { delete reinterpret_cast<lg::torch::BackwardOrigin*>(token); });
-  m.def("_set_roots", [](py::object roots) {
-    Py_XDECREF(g_roots);
-    g_roots = roots.release().ptr();
-  });
-  m.def("_set_module_call", [](py::object call) {
-    Py_XDECREF(g_module_call);
-    g_module_call = call.release().ptr();
-  });
-  m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_call_module_def, nullptr));
+  m.def("_set_roots", [](py::object roots) { lg_python::set_roots(roots.release().ptr()); });
+  m.def("_set_module_call", [](py::object call) { lg_python::set_module_call(call.release().ptr()); });
+  PyObject* module_call = lg_python::make_module_call();
+  if (module_call == nullptr) throw py::error_already_set();
+  m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(module_call);
   // The gradient contract over parallel lists of names and parameters: one call per model,
   // strides compared here, names read only for a mismatch.
   m.def("check_gradients", [](const py::list& names, const py::list& params) {

@@ -167,16 +167,11 @@ def _install_python_hooks():
             module_hooks.register_module_module_registration_hook(_parameters_changed)
             _can_cache_parameters = True
         # The module path of the ops inside: each module call pushes the module's name in its
-        # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is a Python
-        # function, so that it binds `self` and reads back from the class as it was set (code
-        # that saves and restores nn.Module.__call__ keeps working); the work is in C.
+        # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is C that binds
+        # like a function (_C.cpp, ModuleCall): code that saves and restores
+        # nn.Module.__call__ keeps working, and a module call runs no Python frame of ours.
         _C._set_module_call(torch.nn.Module.__call__)
-        call_module_with_path = _C.call_module_with_path
-
-        def call_with_path(self, *args, **kwargs):
-            return call_module_with_path(self, *args, **kwargs)
-
-        torch.nn.Module.__call__ = call_with_path
+        torch.nn.Module.__call__ = _C.call_module_with_path
 
         backward = torch.autograd.backward
         grad = torch.autograd.grad

@@ -41,8 +41,8 @@ struct ThreadState {
   bool in_hook = false;
   std::string_view kernel;
   std::string_view root_op;
-  std::vector<std::string> modules;
-  std::string module_path;
+  std::string module_path;                  // the open ModuleScopes' names joined by '.'
+  std::vector<size_t> module_path_lengths;  // module_path's length before each scope's name
 };
 
 thread_local ThreadState tls;
@@ -151,26 +151,20 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   return outputs;
 }
 
-namespace {
-void rebuild_module_path() {
-  std::string& path = tls.module_path;
-  path.clear();
-  for (const std::string& m : tls.modules) {
-    if (!path.empty()) path += '.';
-    path += m;
-  }
-}
-}  // namespace
-
+// The path grows and shrinks at its end: a module call (about 170 in a ResNet-50 step, with
+// the PyTorch bridge) allocates nothing once the buffers have grown.
 void push_module(std::string_view name) {
-  tls.modules.emplace_back(name);
-  rebuild_module_path();
+  ThreadState& s = tls;
+  s.module_path_lengths.push_back(s.module_path.size());
+  if (!s.module_path.empty()) s.module_path += '.';
+  s.module_path += name;
 }
 
 void pop_module() {
-  if (tls.modules.empty()) return;  // called from destructors: never throw
-  tls.modules.pop_back();
-  rebuild_module_path();
+  ThreadState& s = tls;
+  if (s.module_path_lengths.empty()) return;  // called from destructors: never throw
+  s.module_path.resize(s.module_path_lengths.back());
+  s.module_path_lengths.pop_back();
 }
 
 std::string_view current_module_path() { return tls.module_path; }

@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -28,6 +28,7 @@
 #include "guard/runtime.h"
 #include "guard/tally.h"
 #include "torch/aten_policy.h"
+#include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
 #include "torch/intercepted_call.h"
@@ -37,12 +38,6 @@
 
 namespace lg::torch_bridge {
 namespace {
-
-// A backward node running on a thread: its name and where its forward op ran.
-struct NodeFrame {
-  const char* name;
-  std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
-};
 
 // What a thread hands to the threads that run its work: PyTorch passes its ThreadLocalState
 // (debug info included, layoutguard's own thread-locals not) to autograd's device threads and
@@ -89,7 +84,6 @@ struct ThreadState {
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
   std::string root_cause;         // the first nested op that lost the format in this depth-0 call
-  std::vector<NodeFrame> nodes;   // backward nodes running on this thread, innermost last
   int own_scopes = 0;             // Scopes open on this thread
 };
 thread_local ThreadState t_state;
@@ -201,28 +195,26 @@ bool is_conversion(const Operands& in) {
 
 // A forward op inside a module remembers where it ran, for its backward's reports (only a
 // result with a node has a backward to report; most results of a model's forward have one).
-LG_STATE_BY_REFERENCE void note_forward_site(const ThreadState& s, const at::Tensor& result) {
-  if (s.nodes.empty() && result.defined() && result.requires_grad())
+void note_forward_site(const at::Tensor& result) {
+  if (result.defined() && result.requires_grad() && !in_backward_node())
     remember_forward_site(result, guard::module_path());
 }
 
 // A depth-0 call that cannot lose the format: counted for the report, and remembered as the
 // forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-LG_STATE_BY_REFERENCE void count_unchecked(const ThreadState& s, const OpEntry& p, guard::Mode mode,
-                                           const at::Tensor* last_result) {
+void count_unchecked(const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
   if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
     count_call(p);
   }
-  if (last_result != nullptr) note_forward_site(s, *last_result);
+  if (last_result != nullptr) note_forward_site(*last_result);
 }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
-LG_STATE_BY_REFERENCE void hand_to_guard(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy,
-                                         guard::Mode mode, const Operands& in, const Operands& out, int depth,
-                                         std::string_view root_op, const std::string& root_cause) {
+void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
+                   const Operands& out, int depth, std::string_view root_op, const std::string& root_cause) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node.
-  const NodeFrame* node = s.nodes.empty() ? nullptr : &s.nodes.back();
+  const std::optional<BackwardNode> node = running_backward_node();
   hooks::OpCall call{p.name,
                      policy,
                      stand_ins.inputs(),
@@ -247,7 +239,7 @@ LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutP
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
-  if (!out.empty()) note_forward_site(s, *out[0]);
+  if (!out.empty()) note_forward_site(*out[0]);
   const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
                     (s.events && (has_image(in) || has_image(out)));
   if (!full) {
@@ -256,7 +248,7 @@ LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutP
     }
     return;
   }
-  hand_to_guard(s, p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
+  hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
 }
 struct DepthScope {
   explicit DepthScope(ThreadState& s) : s_(s) { ++s_.depth; }
@@ -294,7 +286,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   // arguments are read in place.
   if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
-    if (s.depth == 0) count_unchecked(s, p, mode, call.last_result());
+    if (s.depth == 0) count_unchecked(p, mode, call.last_result());
     return;
   }
   Tensors in_owned;
@@ -302,7 +294,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   call.inputs(in_owned, in);
   bool explicit_format = p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg);
   LayoutPolicy policy = p.policy;
-  if (p.format_request && !s.nodes.empty()) {  // a derivative formula's request, not the user's
+  if (p.format_request && in_backward_node()) {  // a derivative formula's request, not the user's
     explicit_format = false;
     policy = LayoutPolicy::Preserve;
   }
@@ -320,7 +312,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     // The copies inside x.contiguous() and friends are the conversions the ledger charges
     // to the user-level op.
     if (p.is_copy && is_conversion(in))
-      hand_to_guard(s, p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
+      hand_to_guard(p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
     return;
   }
   check(s, p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
@@ -370,17 +362,6 @@ void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::
   intercept(call);
 }
 
-// ---- Backward nodes: RecordFunction's BACKWARD_FUNCTION ranges name the node ----
-
-std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
-  t_state.nodes.push_back({fn.name(), forward_site(fn.forwardThreadId(), fn.seqNr())});
-  return nullptr;
-}
-
-void node_end(const at::RecordFunction&, at::ObserverContext*) {
-  if (!t_state.nodes.empty()) t_state.nodes.pop_back();
-}
-
 // ---- Registration ----
 
 // The ATen ops registered by now that take no tensor get a fall-through kernel on the key:
@@ -423,8 +404,6 @@ void register_once() {
       if (unboxed) register_unboxed_ops();
     }
     guard::detail::set_call_count_flush(&flush_calls);
-    at::addGlobalCallback(
-        at::RecordFunctionCallback(&node_start, &node_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
   });
 }
 
@@ -461,10 +440,15 @@ namespace lg::torch {
 void enable(std::optional<guard::Mode> mode) {
   torch_bridge::register_once();
   if (mode) guard::set_mode(*mode);
+  // A thread that runs handed-over work has the key and the callback from its caller already.
+  if (!enabled()) torch_bridge::watch_backward_nodes();
   c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, true);
 }
 
-void disable() { c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, false); }
+void disable() {
+  torch_bridge::unwatch_backward_nodes();
+  c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, false);
+}
 
 bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
 

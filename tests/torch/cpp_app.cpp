@@ -6,7 +6,8 @@
 //  - record mode collects into the same report as layoutguard's own ops, with module paths;
 //  - the gradient contract names the parameter;
 //  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
-//    autograd's CUDA device threads alike).
+//    autograd's CUDA device threads alike);
+//  - a thread switched off pays for no RecordFunction callback.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <layoutguard/report.h>
 #include <layoutguard/torch.h>
@@ -121,8 +123,17 @@ int main() {
   lg::torch::enable();
   lg::torch::disable();
   expect(!lg::torch::enabled(), "disable() switches the thread off");
+  // Backward nodes are named without a RecordFunction callback for every thread: PyTorch
+  // without the bridge (another thread, or after disable()) builds no RecordFunction for them.
+  expect(!at::hasGlobalCallbacks(), "no RecordFunction callback for every thread");
+  expect(!at::hasThreadLocalCallbacks(), "disable() removes the thread's node callback");
   lg::torch::enable();
   expect(lg::torch::enabled(), "enable() twice is harmless");
+#if TORCH_VERSION_MAJOR >= 2
+  expect(!at::hasThreadLocalCallbacks(), "torch 2 keeps the running node itself: no callback");
+#else
+  expect(at::hasThreadLocalCallbacks(), "torch 1.13: enable() gives the thread its node callback");
+#endif
 
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

@@ -478,5 +478,85 @@ def _C_reset():
     _C.reset_to_environment()
 
 
+class SoftmaxHead(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, 1)  # a loss over C: reported at the module path
+
+
+class HeadNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = SoftmaxHead()
+
+    def forward(self, x):
+        return self.head(x)
+
+
+class Raising(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = HeadNet()
+
+    def forward(self, x):
+        self.inner(x)
+        raise ValueError("forward failed")
+
+
+class ModuleCalls(unittest.TestCase):
+    """nn.Module.__call__ as the bridge sets it (C, for the module path) behaves as PyTorch's:
+    every way of calling a module, subclasses that call it through super(), code that swaps it
+    and puts it back, and a forward that raises."""
+
+    def setUp(self):
+        lgt.enable()
+        lgt.disable()  # installs the hooks
+        self.x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+
+    def modules_reported(self, run):
+        lgt.clear_report()
+        with lgt.guard("record"):
+            run()
+        return [v["module"] for v in lgt.report()["violations"]]
+
+    def test_every_call_form_pushes_the_path(self):
+        net = HeadNet()
+        for form in (lambda: net(self.x), lambda: net(x=self.x), lambda: net.__call__(self.x),
+                     lambda: torch.nn.Module.__call__(net, self.x), lambda: type(net).__call__(net, x=self.x)):
+            self.assertEqual(self.modules_reported(form), ["head"])
+        self.assertTrue(torch.equal(net(self.x), torch.softmax(self.x, 1)))
+
+    def test_a_subclass_calling_through_super(self):
+        class Counting(HeadNet):
+            calls = 0
+
+            def __call__(self, *args, **kwargs):
+                Counting.calls += 1
+                return super().__call__(*args, **kwargs)
+
+        net = Counting()
+        self.assertEqual(self.modules_reported(lambda: net(self.x)), ["head"])
+        self.assertEqual(Counting.calls, 1)
+
+    def test_code_that_swaps_module_call_and_puts_it_back(self):
+        from layoutguard_torch import _C
+        saved = torch.nn.Module.__call__
+        self.assertIs(saved, _C.call_module_with_path)
+        net = HeadNet()
+        try:
+            torch.nn.Module.__call__ = lambda module, *args, **kwargs: "swapped"
+            self.assertEqual(net(self.x), "swapped")
+        finally:
+            torch.nn.Module.__call__ = saved
+        self.assertEqual(self.modules_reported(lambda: net(self.x)), ["head"])
+
+    def test_a_forward_that_raises_pops_its_path(self):
+        def run():
+            with self.assertRaises(ValueError):
+                Raising()(self.x)
+            HeadNet()(self.x)
+
+        self.assertEqual(self.modules_reported(run), ["inner.head", "head"])
+
+
 if __name__ == "__main__":
     lg_unittest.main()

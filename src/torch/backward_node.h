@@ -1,0 +1,32 @@
+// The autograd node whose backward runs on the calling thread, for the ops it calls: their
+// reports name it and the module of the forward op that made it, and a memory_format request
+// inside it is the derivative formula's, not the user's.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace lg::torch_bridge {
+
+// Whether a backward node runs on this thread now.
+bool in_backward_node();
+
+struct BackwardNode {
+  std::string name;            // "UpsampleBicubic2DBackward0"
+  std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
+};
+
+// The running node, if any: a string or two, for reports only.
+std::optional<BackwardNode> running_backward_node();
+
+// Node tracking for the calling thread, switched on by enable() and off by disable(). Torch 2
+// keeps the running node itself (the engine's NodeGuard): these do nothing there. Torch 1.13
+// does not, so a RecordFunction callback on BACKWARD_FUNCTION ranges keeps a stack of them;
+// it is the thread's, not global: while any callback watches those ranges, autograd builds a
+// RecordFunction and the node's name for every node it runs, and a global one would charge
+// that to every thread of the process, also after disable(). Autograd hands the calling
+// thread's callbacks to its device threads with the rest of its thread-local state.
+void watch_backward_nodes();
+void unwatch_backward_nodes();
+
+}  // namespace lg::torch_bridge

@@ -549,6 +549,15 @@ class ModuleCalls(unittest.TestCase):
             torch.nn.Module.__call__ = saved
         self.assertEqual(self.modules_reported(lambda: net(self.x)), ["head"])
 
+    @unittest.skipUnless(hasattr(torch, "compile"), f"torch.compile needs torch 2 (this is {torch.__version__})")
+    def test_torch_compile_runs_modules_called_through_it(self):
+        net = HeadNet()
+        compiled = torch.compile(net, backend="eager")  # dynamo traces the module calls; no codegen
+        results = []
+        modules = self.modules_reported(lambda: results.extend((compiled(self.x), net(self.x))))
+        self.assertTrue(torch.equal(results[0], results[1]))
+        self.assertIn("head", modules)  # the eager call; compiled regions report at their boundary
+
     def test_a_forward_that_raises_pops_its_path(self):
         def run():
             with self.assertRaises(ValueError):

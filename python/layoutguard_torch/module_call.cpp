@@ -138,6 +138,18 @@ PyObject* bind(PyObject* self, PyObject* obj, PyObject*) {
   return PyMethod_New(self, obj);
 }
 
+// What introspection asks of a function (inspect.signature, functools.wraps, error messages).
+PyObject* name_of(PyObject*, void*) { return PyUnicode_FromString("__call__"); }
+PyObject* qualified_name_of(PyObject*, void*) { return PyUnicode_FromString("Module.__call__"); }
+PyObject* signature_of(PyObject*, void*) { return PyUnicode_FromString("($self, /, *args, **kwargs)"); }
+
+PyGetSetDef g_attributes[] = {
+    {"__name__", name_of, nullptr, nullptr, nullptr},
+    {"__qualname__", qualified_name_of, nullptr, nullptr, nullptr},
+    {"__text_signature__", signature_of, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
 PyTypeObject* module_call_type() {
   static PyTypeObject type = [] {
     PyTypeObject t{};
@@ -149,6 +161,7 @@ PyTypeObject* module_call_type() {
     t.tp_vectorcall_offset = offsetof(ModuleCall, vectorcall);
     t.tp_call = PyVectorcall_Call;
     t.tp_descr_get = bind;
+    t.tp_getset = g_attributes;
     return t;
   }();
   return &type;

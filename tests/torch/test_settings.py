@@ -2,6 +2,7 @@
 bad LAYOUTGUARD value, a missing suppressions file, a torch the package was not built for,
 enabling from many threads at once, and a second copy of the library."""
 import importlib.util
+import inspect
 import json
 import os
 import shutil
@@ -541,6 +542,8 @@ class ModuleCalls(unittest.TestCase):
         from layoutguard_torch import _C
         saved = torch.nn.Module.__call__
         self.assertIs(saved, _C.call_module_with_path)
+        self.assertEqual((saved.__name__, saved.__qualname__), ("__call__", "Module.__call__"))
+        self.assertEqual(str(inspect.signature(saved)), "(self, /, *args, **kwargs)")
         net = HeadNet()
         try:
             torch.nn.Module.__call__ = lambda module, *args, **kwargs: "swapped"

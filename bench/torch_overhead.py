@@ -155,20 +155,27 @@ def ns_per_add(channels_last, calls, repeats):
     return medians(interleaved(CONFIGS, repeats, run_once))
 
 
-def resnet50_step(batch, device, amp, size, per_sample=1):
-    """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
-    back to back (one wait for the device at each end) and returns their mean ms."""
+def resnet50_training(batch, device, amp, size):
+    """A channels_last ResNet-50 with SGD, its input and target, the GradScaler under `amp`
+    (else None) and the function that waits for the device."""
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=torch.channels_last)
     target = torch.randint(0, 1000, (batch,), device=device)
-    cuda = device.type == "cuda"
     # torch.amp.GradScaler is 2.3's name; 1.13 has only the CUDA one.
     scaler_type = getattr(torch.amp, "GradScaler", None)
     scaler = None if not amp else scaler_type(device.type) if scaler_type else torch.cuda.amp.GradScaler()
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    return model, opt, x, target, scaler, sync
+
+
+def resnet50_step(batch, device, amp, size, per_sample=1):
+    """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
+    back to back (one wait for the device at each end) and returns their mean ms."""
+    model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size)
+    cuda = device.type == "cuda"
 
     def run_once(steps=per_sample):
         sync()

@@ -26,16 +26,8 @@ WAYS = {
 
 
 def make_step(device, batch, size):
-    import torchvision
-    torch.manual_seed(0)
-    model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=torch.channels_last)
-    target = torch.randint(0, 1000, (batch,), device=device)
+    model, opt, x, target, scaler, sync = bench.resnet50_training(batch, device, True, size)
     cuda = device.type == "cuda"
-    scaler_type = getattr(torch.amp, "GradScaler", None)
-    scaler = scaler_type(device.type) if scaler_type else torch.cuda.amp.GradScaler()
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     def step():
         """One AMP step; returns the host's ms in forward, backward, optimizer, and in all (to

@@ -155,13 +155,14 @@ def ns_per_add(channels_last, calls, repeats):
     return medians(interleaved(CONFIGS, repeats, run_once))
 
 
-def resnet50_training(batch, device, amp, size):
+def resnet50_training(batch, device, amp, size, foreach=None):
     """A channels_last ResNet-50 with SGD, its input and target, the GradScaler under `amp`
-    (else None) and the function that waits for the device."""
+    (else None) and the function that waits for the device. `foreach`: SGD's choice (None: its
+    default, the multi-tensor kernels on CUDA only)."""
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, foreach=foreach)
     x = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=torch.channels_last)
     target = torch.randint(0, 1000, (batch,), device=device)
     # torch.amp.GradScaler is 2.3's name; 1.13 has only the CUDA one.
@@ -171,10 +172,10 @@ def resnet50_training(batch, device, amp, size):
     return model, opt, x, target, scaler, sync
 
 
-def resnet50_step(batch, device, amp, size, per_sample=1):
+def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None):
     """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
     back to back (one wait for the device at each end) and returns their mean ms."""
-    model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size)
+    model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size, foreach)
     cuda = device.type == "cuda"
 
     def run_once(steps=per_sample):
@@ -206,12 +207,14 @@ def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sampl
     return interleaved(CONFIGS, steps, run_once)  # the samples: medians and ratios are the caller's
 
 
-def marked_steps(batch, size):
+def marked_steps(batch, size, amp):
     """For scripts/torch-step-instructions: per way, a first step (one-time costs) and then one
     between two calls of getppid(), where callgrind (--dump-before=getppid) starts a new dump:
-    the second dump of each way holds its step, exactly, whatever the machine's noise."""
+    the second dump of each way holds its step, exactly, whatever the machine's noise. With
+    `amp`, the step has the CUDA AMP step's calls on the CPU: bfloat16 autocast, the GradScaler
+    where this torch has one for the CPU, and SGD's multi-tensor kernels (CUDA's default)."""
     print(f"torch {torch.__version__}", flush=True)
-    run_once = resnet50_step(batch, torch.device("cpu"), False, size)
+    run_once = resnet50_step(batch, torch.device("cpu"), amp, size, foreach=True if amp else None)
     run_once()
     for c in CONFIGS:
         with CONFIGS[c]():
@@ -280,7 +283,7 @@ def main():
     if args.split:
         CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
     if args.marked_steps:
-        marked_steps(args.batch or 1, args.size)
+        marked_steps(args.batch or 1, args.size, args.amp)
         return
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}

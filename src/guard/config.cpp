@@ -82,8 +82,9 @@ std::shared_ptr<const Options> effective() {
 
 // The effective options as `view` last saw them, refreshed when they changed since. The
 // version is read first: options that change meanwhile bump it again, and the next call
-// refreshes once more.
-const Options& options_seen_by(ThreadView& view) {
+// refreshes once more. Inlined: GCC would otherwise clone it for t_view, and the clone looks
+// the thread-local up again after its caller has.
+[[gnu::always_inline]] inline const Options& options_seen_by(ThreadView& view) {
   const uint64_t version = g_version.load(std::memory_order_acquire);
   if (view.version != version || !view.options) {
     view.options = effective();
@@ -104,6 +105,13 @@ Mode current_mode() {
   ThreadView& view = t_view;
   if (!view.scope_modes.empty()) return view.scope_modes.back();
   return options_seen_by(view).mode;
+}
+
+CallSettings current_call_settings() {
+  ThreadView& view = t_view;
+  if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, nullptr};
+  const Options& o = options_seen_by(view);
+  return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), &o};
 }
 
 }  // namespace detail

@@ -22,6 +22,14 @@ void initialise();
 const Options& current_options();
 // The calling thread's effective mode: its innermost Scope, else current_options().mode.
 Mode current_mode();
+// Both at once, for a caller that needs both per call (the bridge): one thread-local lookup
+// instead of three. Under a Scope that is off, `options` is null: the settings are not read
+// (nor the environment parsed), as current_mode() does not read them there.
+struct CallSettings {
+  Mode mode;
+  const Options* options;
+};
+CallSettings current_call_settings();
 
 // Whether a rerunnable call of an op with `policy` at nesting `depth` is shadow-compared
 // (shadow=1, top-level, Preserve or ConvLike). The dispatcher asks before the op runs, so that

@@ -12,8 +12,8 @@ namespace lg::torch_bridge {
 
 // Remembers the module path of the forward op whose result is `output`, under its autograd
 // node's (forward thread, sequence number): the key the node's backward range carries. Does
-// nothing outside every module or for a result without a node. Bounded: when the table is
-// full (a program that never runs backward), it starts again empty.
+// nothing outside every module or for a result without a node. Bounded: a slot per node, so a
+// node whose slot a later node took (more nodes than slots live at once) has no module path.
 void remember_forward_site(const at::Tensor& output, std::string_view module_path);
 
 // The module path remembered for a node, "" if none.

@@ -20,14 +20,17 @@ enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
 // PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
 inline Class classify(const at::Tensor& t) {
+  if (!t.defined()) return Class::NotApplicable;
+  const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
   // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read.
-  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides())
-    return Class::NotApplicable;
-  const int64_t rank = t.dim();
+  if (impl.layout() != c10::kStrided || impl.has_symbolic_sizes_strides()) return Class::NotApplicable;
+  const int64_t rank = impl.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
-  if (t.is_contiguous() && t.is_contiguous(cl)) return Class::Ambiguous;
-  return t.suggest_memory_format() == cl ? Class::ChannelsLast : Class::Other;
+  if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
+  // suggest_memory_format() without its out-of-line call: of a strided tensor of this rank it
+  // asks exactly this bit.
+  return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;
 }
 
 // An input that is channels-last, or ambiguous where those count (the option ambiguous=check):

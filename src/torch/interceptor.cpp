@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -83,9 +84,14 @@ struct ThreadState {
   int64_t min_bytes = 0;          // outputs smaller than this are not flagged (option min_bytes)
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
-  std::string root_cause;         // the first nested op that lost the format in this depth-0 call
+  // The first nested op that lost the format in this depth-0 call: its name lives in the op
+  // table, which is never destroyed.
+  std::string_view root_cause;
   int own_scopes = 0;             // Scopes open on this thread
 };
+// Trivially destructible: a thread_local with a destructor is reached through a wrapper that
+// registers it at the thread's first use, a second call on every access.
+static_assert(std::is_trivially_destructible_v<ThreadState>);
 thread_local ThreadState t_state;
 
 // The functions that take a ThreadState take it by reference, looked up once per op. GCC would
@@ -103,10 +109,10 @@ thread_local ThreadState t_state;
 // A thread inside its own Scope finds the mode in the guard's thread scopes, which a Scope
 // also pushes: the carried state is looked up only by threads that run handed-over work (a
 // lookup costs about a hundred instructions).
-guard::Mode mode_of_call(const ThreadState& s) {
+guard::Mode mode_of_call(const ThreadState& s, guard::Mode own) {
   if (s.own_scopes == 0 && g_scope_opened.load(std::memory_order_relaxed))
     if (const Carried* c = carried(); c && c->mode) return *c->mode;
-  return guard::detail::current_mode();
+  return own;
 }
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
@@ -211,7 +217,7 @@ void count_unchecked(const OpEntry& p, guard::Mode mode, const at::Tensor* last_
 
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
-                   const Operands& out, int depth, std::string_view root_op, const std::string& root_cause) {
+                   const Operands& out, int depth, std::string_view root_op, std::string_view root_cause) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node.
   const std::optional<BackwardNode> node = running_backward_node();
@@ -235,7 +241,7 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
 
 LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode,
                                  bool explicit_format, const Operands& in, const Operands& out,
-                                 std::string root_cause) {
+                                 std::string_view root_cause) {
   const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
@@ -248,7 +254,7 @@ LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutP
     }
     return;
   }
-  hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string());
+  hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string_view());
 }
 struct DepthScope {
   explicit DepthScope(ThreadState& s) : s_(s) { ++s_.depth; }
@@ -270,16 +276,7 @@ LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool
 
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
   const OpEntry& p = call.entry();
-  if (s.depth == 0) {
-    s.mode = mode;
-    s.top = &p;
-    // The options are read once per user-level call: each read is a thread-local lookup.
-    const guard::Options& options = guard::detail::current_options();
-    s.nested = options.nested;
-    s.events = !options.events_path.empty();
-    s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
-    s.min_bytes = options.min_bytes;
-  }
+  if (s.depth == 0) s.top = &p;
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last input (or, under
   // ambiguous=check, an ambiguous one) cannot lose the format: it is only counted, and its
@@ -298,7 +295,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     explicit_format = false;
     policy = LayoutPolicy::Preserve;
   }
-  if (s.depth == 0) s.root_cause.clear();
+  if (s.depth == 0) s.root_cause = {};
   run_below(call, s, s.nested);
   Tensors out_owned;
   Operands out;
@@ -315,8 +312,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
       hand_to_guard(p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
     return;
   }
-  check(s, p, policy, mode, explicit_format, in, out, std::move(s.root_cause));
-  s.root_cause.clear();
+  check(s, p, policy, mode, explicit_format, in, out, std::exchange(s.root_cause, {}));
 }
 
 // A call of the boxed fallback: its arguments, then its results, on the stack.
@@ -425,12 +421,23 @@ struct SwitchOnAtLoad {
 
 void intercept(InterceptedCall& call) {
   ThreadState& s = t_state;
-  const guard::Mode mode = s.depth == 0 ? mode_of_call(s) : s.mode;
-  if (mode == guard::Mode::Off) {
+  if (s.depth == 0) {
+    // The settings are read once per user-level call; its nested calls take them from `s`.
+    const guard::detail::CallSettings settings = guard::detail::current_call_settings();
+    s.mode = mode_of_call(s, settings.mode);
+    if (s.mode != guard::Mode::Off) {
+      const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
+      s.nested = options.nested;
+      s.events = !options.events_path.empty();
+      s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
+      s.min_bytes = options.min_bytes;
+    }
+  }
+  if (s.mode == guard::Mode::Off) {
     run_below(call, s, false);  // nested calls are off too
     return;
   }
-  check_call(call, s, mode);
+  check_call(call, s, s.mode);
 }
 
 }  // namespace lg::torch_bridge

@@ -56,6 +56,9 @@ class InterceptedCall {
   virtual void inputs(Tensors& owned, Operands& in) const = 0;
   // Whether argument `index` (a MemoryFormat?) was given.
   virtual bool argument_given(int index) const = 0;
+  // Whether inputs() and argument_given() may still be asked after redispatch(): an unboxed
+  // call borrows its caller's arguments; a boxed op pops its own off the stack.
+  virtual bool arguments_outlive_call() const = 0;
   // The result tensors, after redispatch().
   virtual void outputs(Tensors& owned, Operands& out) const = 0;
   // The last result if it is a tensor (the one whose autograd node a forward op made), else null.

@@ -274,9 +274,49 @@ LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool
   }
 }
 
+// Whether an output may have lost the format: one that is not channels-last (ambiguous ones
+// counting under ambiguous=check). may_lose() then asks whether an input set the expectation.
+bool any_output_not_channels_last(const Operands& out, bool ambiguous) {
+  for (const at::Tensor* o : out) {
+    const Class c = classify(*o);
+    if (c == Class::Other || (c == Class::Ambiguous && ambiguous)) return true;
+  }
+  return false;
+}
+
+// A nested call that is not a copy, of an op whose arguments outlive the call: it is never
+// reported, and matters only as the first nested loss (the root cause of its depth-0 op's).
+// Most nested calls keep the format, so the outputs are read first, and the arguments only
+// when an output may have lost it.
+LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
+  run_below(call, s, s.nested);
+  if (!p.checkable || !s.root_cause.empty()) return;
+  Tensors out_owned;
+  Operands out;
+  call.outputs(out_owned, out);
+  if (!any_output_not_channels_last(out, s.ambiguous)) return;
+  Tensors in_owned;
+  Operands in;
+  call.inputs(in_owned, in);
+  LayoutPolicy policy = p.policy;
+  if (p.format_request && in_backward_node()) {
+    policy = LayoutPolicy::Preserve;  // a derivative formula's request (see check_call)
+  } else if (p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)) {
+    return;  // the caller chose the format
+  }
+  if (p.keepdim && !in.empty() && in[0]->defined() && out[0]->defined() && in[0]->sizes() != out[0]->sizes())
+    policy = LayoutPolicy::RankChanging;
+  if (may_lose(policy, in, out, s.ambiguous)) s.root_cause = p.name;
+}
+
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
   const OpEntry& p = call.entry();
-  if (s.depth == 0) s.top = &p;
+  if (s.depth == 0) {
+    s.top = &p;
+  } else if (!p.is_copy && call.arguments_outlive_call()) {
+    run_nested(call, s, p);
+    return;
+  }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
   // library's, not the user's. A call without a channels-last input (or, under
   // ambiguous=check, an ambiguous one) cannot lose the format: it is only counted, and its
@@ -335,6 +375,7 @@ class BoxedCall final : public InterceptedCall {
     for (const at::Tensor& t : owned) in.push_back(&t);
   }
   bool argument_given(int index) const override { return !first()[index].isNone(); }
+  bool arguments_outlive_call() const override { return false; }  // the op pops them
   void outputs(Tensors& owned, Operands& out) const override {
     const size_t returns = op_.schema().returns().size();
     operands_of(stack_->data() + stack_->size() - returns, stack_->data() + stack_->size(), owned, out);

@@ -17,12 +17,14 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <ATen/ops/_adaptive_avg_pool2d_ops.h>
 #include <ATen/ops/_adaptive_avg_pool2d_backward_ops.h>
+#include <ATen/ops/_adaptive_avg_pool2d_ops.h>
 #include <ATen/ops/_batch_norm_impl_index_ops.h>
 #include <ATen/ops/_convolution_ops.h>
-#include <ATen/ops/_log_softmax_ops.h>
 #include <ATen/ops/_log_softmax_backward_data_ops.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/_slow_conv2d_backward_ops.h>
+#include <ATen/ops/_slow_conv2d_forward_ops.h>
 #include <ATen/ops/_to_copy_ops.h>
 #include <ATen/ops/_unsafe_view_ops.h>
 #include <ATen/ops/adaptive_avg_pool2d_ops.h>
@@ -34,12 +36,12 @@
 #include <ATen/ops/clone_ops.h>
 #include <ATen/ops/contiguous_ops.h>
 #include <ATen/ops/conv2d_ops.h>
-#include <ATen/ops/convolution_ops.h>
 #include <ATen/ops/convolution_backward_ops.h>
+#include <ATen/ops/convolution_ops.h>
 #include <ATen/ops/copy_ops.h>
 #include <ATen/ops/cross_entropy_loss_ops.h>
-#include <ATen/ops/cudnn_batch_norm_ops.h>
 #include <ATen/ops/cudnn_batch_norm_backward_ops.h>
+#include <ATen/ops/cudnn_batch_norm_ops.h>
 #include <ATen/ops/cudnn_convolution_ops.h>
 #include <ATen/ops/detach_ops.h>
 #include <ATen/ops/div_ops.h>
@@ -50,22 +52,23 @@
 #include <ATen/ops/linear_ops.h>
 #include <ATen/ops/log_softmax_ops.h>
 #include <ATen/ops/max_pool2d_ops.h>
-#include <ATen/ops/max_pool2d_with_indices_ops.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_ops.h>
+#include <ATen/ops/max_pool2d_with_indices_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/mkldnn_convolution_ops.h>
 #include <ATen/ops/mm_ops.h>
 #include <ATen/ops/mul_ops.h>
-#include <ATen/ops/native_batch_norm_ops.h>
 #include <ATen/ops/native_batch_norm_backward_ops.h>
-#include <ATen/ops/nll_loss_ops.h>
+#include <ATen/ops/native_batch_norm_ops.h>
 #include <ATen/ops/nll_loss_backward_ops.h>
 #include <ATen/ops/nll_loss_forward_ops.h>
 #include <ATen/ops/nll_loss_nd_ops.h>
+#include <ATen/ops/nll_loss_ops.h>
 #include <ATen/ops/ones_like_ops.h>
 #include <ATen/ops/permute_ops.h>
 #include <ATen/ops/relu_ops.h>
 #include <ATen/ops/reshape_ops.h>
+#include <ATen/ops/resize_as_ops.h>
 #include <ATen/ops/resize_ops.h>
 #include <ATen/ops/select_ops.h>
 #include <ATen/ops/slice_ops.h>
@@ -73,6 +76,7 @@
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/sum_ops.h>
 #include <ATen/ops/t_ops.h>
+#include <ATen/ops/thnn_conv2d_ops.h>
 #include <ATen/ops/threshold_backward_ops.h>
 #include <ATen/ops/to_ops.h>
 #include <ATen/ops/transpose_ops.h>
@@ -221,6 +225,7 @@ struct Unboxed<Op, Ret(Args...)> {
       std::apply([&](const auto&... a) { ((given = i++ == index ? is_given(a) : given), ...); }, args_);
       return given;
     }
+    bool arguments_outlive_call() const override { return true; }  // the caller's, borrowed
     void outputs(Tensors&, Operands& out) const override {
       if (const auto* r = result_.get()) {
         auto push = [&](const at::Tensor& t) { out.push_back(&t); };
@@ -268,8 +273,10 @@ void register_unboxed_ops() {
   // Never destroyed: the kernels must outlive every op of the process.
   static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kKey, __FILE__, __LINE__);
   c10::Dispatcher& d = c10::Dispatcher::singleton();
-  // Convolution, batch norm and activations, forward and backward; CUDA's cuDNN and the CPU's.
+  // Convolution, batch norm and activations, forward and backward; CUDA's cuDNN and the CPU's
+  // (oneDNN, or the im2col path that it takes for 1x1 kernels, small images and bfloat16).
   register_all<o::conv2d, o::convolution, o::_convolution, o::cudnn_convolution, o::mkldnn_convolution,
+               o::thnn_conv2d, o::_slow_conv2d_forward, o::_slow_conv2d_backward_output_mask, o::resize_as_,
                o::convolution_backward, o::batch_norm, o::_batch_norm_impl_index, o::cudnn_batch_norm,
                o::cudnn_batch_norm_backward, o::native_batch_norm, o::native_batch_norm_backward, o::relu,
                o::relu_, o::clamp_min, o::clamp_min_, o::threshold_backward>(*aten, d);

@@ -104,11 +104,11 @@ thread_local ThreadState t_state;
 #endif
 
 // The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
-// thread that handed this one its work; else the thread's or process's (the first call reads
-// the environment, and a bad value raises its ConfigError here, at the user's call).
-// A thread inside its own Scope finds the mode in the guard's thread scopes, which a Scope
-// also pushes: the carried state is looked up only by threads that run handed-over work (a
-// lookup costs about a hundred instructions).
+// thread that handed this one its work; else `own`, the thread's or process's (the settings
+// read by intercept(): the first call reads the environment, and a bad value raises its
+// ConfigError there, at the user's call). A thread inside its own Scope finds the mode in the
+// guard's thread scopes, which a Scope also pushes: the carried state is looked up only by
+// threads that run handed-over work (a lookup costs about a hundred instructions).
 guard::Mode mode_of_call(const ThreadState& s, guard::Mode own) {
   if (s.own_scopes == 0 && g_scope_opened.load(std::memory_order_relaxed))
     if (const Carried* c = carried(); c && c->mode) return *c->mode;

@@ -2,6 +2,7 @@
 // dispatch key that stock PyTorch leaves free, included per thread. It runs the op (the rest
 // of the dispatch), then checks the call as the native guard checks layoutguard's own ops.
 // docs/design.md, "The PyTorch bridge", says why a fallback and not RecordFunction.
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -167,12 +168,18 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
 // option says so (ambiguous=check), and then either way. A superset of the guard's findings
 // (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
 // stand-ins. Outputs under `min_bytes` are passed over (the guard would too).
+// An output that is not channels-last, ambiguous ones counting under ambiguous=check: the
+// only kind that can have lost the format.
+bool not_channels_last(const at::Tensor& out, bool ambiguous) {
+  const Class c = classify(out);
+  return c == Class::Other || (c == Class::Ambiguous && ambiguous);
+}
+
 bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool ambiguous, int64_t min_bytes = 0) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
   for (const at::Tensor* o : out) {
-    const Class c = classify(*o);
-    if (c != Class::Other && !(c == Class::Ambiguous && ambiguous)) continue;
+    if (!not_channels_last(*o, ambiguous)) continue;
     if (min_bytes > 0 && static_cast<int64_t>(o->nbytes()) < min_bytes) continue;
     for (size_t i = 0; i < considered; ++i)
       if (in[i]->dim() == o->dim() && sets_expectation(*in[i], ambiguous)) return true;
@@ -274,14 +281,25 @@ LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool
   }
 }
 
-// Whether an output may have lost the format: one that is not channels-last (ambiguous ones
-// counting under ambiguous=check). may_lose() then asks whether an input set the expectation.
-bool any_output_not_channels_last(const Operands& out, bool ambiguous) {
-  for (const at::Tensor* o : out) {
-    const Class c = classify(*o);
-    if (c == Class::Other || (c == Class::Ambiguous && ambiguous)) return true;
-  }
-  return false;
+// The policy a call is checked under, and whether its caller chose the format (a
+// memory_format argument given). Asked before the call: a boxed op pops its arguments.
+struct CallPolicy {
+  LayoutPolicy policy;
+  bool explicit_format;
+};
+CallPolicy policy_before_call(const InterceptedCall& call, const OpEntry& p) {
+  // Inside a backward node the request is the derivative formula's, not the user's.
+  if (p.format_request && in_backward_node()) return {LayoutPolicy::Preserve, false};
+  return {p.policy, p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)};
+}
+
+// After the call: an op with `keepdim` whose output is smaller than its input is a reduction
+// (see AtenPolicy::keepdim).
+LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Operands& in, const Operands& out) {
+  if (p.keepdim && !in.empty() && !out.empty() && in[0]->defined() && out[0]->defined() &&
+      in[0]->sizes() != out[0]->sizes())
+    return LayoutPolicy::RankChanging;
+  return policy;
 }
 
 // A nested call that is not a copy, of an op whose arguments outlive the call: it is never
@@ -294,19 +312,14 @@ LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, con
   Tensors out_owned;
   Operands out;
   call.outputs(out_owned, out);
-  if (!any_output_not_channels_last(out, s.ambiguous)) return;
+  if (std::none_of(out.begin(), out.end(), [&](const at::Tensor* o) { return not_channels_last(*o, s.ambiguous); }))
+    return;
+  const CallPolicy before = policy_before_call(call, p);
+  if (before.explicit_format) return;
   Tensors in_owned;
   Operands in;
   call.inputs(in_owned, in);
-  LayoutPolicy policy = p.policy;
-  if (p.format_request && in_backward_node()) {
-    policy = LayoutPolicy::Preserve;  // a derivative formula's request (see check_call)
-  } else if (p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)) {
-    return;  // the caller chose the format
-  }
-  if (p.keepdim && !in.empty() && in[0]->defined() && out[0]->defined() && in[0]->sizes() != out[0]->sizes())
-    policy = LayoutPolicy::RankChanging;
-  if (may_lose(policy, in, out, s.ambiguous)) s.root_cause = p.name;
+  if (may_lose(policy_after_call(p, before.policy, in, out), in, out, s.ambiguous)) s.root_cause = p.name;
 }
 
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
@@ -329,20 +342,14 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   Tensors in_owned;
   Operands in;
   call.inputs(in_owned, in);
-  bool explicit_format = p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg);
-  LayoutPolicy policy = p.policy;
-  if (p.format_request && in_backward_node()) {  // a derivative formula's request, not the user's
-    explicit_format = false;
-    policy = LayoutPolicy::Preserve;
-  }
+  const CallPolicy before = policy_before_call(call, p);
+  const bool explicit_format = before.explicit_format;
   if (s.depth == 0) s.root_cause = {};
   run_below(call, s, s.nested);
   Tensors out_owned;
   Operands out;
   call.outputs(out_owned, out);
-  if (p.keepdim && !in.empty() && !out.empty() && in[0]->defined() && out[0]->defined() &&
-      in[0]->sizes() != out[0]->sizes())
-    policy = LayoutPolicy::RankChanging;  // a reduction: see AtenPolicy::keepdim
+  const LayoutPolicy policy = policy_after_call(p, before.policy, in, out);
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
     if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out, s.ambiguous)) s.root_cause = p.name;

@@ -25,6 +25,7 @@
 #include <layoutguard/torch_contracts.h>
 
 #include "module_call.h"
+#include "module_tree.h"
 
 namespace py = pybind11;
 
@@ -218,24 +219,12 @@ PYBIND11_MODULE(_C, m) {
   PyObject* module_call = lg_python::make_module_call();
   if (module_call == nullptr) throw py::error_already_set();
   m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(module_call);
-  // The gradient contract over parallel lists of names and parameters: one call per model,
-  // strides compared here, names read only for a mismatch.
-  m.def("check_gradients", [](const py::list& names, const py::list& params) {
-    if (names.size() != params.size())
-      throw py::value_error("layoutguard_torch: check_gradients needs one name per parameter, got " +
-                            std::to_string(names.size()) + " names and " + std::to_string(params.size()) +
-                            " parameters");
-    const size_t n = params.size();
-    for (size_t i = 0; i < n; ++i) {
-      PyObject* obj = PyList_GET_ITEM(params.ptr(), static_cast<Py_ssize_t>(i));
-      if (!THPVariable_Check(obj)) continue;
-      const at::Tensor& param = THPVariable_Unpack(obj);
-      const at::Tensor& grad = param.grad();
-      if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
-          grad.sizes() != param.sizes() || grad.strides() == param.strides())
-        continue;
-      lg::torch::check_gradient(py::cast<std::string>(names[i]), param, grad);
-    }
+  // The gradient contract over a module's parameters (module_tree.cpp).
+  m.def("check_gradients", [](const py::object& module) {
+    if (lg_python::module_parameters(module.ptr()) == nullptr && lg_python::module_children(module.ptr()) == nullptr)
+      throw py::type_error("layoutguard_torch: check_gradients needs an nn.Module (with _parameters and _modules), got " +
+                           std::string(Py_TYPE(module.ptr())->tp_name));
+    lg_python::check_parameter_gradients(module.ptr());
   });
   m.def("report_json", [] { return lg::guard::report_json(lg::guard::report()); });
   m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });

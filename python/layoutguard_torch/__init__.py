@@ -125,47 +125,15 @@ _hooks_installed = False
 _hooks_lock = threading.Lock()
 _roots = None  # weak set of the outermost modules called (their parameters' gradients are checked)
 
-# Each root's (names, parameters), kept while no module anywhere registers a parameter or a
-# submodule: torch 2.x tells of those through global registration hooks, which bump the
-# generation. Torch 1.13 has no such hooks: there the lists are made again at every check.
-_parameter_lists = None  # weak dict: module -> (generation, names, parameters)
-_generation = [0]
-_can_cache_parameters = False
-
-
-def _parameters_changed(*args):
-    _generation[0] += 1
-
-
-def _parameter_lists_of(root):
-    if _can_cache_parameters:
-        cached = _parameter_lists.get(root)
-        if cached is not None and cached[0] == _generation[0]:
-            return cached[1], cached[2]
-    names, params = [], []
-    for name, p in root.named_parameters():
-        names.append(name)
-        params.append(p)
-    if _can_cache_parameters:
-        _parameter_lists[root] = (_generation[0], names, params)
-    return names, params
-
 
 def _install_python_hooks():
-    global _hooks_installed, _roots, _parameter_lists, _can_cache_parameters
+    global _hooks_installed, _roots
     with _hooks_lock:
         if _hooks_installed:
             return
         import weakref
         _roots = weakref.WeakSet()
         _C._set_roots(_roots)
-        _parameter_lists = weakref.WeakKeyDictionary()
-        module_hooks = torch.nn.modules.module
-        if hasattr(module_hooks, "register_module_parameter_registration_hook") and hasattr(
-                module_hooks, "register_module_module_registration_hook"):
-            module_hooks.register_module_parameter_registration_hook(_parameters_changed)
-            module_hooks.register_module_module_registration_hook(_parameters_changed)
-            _can_cache_parameters = True
         # The module path of the ops inside: each module call pushes the module's name in its
         # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is C that binds
         # like a function (_C.cpp, ModuleCall): code that saves and restores
@@ -234,4 +202,4 @@ def check_gradients(modules=None):
             raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
                             f"got {type(root).__name__}")
     for root in targets:
-        _C.check_gradients(*_parameter_lists_of(root))
+        _C.check_gradients(root)

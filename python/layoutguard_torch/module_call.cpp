@@ -12,6 +12,8 @@
 
 #include <layoutguard/hooks.h>
 
+#include "module_tree.h"
+
 namespace lg_python {
 namespace {
 
@@ -44,27 +46,10 @@ std::string_view utf8(PyObject* str) {
   return {data, static_cast<size_t>(size)};
 }
 
-// parent._modules read from its instance dict (a borrowed reference), or nullptr.
-PyObject* children_of(PyObject* parent) {
-  static PyObject* const name = PyUnicode_InternFromString("_modules");
-  PyObject* dict = PyObject_GenericGetDict(parent, nullptr);
-  if (dict == nullptr) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  PyObject* children = PyDict_GetItemWithError(dict, name);  // the parent's dict keeps it alive
-  Py_DECREF(dict);
-  if (children == nullptr || !PyDict_Check(children)) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  return children;
-}
-
 // The name `parent` holds `child` under (its _modules key), else the child's class name.
 // Valid while the key lives: until the next call, at least.
 std::string_view child_name(PyObject* parent, PyObject* child) {
-  PyObject* children = children_of(parent);
+  PyObject* children = module_children(parent);
   if (children != nullptr) {
     const auto known = g_child_keys.find({parent, child});
     if (known != g_child_keys.end()) {

@@ -155,6 +155,19 @@ class Outputs(unittest.TestCase):
             self.assertEqual(named(), ["conv.weight"])
             lgt.check_gradients([net, net.conv])
             self.assertEqual(named(), ["conv.weight", "weight"])
+            # Names and order as named_parameters() gives them: nested containers, a module
+            # reached twice and a parameter shared by two modules count once, under the first name.
+            tied = torch.nn.Conv2d(8, 8, 1).to(memory_format=torch.channels_last)
+            tied.weight.grad = torch.zeros(tied.weight.shape)
+            other = torch.nn.Conv2d(8, 8, 1)
+            other.weight = tied.weight
+            outer = torch.nn.Sequential(net, torch.nn.Sequential(tied, net.conv), torch.nn.ModuleDict({"o": other}))
+            outer[2]["o"].bias.grad = torch.zeros(8)  # same strides: no finding
+            expected = [name for name, p in outer.named_parameters()
+                        if p.grad is not None and p.grad.stride() != p.stride()]
+            self.assertEqual(expected, ["0.conv.weight", "1.0.weight"])
+            lgt.check_gradients(outer)
+            self.assertEqual(named(), expected)
             for bad in (42, [net, "conv"]):
                 with self.assertRaises(TypeError) as caught:
                     lgt.check_gradients(bad)
@@ -292,11 +305,12 @@ class BadInput(unittest.TestCase):
         with self.assertRaises(TypeError) as caught:
             _C.call_module_with_path()  # the wrapper of nn.Module.__call__ without its module
         self.assertIn("needs a module to call", str(caught.exception))
-        with self.assertRaises(ValueError) as caught:
-            _C.check_gradients(["conv.weight"], [])
-        self.assertIn("1 names and 0 parameters", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            _C.check_gradients("conv.weight")
+        self.assertIn("needs an nn.Module", str(caught.exception))
+        self.assertIn("str", str(caught.exception))
         with self.assertRaises(TypeError):
-            _C.check_gradients("conv.weight", [torch.nn.Parameter(torch.zeros(1))])
+            _C.check_gradients(["conv.weight"], [torch.nn.Parameter(torch.zeros(1))])
 
     def test_bad_mode_from_the_api(self):
         with self.assertRaises(lgt.ConfigError) as caught:

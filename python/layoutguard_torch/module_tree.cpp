@@ -1,0 +1,135 @@
+// The module tree walk behind the gradient contract. It runs after every backward, so it stays
+// in C: named_parameters() in Python builds every dotted name and a generator frame per module
+// (about 0.5 ms for ResNet-50 on torch 1.13), where only a mismatch needs a name.
+#include "module_tree.h"
+
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <string>
+#include <cstdint>
+#include <vector>
+
+#include <layoutguard/torch_contracts.h>
+
+namespace lg_python {
+namespace {
+
+// obj.__dict__[name] (borrowed) if it is a dict, else nullptr.
+PyObject* dict_entry(PyObject* obj, const char* name_text, PyObject*& interned) {
+  if (interned == nullptr) interned = PyUnicode_InternFromString(name_text);
+  PyObject* dict = PyObject_GenericGetDict(obj, nullptr);
+  if (dict == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* entry = PyDict_GetItemWithError(dict, interned);  // the object's dict keeps it alive
+  Py_DECREF(dict);
+  if (entry == nullptr || !PyDict_Check(entry)) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return entry;
+}
+
+// A set of object addresses, open addressing: a walk over ResNet-50 adds some 320 of them, and
+// a node-based set would allocate each.
+class AddressSet {
+ public:
+  // Whether `p` was new.
+  bool insert(PyObject* p) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    return place(slots_, p);
+  }
+
+ private:
+  static size_t hash(PyObject* p) { return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 20; }
+  bool place(std::vector<PyObject*>& slots, PyObject* p) {
+    const size_t mask = slots.size() - 1;
+    for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+      if (slots[i] == p) return false;
+      if (slots[i] == nullptr) {
+        slots[i] = p;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<PyObject*> bigger(slots_.empty() ? 512 : 2 * slots_.size(), nullptr);
+    size_ = 0;
+    for (PyObject* p : slots_)
+      if (p != nullptr) place(bigger, p);
+    slots_.swap(bigger);
+  }
+  std::vector<PyObject*> slots_;
+  size_t size_ = 0;
+};
+
+struct Walk {
+  AddressSet modules_seen;
+  AddressSet parameters_seen;
+  std::vector<PyObject*> path;  // the _modules keys from the root down (borrowed)
+
+  std::string name_of(PyObject* key) const {
+    std::string name;
+    for (PyObject* part : path) {
+      const char* text = PyUnicode_Check(part) ? PyUnicode_AsUTF8(part) : nullptr;
+      name += text ? text : "?";
+      name += '.';
+    }
+    const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+    if (text == nullptr) PyErr_Clear();
+    return name + (text ? text : "?");
+  }
+
+  // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.
+  void visit(PyObject* module) {
+    PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(THPVariableClass);
+    if (!modules_seen.insert(module)) return;
+    if (PyObject* parameters = module_parameters(module)) {
+      PyObject *key, *value;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(parameters, &pos, &key, &value)) {
+        // A type check, not THPVariable_Check: torch 1.13's runs isinstance, which calls
+        // nn.Parameter's Python __instancecheck__ for every parameter.
+        if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) continue;
+        const at::Tensor& param = THPVariable_Unpack(value);
+        const at::Tensor& grad = param.grad();
+        if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
+            grad.sizes() != param.sizes() || grad.strides() == param.strides())
+          continue;
+        lg::torch::check_gradient(name_of(key), param, grad);
+      }
+    }
+    if (PyObject* children = module_children(module)) {
+      PyObject *key, *child;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(children, &pos, &key, &child)) {
+        if (child == Py_None) continue;
+        path.push_back(key);
+        visit(child);
+        path.pop_back();
+      }
+    }
+  }
+};
+
+}  // namespace
+
+PyObject* module_children(PyObject* module) {
+  static PyObject* name = nullptr;
+  return dict_entry(module, "_modules", name);
+}
+
+PyObject* module_parameters(PyObject* module) {
+  static PyObject* name = nullptr;
+  return dict_entry(module, "_parameters", name);
+}
+
+void check_parameter_gradients(PyObject* root) {
+  if (THPVariableClass == nullptr) return;  // torch not imported yet: no tensor exists
+  Walk walk;
+  walk.visit(root);
+}
+
+}  // namespace lg_python

@@ -1,0 +1,21 @@
+// An nn.Module tree read as nn.Module's own walks read it -- from each module's instance dict
+// (`_modules`, `_parameters`) -- without a Python frame. Everything here runs under the GIL.
+#pragma once
+
+#include <Python.h>
+
+namespace lg_python {
+
+// module._modules and module._parameters (borrowed: the module's dict keeps them), or nullptr
+// when the module has none; no Python error is left set.
+PyObject* module_children(PyObject* module);
+PyObject* module_parameters(PyObject* module);
+
+// The gradient contract over every parameter of `root`, in named_parameters() order and each
+// parameter once (a shared one under its first name): a .grad whose strides differ from its
+// parameter's is reported under the parameter's dotted name, which is built only then. Throws
+// what the check throws (a violation in throw mode); the strides are compared here, so a step
+// whose gradients all match costs a walk over the tree and no name.
+void check_parameter_gradients(PyObject* root);
+
+}  // namespace lg_python

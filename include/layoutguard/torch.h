@@ -38,7 +38,8 @@ bool enabled();
 
 // RAII: intercepts the calling thread's ops and sets its guard mode while it lives, then puts
 // both back as they were. Nests. The mode also holds on the threads PyTorch runs the scope's
-// work on: autograd's device threads (CUDA backward) and at::launch.
+// work on: autograd's device threads (CUDA backward) and at::launch. Scope(Mode::Off) stops
+// intercepting instead, so that its ops cost what they cost without the bridge.
 class Scope {
  public:
   explicit Scope(guard::Mode mode);

@@ -1,9 +1,10 @@
 """python3 -m layoutguard_torch [--] script.py [args...]
 
 Runs a Python script with every ATen op of its main thread (and the threads it starts, and
-autograd's) checked for lost channels_last. LAYOUTGUARD sets the mode (warn when unset) and
-LAYOUTGUARD_OPTIONS the rest, as for any layoutguard program: report=, summary=, events=,
-suppressions=, write_suppressions=, allow=, min_bytes=, max_reports=, help=1.
+autograd's) checked for lost channels_last. LAYOUTGUARD sets the mode (warn when unset; off
+runs the script with nothing switched on) and LAYOUTGUARD_OPTIONS the rest, as for any
+layoutguard program: report=, summary=, events=, suppressions=, write_suppressions=, allow=,
+min_bytes=, max_reports=, help=1.
 Exit status: the script's; 2 for a usage error."""
 import os
 import runpy
@@ -24,7 +25,10 @@ def main(argv):
         return 2
     os.environ.setdefault("LAYOUTGUARD", "warn")
     import layoutguard_torch as lgt  # after LAYOUTGUARD is set: the library reads it at load
-    lgt.enable()
+    # Off switches nothing on: the script's ops cost what they cost without the bridge (its
+    # own enable(mode) or guard(mode) still switches on).
+    if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
+        lgt.enable()
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")

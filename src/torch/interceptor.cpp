@@ -513,13 +513,19 @@ Scope::Scope(guard::Mode mode)
       outer_debug_info_(torch_bridge::push_carried([mode](torch_bridge::Carried& c) { c.mode = mode; })) {
   torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
   ++torch_bridge::t_state.own_scopes;
-  enable();
+  // An Off scope takes the key away: its ops, and the work it hands to PyTorch's threads (which
+  // inherit the key with the rest of its thread-local state), skip the bridge instead of
+  // passing through it to learn that the mode is off.
+  if (mode != guard::Mode::Off)
+    enable();
+  else if (was_enabled_)
+    disable();
 }
 
 Scope::~Scope() {
   --torch_bridge::t_state.own_scopes;
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
-  if (!was_enabled_) disable();
+  if (enabled() != was_enabled_) was_enabled_ ? enable() : disable();
 }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread)

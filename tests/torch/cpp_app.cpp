@@ -118,6 +118,24 @@ int main() {
   expect(lg::guard::report().violations.empty(), "after the Scope, the process mode (off) holds again");
   lg::guard::set_mode(lg::guard::Mode::Record);
 
+  // An Off scope takes the thread off the bridge while it lives, and nests.
+  lg::guard::clear_report();
+  lg::torch::enable();
+  {
+    lg::torch::Scope quiet(lg::guard::Mode::Off);
+    expect(!lg::torch::enabled(), "an Off scope stops intercepting");
+    (void)at::softmax(channels_last_image(), 1);
+    {
+      lg::torch::Scope loud(lg::guard::Mode::Record);
+      expect(lg::torch::enabled(), "a Record scope inside an Off scope intercepts");
+      (void)at::softmax(channels_last_image(), 1);
+    }
+    expect(!lg::torch::enabled(), "the inner scope's exit puts the Off scope's state back");
+  }
+  expect(lg::torch::enabled(), "the Off scope's exit switches the thread on again");
+  const lg::guard::ViolationRecord* quiet_softmax = find(lg::guard::report(), "aten::softmax");
+  expect(quiet_softmax != nullptr && quiet_softmax->count == 1, "only the Record scope's softmax is reported");
+
   // Switching on twice, off and on again.
   lg::torch::enable();
   lg::torch::enable();

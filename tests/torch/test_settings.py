@@ -60,6 +60,16 @@ class Outputs(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
+    def test_runner_with_the_mode_off_switches_nothing_on(self):
+        probe = PROGRAM + "import layoutguard_torch as lgt\nprint('enabled', lgt.enabled(), lgt.module_path_tracking())\n"
+        for value in ("off", "0", ""):
+            run = run_program({"LAYOUTGUARD": value}, program=probe)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("enabled False False", run.stdout)
+            self.assertNotIn("violation", run.stderr)
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=probe)
+        self.assertIn("enabled True True", run.stdout)
+
     def test_report_file_has_the_native_schema_and_module_path(self):
         path = os.path.join(self.tmp, "report.json")
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={path}:summary=0"})
@@ -466,15 +476,28 @@ class Entrypoints(unittest.TestCase):
                       "test_anomaly_mode_adds_the_forward_line_of_a_backward_loss)", raised)
 
     def test_guard_nests_and_restores(self):
+        def softmax_reports():
+            torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+            return sum(v["count"] for v in lgt.report()["violations"] if v["op"] == "aten::softmax")
+
         self.assertFalse(lgt.enabled())
+        lgt.clear_report()
         with lgt.guard("record"):
             self.assertEqual(lgt.mode(), "record")
             with lgt.guard("off"):
+                # Off takes the thread off the bridge: its ops are not even seen.
                 self.assertEqual(lgt.mode(), "off")
-                torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+                self.assertFalse(lgt.enabled())
+                self.assertEqual(softmax_reports(), 0)
+                with lgt.guard("record"):
+                    self.assertTrue(lgt.enabled())
+                    self.assertEqual(softmax_reports(), 1)
+                self.assertFalse(lgt.enabled())
             self.assertEqual(lgt.mode(), "record")
             self.assertTrue(lgt.enabled())
+            self.assertEqual(softmax_reports(), 2)
         self.assertFalse(lgt.enabled())
+        lgt.clear_report()
 
 
 @torch.jit.script

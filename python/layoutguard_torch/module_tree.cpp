@@ -5,8 +5,8 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <string>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <layoutguard/torch_contracts.h>
@@ -65,6 +65,13 @@ class AddressSet {
   size_t size_ = 0;
 };
 
+// A dict key as text ("?" for a key that is not a string).
+std::string text_of(PyObject* key) {
+  const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+  if (text == nullptr) PyErr_Clear();
+  return text ? text : "?";
+}
+
 struct Walk {
   AddressSet modules_seen;
   AddressSet parameters_seen;
@@ -73,13 +80,10 @@ struct Walk {
   std::string name_of(PyObject* key) const {
     std::string name;
     for (PyObject* part : path) {
-      const char* text = PyUnicode_Check(part) ? PyUnicode_AsUTF8(part) : nullptr;
-      name += text ? text : "?";
+      name += text_of(part);
       name += '.';
     }
-    const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-    if (text == nullptr) PyErr_Clear();
-    return name + (text ? text : "?");
+    return name + text_of(key);
   }
 
   // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.

@@ -14,21 +14,36 @@
 namespace lg_python {
 namespace {
 
-// obj.__dict__[name] (borrowed) if it is a dict, else nullptr.
-PyObject* dict_entry(PyObject* obj, const char* name_text, PyObject*& interned) {
-  if (interned == nullptr) interned = PyUnicode_InternFromString(name_text);
+// The interned names of the two entries read.
+PyObject* interned(const char* text, PyObject*& slot) {
+  if (slot == nullptr) slot = PyUnicode_InternFromString(text);
+  return slot;
+}
+PyObject* parameters_key() {
+  static PyObject* key = nullptr;
+  return interned("_parameters", key);
+}
+PyObject* modules_key() {
+  static PyObject* key = nullptr;
+  return interned("_modules", key);
+}
+
+// The entries `keys` of obj.__dict__ (borrowed: the object's dict keeps them alive), each
+// nullptr unless it is a dict; one dict fetch for all of them. No Python error is left set.
+template <size_t N>
+void dict_entries(PyObject* obj, PyObject* const (&keys)[N], PyObject* (&entries)[N]) {
+  for (PyObject*& e : entries) e = nullptr;
   PyObject* dict = PyObject_GenericGetDict(obj, nullptr);
   if (dict == nullptr) {
     PyErr_Clear();
-    return nullptr;
+    return;
   }
-  PyObject* entry = PyDict_GetItemWithError(dict, interned);  // the object's dict keeps it alive
+  for (size_t i = 0; i < N; ++i) {
+    PyObject* entry = keys[i] ? PyDict_GetItemWithError(dict, keys[i]) : nullptr;
+    entries[i] = entry != nullptr && PyDict_Check(entry) ? entry : nullptr;
+  }
   Py_DECREF(dict);
-  if (entry == nullptr || !PyDict_Check(entry)) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  return entry;
+  PyErr_Clear();
 }
 
 // A set of object addresses, open addressing: a walk over ResNet-50 adds some 320 of them, and
@@ -90,7 +105,9 @@ struct Walk {
   void visit(PyObject* module) {
     PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(THPVariableClass);
     if (!modules_seen.insert(module)) return;
-    if (PyObject* parameters = module_parameters(module)) {
+    PyObject* entries[2];
+    dict_entries(module, {parameters_key(), modules_key()}, entries);
+    if (PyObject* parameters = entries[0]) {
       PyObject *key, *value;
       Py_ssize_t pos = 0;
       while (PyDict_Next(parameters, &pos, &key, &value)) {
@@ -105,7 +122,7 @@ struct Walk {
         lg::torch::check_gradient(name_of(key), param, grad);
       }
     }
-    if (PyObject* children = module_children(module)) {
+    if (PyObject* children = entries[1]) {
       PyObject *key, *child;
       Py_ssize_t pos = 0;
       while (PyDict_Next(children, &pos, &key, &child)) {
@@ -121,13 +138,15 @@ struct Walk {
 }  // namespace
 
 PyObject* module_children(PyObject* module) {
-  static PyObject* name = nullptr;
-  return dict_entry(module, "_modules", name);
+  PyObject* entry[1];
+  dict_entries(module, {modules_key()}, entry);
+  return entry[0];
 }
 
 PyObject* module_parameters(PyObject* module) {
-  static PyObject* name = nullptr;
-  return dict_entry(module, "_parameters", name);
+  PyObject* entry[1];
+  dict_entries(module, {parameters_key()}, entry);
+  return entry[0];
 }
 
 void check_parameter_gradients(PyObject* root) {

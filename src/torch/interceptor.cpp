@@ -163,11 +163,6 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
     if (v->isTensor()) out.push_back(&v->toTensor());
 }
 
-// Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
-// channels-last, beside a same-rank input that is; ambiguous tensors count only when the
-// option says so (ambiguous=check), and then either way. A superset of the guard's findings
-// (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
-// stand-ins. Outputs under `min_bytes` are passed over (the guard would too).
 // An output that is not channels-last, ambiguous ones counting under ambiguous=check: the
 // only kind that can have lost the format.
 bool not_channels_last(const at::Tensor& out, bool ambiguous) {
@@ -175,6 +170,11 @@ bool not_channels_last(const at::Tensor& out, bool ambiguous) {
   return c == Class::Other || (c == Class::Ambiguous && ambiguous);
 }
 
+// Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
+// channels-last, beside a same-rank input that is; ambiguous tensors count only when the
+// option says so (ambiguous=check), and then either way. A superset of the guard's findings
+// (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
+// stand-ins. Outputs under `min_bytes` are passed over (the guard would too).
 bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool ambiguous, int64_t min_bytes = 0) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();

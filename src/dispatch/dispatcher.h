@@ -118,6 +118,12 @@ namespace detail {
 void push_module(std::string_view name);
 void pop_module();
 std::string_view current_module_path();
+
+// Called on the thread whose module path just changed, with the new path, after every push
+// and pop: the PyTorch bridge keeps where each autograd node was made from it. One observer;
+// nullptr removes it. It must not throw (pop_module runs in destructors).
+using ModuleObserver = void (*)(std::string_view path) noexcept;
+void set_module_observer(ModuleObserver observer);
 }  // namespace detail
 
 }  // namespace lg::dispatch

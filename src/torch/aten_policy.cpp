@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 
 namespace lg::torch_bridge {
@@ -42,6 +43,21 @@ bool takes_no_tensor(const c10::FunctionSchema& schema) {
   for (const c10::Argument& a : schema.arguments())
     if (is_tensor_like(a.type())) return false;
   return true;
+}
+
+bool passes_by_key(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  if (takes_no_tensor(schema)) return true;
+  const auto& args = schema.arguments();
+  const auto& returns = schema.returns();
+  if (schema.name() == "aten::copy_" || returns.empty() || args.empty() || args[0].alias_info() == nullptr ||
+      args[0].type()->kind() != c10::TypeKind::TensorType)
+    return false;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i].alias_info() != nullptr || args[i].name() == "memory_format") return false;
+  for (const c10::Argument& r : returns)
+    if (r.alias_info() == nullptr) return false;
+  return !op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
 }
 
 AtenPolicy derive_policy(const c10::FunctionSchema& schema) {

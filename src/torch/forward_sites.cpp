@@ -2,88 +2,139 @@
 #include "torch/forward_sites.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
-#include <torch/csrc/autograd/function.h>
+#include <ATen/SequenceNumber.h>
+#include <ATen/record_function.h>
+
+#include "dispatch/dispatcher.h"
 
 namespace lg::torch_bridge {
 namespace {
 
-// A slot per node key, direct-mapped: a forward op costs a store, never an allocation. A node
-// whose slot a later node took has no module path in its backward's reports; sequence numbers
-// are consecutive, so that takes a forward of more nodes than slots.
-constexpr size_t kSlots = 1 << 16;
-
-// A program has few distinct module paths: each is kept once, and the slots point at it.
-// Bounded all the same (a program that names modules afresh without end): when full, both
-// start again empty.
-constexpr size_t kMaxPaths = 1 << 16;
+constexpr size_t kMaxChanges = 1 << 16;
+constexpr size_t kMaxPaths = 1 << 12;
+constexpr size_t kMaxThreads = 256;
 
 struct TransparentHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-struct Slot {
-  uint64_t key = 0;
-  const std::string* path = nullptr;  // null: empty
+// From `first_node` on, the thread's nodes were made under `path` (null: outside every module).
+struct Change {
+  uint64_t first_node;
+  const std::string* path;
 };
 
-struct Sites {
+// One thread's changes, in the order of its node numbers, which only grow. Written by its own
+// thread, read by the backward threads that report its nodes' ops.
+struct ThreadLog {
   std::mutex mutex;
-  std::unique_ptr<Slot[]> slots = std::make_unique<Slot[]>(kSlots);
+  std::deque<Change> changes;
+  // A program has few distinct paths: each is kept once, and the changes point at it.
   std::unordered_set<std::string, TransparentHash, std::equal_to<>> paths;
-  const std::string* last = nullptr;  // the path of the latest forward op: most often the next one's
+
+  void note(uint64_t next_node, std::string_view path) {
+    std::lock_guard lock(mutex);
+    const std::string* kept = path.empty() ? nullptr : intern(path);
+    if (!changes.empty() && changes.back().path == kept) return;
+    // No node was made since the last change (a module that made none, or an exit followed by
+    // the next module's entry): it is replaced.
+    if (!changes.empty() && changes.back().first_node == next_node) {
+      changes.back().path = kept;
+      return;
+    }
+    if (changes.size() >= kMaxChanges) changes.erase(changes.begin(), changes.begin() + kMaxChanges / 2);
+    changes.push_back({next_node, kept});
+  }
+
+  std::string path_of(uint64_t node) {
+    std::lock_guard lock(mutex);
+    auto after = std::upper_bound(changes.begin(), changes.end(), node,
+                                  [](uint64_t n, const Change& c) { return n < c.first_node; });
+    if (after == changes.begin() || std::prev(after)->path == nullptr) return {};
+    return *std::prev(after)->path;
+  }
+
+ private:
+  const std::string* intern(std::string_view path) {
+    if (const std::string* last = changes.empty() ? nullptr : changes.back().path; last && *last == path) return last;
+    auto it = paths.find(path);
+    if (it == paths.end()) {
+      if (paths.size() >= kMaxPaths) {  // a program that names modules afresh without end
+        changes.clear();
+        paths.clear();
+      }
+      it = paths.emplace(path).first;
+    }
+    return &*it;
+  }
 };
 
-Sites& sites() {
-  static auto* s = new Sites();  // never destroyed: backward may run during exit
-  return *s;
+struct Logs {
+  std::mutex mutex;
+  std::unordered_map<uint64_t, std::shared_ptr<ThreadLog>> by_thread;
+  std::deque<uint64_t> order;  // oldest first
+};
+
+Logs& logs() {
+  static auto* l = new Logs();  // never destroyed: backward may run during exit
+  return *l;
 }
 
-// Sequence numbers count per forward thread; thread ids are small.
-uint64_t key(uint64_t thread_id, uint64_t sequence_nr) { return (thread_id << 40) ^ sequence_nr; }
-
-// The slot of a key: its low bits, as consecutive sequence numbers fill consecutive slots.
-Slot& slot_of(Sites& s, uint64_t k) { return s.slots[(k ^ (k >> 40)) % kSlots]; }
-
-// The kept copy of `path` (with the lock held).
-const std::string* intern(Sites& s, std::string_view path) {
-  if (s.last != nullptr && *s.last == path) return s.last;
-  auto it = s.paths.find(path);
-  if (it == s.paths.end()) {
-    if (s.paths.size() >= kMaxPaths) {
-      std::fill_n(s.slots.get(), kSlots, Slot{});
-      s.paths.clear();
+// This thread's log, made at its first change. The thread keeps its own reference: a log
+// dropped from the registry (more threads than kept) only stops being found.
+ThreadLog& this_thread_log() {
+  thread_local std::shared_ptr<ThreadLog> log;
+  if (!log) {
+    log = std::make_shared<ThreadLog>();
+    Logs& l = logs();
+    std::lock_guard lock(l.mutex);
+    if (l.order.size() >= kMaxThreads) {
+      l.by_thread.erase(l.order.front());
+      l.order.pop_front();
     }
-    it = s.paths.emplace(path).first;
+    const uint64_t thread = at::RecordFunction::currentThreadId();
+    l.by_thread[thread] = log;
+    l.order.push_back(thread);
   }
-  return s.last = &*it;
+  return *log;
+}
+
+void on_module_path(std::string_view path) noexcept {
+  try {
+    this_thread_log().note(at::sequence_number::peek(), path);
+  } catch (...) {
+    // Out of memory: the nodes made from here on report no module path.
+  }
 }
 
 }  // namespace
 
-void remember_forward_site(const at::Tensor& output, std::string_view module_path) {
-  if (module_path.empty() || !output.defined() || !output.requires_grad()) return;
-  const std::shared_ptr<::torch::autograd::Node>& node = output.grad_fn();
-  if (!node) return;
-  const uint64_t k = key(node->thread_id(), node->sequence_nr());
-  Sites& s = sites();
-  std::lock_guard lock(s.mutex);
-  const std::string* path = intern(s, module_path);
-  slot_of(s, k) = Slot{k, path};
+void keep_forward_sites() {
+  dispatch::detail::set_module_observer(&on_module_path);
+  // This thread may be inside modules already (the first switch-on in a forward).
+  on_module_path(dispatch::detail::current_module_path());
 }
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {
-  const uint64_t k = key(forward_thread_id, static_cast<uint64_t>(sequence_nr));
-  Sites& s = sites();
-  std::lock_guard lock(s.mutex);
-  const Slot& slot = slot_of(s, k);
-  return slot.path != nullptr && slot.key == k ? *slot.path : std::string();
+  std::shared_ptr<ThreadLog> log;
+  {
+    Logs& l = logs();
+    std::lock_guard lock(l.mutex);
+    auto it = l.by_thread.find(forward_thread_id);
+    if (it == l.by_thread.end()) return {};
+    log = it->second;
+  }
+  return log->path_of(static_cast<uint64_t>(sequence_nr));
 }
 
 }  // namespace lg::torch_bridge

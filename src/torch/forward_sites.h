@@ -4,19 +4,19 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
-
-#include <ATen/core/Tensor.h>
 
 namespace lg::torch_bridge {
 
-// Remembers the module path of the forward op whose result is `output`, under its autograd
-// node's (forward thread, sequence number): the key the node's backward range carries. Does
-// nothing outside every module or for a result without a node. Bounded: a slot per node, so a
-// node whose slot a later node took (more nodes than slots live at once) has no module path.
-void remember_forward_site(const at::Tensor& output, std::string_view module_path);
+// Starts keeping, per thread, the module path in force from each autograd sequence number on:
+// every push and pop of the module stack (nn.Module hooks, ModuleScope) notes the thread's
+// next node number and the new path. A node made by any op -- one the bridge never sees, such
+// as a view, included -- then has the path that was in force when it was made. Costs nothing
+// per op. Bounded: a thread keeps its latest 65,536 changes and 4,096 distinct paths, and the
+// 256 latest threads; older nodes have no module path. Called once, by the first enable().
+void keep_forward_sites();
 
-// The module path remembered for a node, "" if none.
+// The module path in force when the node (forward thread, sequence number) was made, "" if
+// none (outside every module, or no longer kept).
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr);
 
 }  // namespace lg::torch_bridge

@@ -61,8 +61,6 @@ class InterceptedCall {
   virtual bool arguments_outlive_call() const = 0;
   // The result tensors, after redispatch().
   virtual void outputs(Tensors& owned, Operands& out) const = 0;
-  // The last result if it is a tensor (the one whose autograd node a forward op made), else null.
-  virtual const at::Tensor* last_result() const = 0;
 
  protected:
   ~InterceptedCall() = default;

@@ -206,21 +206,8 @@ bool is_conversion(const Operands& in) {
 
 // ---- The check ----
 
-// A forward op inside a module remembers where it ran, for its backward's reports (only a
-// result with a node has a backward to report; most results of a model's forward have one).
-void note_forward_site(const at::Tensor& result) {
-  if (result.defined() && result.requires_grad() && !in_backward_node())
-    remember_forward_site(result, guard::module_path());
-}
-
-// A depth-0 call that cannot lose the format: counted for the report, and remembered as the
-// forward site of the backward node it made (relu_, hardtanh_ and views make nodes too).
-void count_unchecked(const OpEntry& p, guard::Mode mode, const at::Tensor* last_result) {
-  if (mode == guard::Mode::Warn || mode == guard::Mode::Record) {
-    count_call(p);
-  }
-  if (last_result != nullptr) note_forward_site(*last_result);
-}
+// Warn and record mode keep the report's call counts.
+bool collects(guard::Mode mode) { return mode == guard::Mode::Warn || mode == guard::Mode::Record; }
 
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
@@ -249,16 +236,12 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
 LG_STATE_BY_REFERENCE void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy, guard::Mode mode,
                                  bool explicit_format, const Operands& in, const Operands& out,
                                  std::string_view root_cause) {
-  const bool collect = mode == guard::Mode::Warn || mode == guard::Mode::Record;
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
-  if (!out.empty()) note_forward_site(*out[0]);
   const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
                     (s.events && (has_image(in) || has_image(out)));
   if (!full) {
-    if (collect) {
-      count_call(p);
-    }
+    if (collects(mode)) count_call(p);
     return;
   }
   hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string_view());
@@ -336,7 +319,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   // arguments are read in place.
   if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
-    if (s.depth == 0) count_unchecked(p, mode, call.last_result());
+    if (s.depth == 0 && collects(mode)) count_call(p);
     return;
   }
   Tensors in_owned;
@@ -387,9 +370,6 @@ class BoxedCall final : public InterceptedCall {
     const size_t returns = op_.schema().returns().size();
     operands_of(stack_->data() + stack_->size() - returns, stack_->data() + stack_->size(), owned, out);
   }
-  const at::Tensor* last_result() const override {
-    return !stack_->empty() && stack_->back().isTensor() ? &stack_->back().toTensor() : nullptr;
-  }
 
  private:
   // The first argument: valid before redispatch() pops them.
@@ -408,19 +388,19 @@ void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::
 
 // ---- Registration ----
 
-// The ATen ops registered by now that take no tensor get a fall-through kernel on the key:
-// the dispatcher then passes them by without boxing. In a ResNet-50 training step they are
-// about a third of all ATen calls (aten::empty alone a quarter), nearly all made inside other
-// ops' kernels, where the fallback could only box them and run them on: skipping them takes
-// record mode's added instructions in a small CNN's training step from 466k to 341k
-// (scripts/torch-instructions). Ops registered later (another library's) still go through the
-// fallback, which finds nothing to check in them.
-void skip_ops_without_tensors(c10::Dispatcher& d) {
+// The ATen ops registered by now that the key lets pass by (passes_by_key: those without a
+// tensor, and views and in-place ops with kernels of their own) get a fall-through kernel on
+// it: the dispatcher then leaves the key out of their calls. In a ResNet-50 training step they
+// are half of all ATen calls (aten::empty alone a quarter, detach, view, add_, relu_), nearly
+// all of the tensorless ones made inside other ops' kernels, where the fallback could only
+// box them and run them on. Ops registered later (another library's) go through the fallback,
+// which finds nothing to check in them.
+void pass_ops_by_key(c10::Dispatcher& d) {
   static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kKey, __FILE__, __LINE__);
   for (const c10::OperatorName& name : d.getAllOpNames()) {
     if (name.name.rfind("aten::", 0) != 0) continue;
     const auto op = d.findSchema(name);
-    if (!op || !takes_no_tensor(op->schema())) continue;
+    if (!op || !passes_by_key(*op)) continue;
     const std::string qualified = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
     aten->impl(qualified.c_str(), ::torch::CppFunction::makeFallthrough());
   }
@@ -444,9 +424,10 @@ void register_once() {
       // Never destroyed: the registration must outlive every op of the process.
       static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
       library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept_boxed>());
-      skip_ops_without_tensors(d);
+      pass_ops_by_key(d);
       if (unboxed) register_unboxed_ops();
     }
+    keep_forward_sites();
     guard::detail::set_call_count_flush(&flush_calls);
   });
 }

@@ -30,7 +30,6 @@
 #include <ATen/ops/adaptive_avg_pool2d_ops.h>
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/addmm_ops.h>
-#include <ATen/ops/as_strided_ops.h>
 #include <ATen/ops/batch_norm_ops.h>
 #include <ATen/ops/clamp_min_ops.h>
 #include <ATen/ops/clone_ops.h>
@@ -43,11 +42,8 @@
 #include <ATen/ops/cudnn_batch_norm_backward_ops.h>
 #include <ATen/ops/cudnn_batch_norm_ops.h>
 #include <ATen/ops/cudnn_convolution_ops.h>
-#include <ATen/ops/detach_ops.h>
 #include <ATen/ops/div_ops.h>
 #include <ATen/ops/empty_like_ops.h>
-#include <ATen/ops/expand_ops.h>
-#include <ATen/ops/fill_ops.h>
 #include <ATen/ops/flatten_ops.h>
 #include <ATen/ops/linear_ops.h>
 #include <ATen/ops/log_softmax_ops.h>
@@ -65,24 +61,15 @@
 #include <ATen/ops/nll_loss_nd_ops.h>
 #include <ATen/ops/nll_loss_ops.h>
 #include <ATen/ops/ones_like_ops.h>
-#include <ATen/ops/permute_ops.h>
 #include <ATen/ops/relu_ops.h>
 #include <ATen/ops/reshape_ops.h>
 #include <ATen/ops/resize_as_ops.h>
 #include <ATen/ops/resize_ops.h>
-#include <ATen/ops/select_ops.h>
-#include <ATen/ops/slice_ops.h>
-#include <ATen/ops/squeeze_ops.h>
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/sum_ops.h>
-#include <ATen/ops/t_ops.h>
 #include <ATen/ops/thnn_conv2d_ops.h>
 #include <ATen/ops/threshold_backward_ops.h>
 #include <ATen/ops/to_ops.h>
-#include <ATen/ops/transpose_ops.h>
-#include <ATen/ops/unsqueeze_ops.h>
-#include <ATen/ops/view_ops.h>
-#include <ATen/ops/zero_ops.h>
 #include <ATen/ops/zeros_like_ops.h>
 // Torch 2.x's CPU batch norm; 1.13 has native_batch_norm only.
 #if __has_include(<ATen/ops/_native_batch_norm_legit_ops.h>)
@@ -91,6 +78,7 @@
 #define LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT 1
 #endif
 
+#include "torch/aten_policy.h"
 #include "torch/dispatch_key.h"
 #include "torch/intercepted_call.h"
 #include "torch/op_table.h"
@@ -148,17 +136,6 @@ void visit_output(const std::vector<at::Tensor>& list, F& f) {
 template <typename... Ts, typename F>
 void visit_output(const std::tuple<Ts...>& results, F& f) {
   std::apply([&](const auto&... r) { (visit_output(r, f), ...); }, results);
-}
-
-// The last result if it is a tensor: the boxed stack's top.
-template <typename T>
-const at::Tensor* last_tensor(const T&) {
-  return nullptr;
-}
-inline const at::Tensor* last_tensor(const at::Tensor& t) { return &t; }
-template <typename... Ts>
-const at::Tensor* last_tensor(const std::tuple<Ts...>& results) {
-  return last_tensor(std::get<sizeof...(Ts) - 1>(results));
 }
 
 // The result of the redispatch, kept until the kernel returns it: a value, a reference (an
@@ -232,10 +209,6 @@ struct Unboxed<Op, Ret(Args...)> {
         visit_output(*r, push);
       }
     }
-    const at::Tensor* last_result() const override {
-      const auto* r = result_.get();
-      return r ? last_tensor(*r) : nullptr;
-    }
     Ret take() { return result_.take(); }
 
    private:
@@ -255,6 +228,7 @@ template <typename Op>
 void register_unboxed(::torch::Library& aten, c10::Dispatcher& dispatcher) {
   const auto op = dispatcher.findSchema({Op::name, Op::overload_name});
   if (!op) return;  // not in this build: nothing calls it
+  if (passes_by_key(*op)) return;  // the key lets it pass by (it has a fall-through kernel)
   Unboxed<Op>::entry = &op_entry(*op);
   std::string name = Op::name + std::strlen("aten::");
   if (*Op::overload_name != '\0') name = name + "." + Op::overload_name;
@@ -275,11 +249,13 @@ void register_unboxed_ops() {
   c10::Dispatcher& d = c10::Dispatcher::singleton();
   // Convolution, batch norm and activations, forward and backward; CUDA's cuDNN and the CPU's
   // (oneDNN, or the im2col path that it takes for 1x1 kernels, small images and bfloat16).
+  // Views and in-place ops of self (detach, view, t, add_, relu_...) are not here: the key
+  // lets them pass by (passes_by_key), and register_unboxed skips any that would.
   register_all<o::conv2d, o::convolution, o::_convolution, o::cudnn_convolution, o::mkldnn_convolution,
                o::thnn_conv2d, o::_slow_conv2d_forward, o::_slow_conv2d_backward_output_mask, o::resize_as_,
                o::convolution_backward, o::batch_norm, o::_batch_norm_impl_index, o::cudnn_batch_norm,
                o::cudnn_batch_norm_backward, o::native_batch_norm, o::native_batch_norm_backward, o::relu,
-               o::relu_, o::clamp_min, o::clamp_min_, o::threshold_backward>(*aten, d);
+               o::clamp_min, o::threshold_backward>(*aten, d);
 #ifdef LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT
   register_all<o::_native_batch_norm_legit, o::_native_batch_norm_legit_no_training>(*aten, d);
 #endif
@@ -288,15 +264,13 @@ void register_unboxed_ops() {
                o::adaptive_avg_pool2d, o::_adaptive_avg_pool2d, o::_adaptive_avg_pool2d_backward, o::mean_dim,
                o::sum, o::sum_dim_IntList, o::linear, o::addmm, o::mm, o::cross_entropy_loss, o::log_softmax_int,
                o::_log_softmax, o::_log_softmax_backward_data, o::nll_loss, o::nll_loss_nd, o::nll_loss_forward,
-               o::nll_loss_backward, o::add_Tensor, o::add__Tensor, o::sub_Tensor, o::mul_Tensor, o::mul_Scalar,
-               o::mul__Tensor, o::div_Tensor, o::div__Scalar>(*aten, d);
-  // Views and shape changes.
-  register_all<o::t, o::transpose_int, o::view, o::_unsafe_view, o::reshape, o::flatten_using_ints, o::expand,
-               o::squeeze_dim, o::unsqueeze, o::permute, o::select_int, o::slice_Tensor, o::as_strided,
-               o::as_strided_, o::detach>(*aten, d);
+               o::nll_loss_backward, o::add_Tensor, o::sub_Tensor, o::mul_Tensor, o::mul_Scalar,
+               o::div_Tensor>(*aten, d);
+  // Shape changes composed of other ops.
+  register_all<o::_unsafe_view, o::reshape, o::flatten_using_ints>(*aten, d);
   // Casts, copies and fills: autocast's, the optimizer's, and those inside other kernels.
   register_all<o::to_dtype, o::to_dtype_layout, o::to_device, o::to_other, o::_to_copy, o::copy_, o::contiguous,
-               o::clone, o::empty_like, o::zeros_like, o::ones_like, o::resize_, o::zero_, o::fill__Scalar>(*aten, d);
+               o::clone, o::empty_like, o::zeros_like, o::ones_like, o::resize_>(*aten, d);
 }
 
 }  // namespace lg::torch_bridge

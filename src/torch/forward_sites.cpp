@@ -13,8 +13,10 @@
 
 #include <ATen/SequenceNumber.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "dispatch/dispatcher.h"
+#include "torch/dispatch_key.h"
 
 namespace lg::torch_bridge {
 namespace {
@@ -22,6 +24,7 @@ namespace {
 constexpr size_t kMaxChanges = 1 << 16;
 constexpr size_t kMaxPaths = 1 << 12;
 constexpr size_t kMaxThreads = 256;
+constexpr size_t kRecentPaths = 4;
 
 struct TransparentHash {
   using is_transparent = void;
@@ -66,7 +69,10 @@ struct ThreadLog {
 
  private:
   const std::string* intern(std::string_view path) {
-    if (const std::string* last = changes.empty() ? nullptr : changes.back().path; last && *last == path) return last;
+    // A pop returns to a path of the last few changes (the parent's): compared, not hashed.
+    size_t looked = 0;
+    for (auto it = changes.rbegin(); it != changes.rend() && looked < kRecentPaths; ++it, ++looked)
+      if (it->path != nullptr && *it->path == path) return it->path;
     auto it = paths.find(path);
     if (it == paths.end()) {
       if (paths.size() >= kMaxPaths) {  // a program that names modules afresh without end
@@ -109,7 +115,7 @@ ThreadLog& this_thread_log() {
   return *log;
 }
 
-void on_module_path(std::string_view path) noexcept {
+void note_path(std::string_view path) noexcept {
   try {
     this_thread_log().note(at::sequence_number::peek(), path);
   } catch (...) {
@@ -117,13 +123,17 @@ void on_module_path(std::string_view path) noexcept {
   }
 }
 
+// The module stack's observer: followed on switched-on threads only, so that a thread that
+// runs with the bridge off (an Off scope) pays nothing for it.
+void on_module_path(std::string_view path) noexcept {
+  if (c10::impl::tls_is_dispatch_key_included(kKey)) note_path(path);
+}
+
 }  // namespace
 
-void keep_forward_sites() {
-  dispatch::detail::set_module_observer(&on_module_path);
-  // This thread may be inside modules already (the first switch-on in a forward).
-  on_module_path(dispatch::detail::current_module_path());
-}
+void keep_forward_sites() { dispatch::detail::set_module_observer(&on_module_path); }
+
+void note_switch(bool on) { note_path(on ? dispatch::detail::current_module_path() : std::string_view()); }
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {
   std::shared_ptr<ThreadLog> log;

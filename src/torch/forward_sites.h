@@ -8,12 +8,17 @@
 namespace lg::torch_bridge {
 
 // Starts keeping, per thread, the module path in force from each autograd sequence number on:
-// every push and pop of the module stack (nn.Module hooks, ModuleScope) notes the thread's
-// next node number and the new path. A node made by any op -- one the bridge never sees, such
-// as a view, included -- then has the path that was in force when it was made. Costs nothing
-// per op. Bounded: a thread keeps its latest 65,536 changes and 4,096 distinct paths, and the
-// 256 latest threads; older nodes have no module path. Called once, by the first enable().
+// every push and pop of the module stack (nn.Module hooks, ModuleScope) on a switched-on
+// thread notes the thread's next node number and the new path. A node made by any op -- one
+// the bridge never sees, such as a view, included -- then has the path that was in force when
+// it was made. Costs nothing per op. Bounded: a thread keeps its latest 65,536 changes and
+// 4,096 distinct paths, and the 256 latest threads; older nodes have no module path. Called
+// once, by the first enable().
 void keep_forward_sites();
+
+// The thread switches on (its module path is in force from here) or off (nodes made from here
+// have none: the stack's changes are not followed while it is off).
+void note_switch(bool on);
 
 // The module path in force when the node (forward thread, sequence number) was made, "" if
 // none (outside every module, or no longer kept).

@@ -477,12 +477,16 @@ void enable(std::optional<guard::Mode> mode) {
   torch_bridge::register_once();
   if (mode) guard::set_mode(*mode);
   // A thread that runs handed-over work has the key and the callback from its caller already.
-  if (!enabled()) torch_bridge::watch_backward_nodes();
+  if (enabled()) return;
+  torch_bridge::watch_backward_nodes();
   c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, true);
+  torch_bridge::note_switch(true);
 }
 
 void disable() {
   torch_bridge::unwatch_backward_nodes();
+  if (!enabled()) return;
+  torch_bridge::note_switch(false);
   c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, false);
 }
 

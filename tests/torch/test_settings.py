@@ -159,6 +159,9 @@ class Outputs(unittest.TestCase):
 
             def forward(self, x):
                 y = (x * 2).add_(1).view(x.shape)  # the nodes of an in-place op and a view between
+                if self.loses == "switching on here":  # the thread was off while the path grew
+                    with lgt.guard("record"):
+                        return snippet.forward(y)
                 return snippet.forward(y) if self.loses else y
 
         class Outer(torch.nn.Module):
@@ -170,10 +173,11 @@ class Outputs(unittest.TestCase):
             def forward(self, x):
                 return self.block(self.first(x))
 
-        for inside, expected in ((True, "block.1"), (False, "")):
+        for inside, expected in ((True, "block.1"), (False, ""), ("switching on here", "block.1")):
             lgt.clear_report()
-            with lgt.guard("record"):
+            with lgt.guard("off" if inside == "switching on here" else "record"):
                 y = Outer(inside)(snippets.image(2, 8, 6, 6))
+            with lgt.guard("record"):
                 snippets.backward_of(y if inside else snippet.forward(y))
             found = [v for v in lgt.report()["violations"] if v["op"] == snippet.op]
             lgt.clear_report()

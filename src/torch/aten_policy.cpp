@@ -37,28 +37,15 @@ bool is_tensor_like(const c10::TypePtr& type) {
   return false;
 }
 
-}  // namespace
-
+// Whether no argument of the op is a tensor (empty, zeros, randn, arange...): such an op cannot
+// lose a format it was never given, at any depth.
 bool takes_no_tensor(const c10::FunctionSchema& schema) {
   for (const c10::Argument& a : schema.arguments())
     if (is_tensor_like(a.type())) return false;
   return true;
 }
 
-bool passes_by_key(const c10::OperatorHandle& op) {
-  const c10::FunctionSchema& schema = op.schema();
-  if (takes_no_tensor(schema)) return true;
-  const auto& args = schema.arguments();
-  const auto& returns = schema.returns();
-  if (schema.name() == "aten::copy_" || returns.empty() || args.empty() || args[0].alias_info() == nullptr ||
-      args[0].type()->kind() != c10::TypeKind::TensorType)
-    return false;
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i].alias_info() != nullptr || args[i].name() == "memory_format") return false;
-  for (const c10::Argument& r : returns)
-    if (r.alias_info() == nullptr) return false;
-  return !op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
-}
+}  // namespace
 
 AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   AtenPolicy p;
@@ -101,6 +88,24 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.
   p.checkable = tensor_in && tensor_out && (p.policy != LayoutPolicy::Explicit || p.is_copy || p.format_request);
   return p;
+}
+
+bool passes_by_key(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  if (takes_no_tensor(schema)) return true;
+  // Never checked (a view or in-place result; not copy_, no memory_format), ...
+  if (derive_policy(schema).checkable) return false;
+  // ... every result an alias of self (not of an out= argument) ...
+  const auto& args = schema.arguments();
+  if (schema.returns().empty() || args[0].alias_info() == nullptr ||
+      args[0].type()->kind() != c10::TypeKind::TensorType)
+    return false;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i].alias_info() != nullptr) return false;
+  for (const c10::Argument& r : schema.returns())
+    if (r.alias_info() == nullptr) return false;
+  // ... and a kernel of its own, whose inner calls (if any) are not the op's decomposition.
+  return !op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
 }
 
 }  // namespace lg::torch_bridge

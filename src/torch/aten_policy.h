@@ -38,12 +38,9 @@ struct AtenPolicy {
 // the table's entry.
 AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 
-// Whether no argument of the op is a tensor (empty, zeros, randn, arange...): such an op cannot
-// lose a format it was never given, at any depth.
-bool takes_no_tensor(const c10::FunctionSchema& schema);
-
-// Whether the bridge's key lets the op pass by, unseen: it takes no tensor, or it is a view or
-// an in-place op of its first argument (detach, view, t, add_, relu_: every result aliases
+// Whether the bridge's key lets the op pass by, unseen: it takes no tensor (empty, zeros,
+// arange: it cannot lose a format it was never given, at any depth), or it is a view or an
+// in-place op of its first argument (detach, view, t, add_, relu_: every result aliases
 // `self`, no memory_format argument, not copy_) with a kernel of its own, not one composed of
 // other ops (reshape, flatten), whose inner calls would then reach the key as the user's. Such
 // an op is never checked, and skipping the key saves its dispatch: in a ResNet-50 training

@@ -9,6 +9,7 @@
 
 #include <layoutguard/hooks.h>
 
+#include "core/thread_local_ref.h"
 #include "dispatch/call_checker.h"
 #include "dispatch/kernel_table.h"
 
@@ -155,13 +156,14 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
 static std::atomic<ModuleObserver> g_module_observer{nullptr};
 
 static void notify_module_observer(const ThreadState& s) {
-  if (ModuleObserver observe = g_module_observer.load(std::memory_order_acquire)) observe(s.module_path);
+  if (ModuleObserver observe = g_module_observer.load(std::memory_order_acquire))
+    observe(s.module_path, s.module_path_lengths.size());
 }
 
 // The path grows and shrinks at its end: a module call (about 170 in a ResNet-50 step, with
 // the PyTorch bridge) allocates nothing once the buffers have grown.
 void push_module(std::string_view name) {
-  ThreadState& s = tls;
+  ThreadState& s = lg::detail::thread_local_ref(tls);
   s.module_path_lengths.push_back(s.module_path.size());
   if (!s.module_path.empty()) s.module_path += '.';
   s.module_path += name;
@@ -169,7 +171,7 @@ void push_module(std::string_view name) {
 }
 
 void pop_module() {
-  ThreadState& s = tls;
+  ThreadState& s = lg::detail::thread_local_ref(tls);
   if (s.module_path_lengths.empty()) return;  // called from destructors: never throw
   s.module_path.resize(s.module_path_lengths.back());
   s.module_path_lengths.pop_back();
@@ -179,6 +181,8 @@ void pop_module() {
 void set_module_observer(ModuleObserver observer) { g_module_observer.store(observer, std::memory_order_release); }
 
 std::string_view current_module_path() { return tls.module_path; }
+
+size_t current_module_depth() { return tls.module_path_lengths.size(); }
 
 }  // namespace detail
 }  // namespace dispatch

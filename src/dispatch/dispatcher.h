@@ -118,11 +118,13 @@ namespace detail {
 void push_module(std::string_view name);
 void pop_module();
 std::string_view current_module_path();
+// The number of modules on the stack (0 outside every module).
+size_t current_module_depth();
 
-// Called on the thread whose module path just changed, with the new path, after every push
-// and pop: the PyTorch bridge keeps where each autograd node was made from it. One observer;
-// nullptr removes it. It must not throw (pop_module runs in destructors).
-using ModuleObserver = void (*)(std::string_view path) noexcept;
+// Called on the thread whose module path just changed, with the new path and depth, after
+// every push and pop: the PyTorch bridge keeps where each autograd node was made from it. One
+// observer; nullptr removes it. It must not throw (pop_module runs in destructors).
+using ModuleObserver = void (*)(std::string_view path, size_t depth) noexcept;
 void set_module_observer(ModuleObserver observer);
 }  // namespace detail
 

@@ -11,6 +11,7 @@
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
 
+#include "core/thread_local_ref.h"
 #include "guard/runtime.h"
 
 namespace lg::guard {
@@ -99,16 +100,16 @@ namespace detail {
 
 void initialise() { (void)effective(); }
 
-const Options& current_options() { return options_seen_by(t_view); }
+const Options& current_options() { return options_seen_by(lg::detail::thread_local_ref(t_view)); }
 
 Mode current_mode() {
-  ThreadView& view = t_view;
+  ThreadView& view = lg::detail::thread_local_ref(t_view);
   if (!view.scope_modes.empty()) return view.scope_modes.back();
   return options_seen_by(view).mode;
 }
 
 CallSettings current_call_settings() {
-  ThreadView& view = t_view;
+  ThreadView& view = lg::detail::thread_local_ref(t_view);
   if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, nullptr};
   const Options& o = options_seen_by(view);
   return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), &o};

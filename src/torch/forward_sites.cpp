@@ -10,11 +10,13 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <ATen/SequenceNumber.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include "core/thread_local_ref.h"
 #include "dispatch/dispatcher.h"
 #include "torch/dispatch_key.h"
 
@@ -24,7 +26,6 @@ namespace {
 constexpr size_t kMaxChanges = 1 << 16;
 constexpr size_t kMaxPaths = 1 << 12;
 constexpr size_t kMaxThreads = 256;
-constexpr size_t kRecentPaths = 4;
 
 struct TransparentHash {
   using is_transparent = void;
@@ -44,10 +45,14 @@ struct ThreadLog {
   std::deque<Change> changes;
   // A program has few distinct paths: each is kept once, and the changes point at it.
   std::unordered_set<std::string, TransparentHash, std::equal_to<>> paths;
+  // The kept path of each module on the stack, outermost first, as this log last saw it (a
+  // null entry: not seen). A pop returns to its parent's entry, which is compared with the
+  // path (the stack's changes are not followed while the thread is off) but not hashed.
+  std::vector<const std::string*> stack;
 
-  void note(uint64_t next_node, std::string_view path) {
+  void note(uint64_t next_node, std::string_view path, size_t depth) {
     std::lock_guard lock(mutex);
-    const std::string* kept = path.empty() ? nullptr : intern(path);
+    const std::string* kept = kept_at(path, depth);
     if (!changes.empty() && changes.back().path == kept) return;
     // No node was made since the last change (a module that made none, or an exit followed by
     // the next module's entry): it is replaced.
@@ -68,15 +73,25 @@ struct ThreadLog {
   }
 
  private:
+  // The kept path of the module at `depth` (1: the outermost; 0: none), `path`: the stack's
+  // entry when it holds that path (a pop), else the path kept anew (a push).
+  const std::string* kept_at(std::string_view path, size_t depth) {
+    if (depth < stack.size()) stack.resize(depth);
+    if (depth == 0) return nullptr;
+    const std::string* known = depth == stack.size() ? stack.back() : nullptr;
+    if (known != nullptr && *known == path) return known;
+    const std::string* kept = intern(path);
+    stack.resize(depth, nullptr);
+    stack.back() = kept;
+    return kept;
+  }
+
   const std::string* intern(std::string_view path) {
-    // A pop returns to a path of the last few changes (the parent's): compared, not hashed.
-    size_t looked = 0;
-    for (auto it = changes.rbegin(); it != changes.rend() && looked < kRecentPaths; ++it, ++looked)
-      if (it->path != nullptr && *it->path == path) return it->path;
     auto it = paths.find(path);
     if (it == paths.end()) {
       if (paths.size() >= kMaxPaths) {  // a program that names modules afresh without end
         changes.clear();
+        stack.clear();
         paths.clear();
       }
       it = paths.emplace(path).first;
@@ -99,7 +114,8 @@ Logs& logs() {
 // This thread's log, made at its first change. The thread keeps its own reference: a log
 // dropped from the registry (more threads than kept) only stops being found.
 ThreadLog& this_thread_log() {
-  thread_local std::shared_ptr<ThreadLog> log;
+  thread_local std::shared_ptr<ThreadLog> t_log;
+  std::shared_ptr<ThreadLog>& log = lg::detail::thread_local_ref(t_log);
   if (!log) {
     log = std::make_shared<ThreadLog>();
     Logs& l = logs();
@@ -115,9 +131,9 @@ ThreadLog& this_thread_log() {
   return *log;
 }
 
-void note_path(std::string_view path) noexcept {
+void note_path(std::string_view path, size_t depth) noexcept {
   try {
-    this_thread_log().note(at::sequence_number::peek(), path);
+    this_thread_log().note(at::sequence_number::peek(), path, depth);
   } catch (...) {
     // Out of memory: the nodes made from here on report no module path.
   }
@@ -125,15 +141,20 @@ void note_path(std::string_view path) noexcept {
 
 // The module stack's observer: followed on switched-on threads only, so that a thread that
 // runs with the bridge off (an Off scope) pays nothing for it.
-void on_module_path(std::string_view path) noexcept {
-  if (c10::impl::tls_is_dispatch_key_included(kKey)) note_path(path);
+void on_module_path(std::string_view path, size_t depth) noexcept {
+  if (c10::impl::tls_is_dispatch_key_included(kKey)) note_path(path, depth);
 }
 
 }  // namespace
 
 void keep_forward_sites() { dispatch::detail::set_module_observer(&on_module_path); }
 
-void note_switch(bool on) { note_path(on ? dispatch::detail::current_module_path() : std::string_view()); }
+void note_switch(bool on) {
+  if (on)
+    note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
+  else
+    note_path({}, 0);
+}
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {
   std::shared_ptr<ThreadLog> log;

@@ -26,6 +26,7 @@
 #include <layoutguard/torch.h>
 
 #include "core/env_flag.h"
+#include "core/thread_local_ref.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
 #include "guard/tally.h"
@@ -449,7 +450,7 @@ struct SwitchOnAtLoad {
 }  // namespace
 
 void intercept(InterceptedCall& call) {
-  ThreadState& s = t_state;
+  ThreadState& s = lg::detail::thread_local_ref(t_state);
   if (s.depth == 0) {
     // The settings are read once per user-level call; its nested calls take them from `s`.
     const guard::detail::CallSettings settings = guard::detail::current_call_settings();

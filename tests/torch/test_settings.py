@@ -156,12 +156,15 @@ class Outputs(unittest.TestCase):
             def __init__(self, loses):
                 super().__init__()
                 self.loses = loses
+                self.p, self.q = torch.nn.Identity(), torch.nn.Identity()
 
             def forward(self, x):
                 y = (x * 2).add_(1).view(x.shape)  # the nodes of an in-place op and a view between
                 if self.loses == "switching on here":  # the thread was off while the path grew
                     with lgt.guard("record"):
                         return snippet.forward(y)
+                if self.loses == "after its children":  # back from block.1.p and block.1.q
+                    y = self.q(self.p(y) * 1) * 1
                 return snippet.forward(y) if self.loses else y
 
         class Outer(torch.nn.Module):
@@ -173,7 +176,8 @@ class Outputs(unittest.TestCase):
             def forward(self, x):
                 return self.block(self.first(x))
 
-        for inside, expected in ((True, "block.1"), (False, ""), ("switching on here", "block.1")):
+        for inside, expected in ((True, "block.1"), (False, ""), ("switching on here", "block.1"),
+                                 ("after its children", "block.1")):
             lgt.clear_report()
             with lgt.guard("off" if inside == "switching on here" else "record"):
                 y = Outer(inside)(snippets.image(2, 8, 6, 6))

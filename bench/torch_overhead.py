@@ -140,6 +140,17 @@ def ratios_to_plain(samples):
     return {c: statistics.median(v / p for v, p in zip(samples[c], samples["plain"])) for c in samples}
 
 
+def ratio_quartiles(samples):
+    """Per config, the first and third quartiles of its per-round ratios to plain: how far one
+    round's ratio can be trusted (the median of N rounds is good to about IQR / sqrt(N))."""
+    out = {}
+    for c in samples:
+        r = [v / p for v, p in zip(samples[c], samples["plain"])]
+        q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0], r[0], r[0]]
+        out[c] = (q[0], q[2])
+    return out
+
+
 def ns_per_add(channels_last, calls, repeats):
     a = torch.randn(1, 8, 4, 4)
     if channels_last:
@@ -174,13 +185,16 @@ def resnet50_training(batch, device, amp, size, foreach=None):
 
 def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None):
     """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
-    back to back (one wait for the device at each end) and returns their mean ms."""
+    back to back (one wait for the device at each end) and returns their mean wall ms and the
+    mean CPU ms the process spent on them. On a GPU whose step is bound by the host, CPU time
+    is the host's work without the waits and the preemptions that make wall time noisy (the
+    waits for the device spin, so it never falls below wall time there)."""
     model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size, foreach)
     cuda = device.type == "cuda"
 
     def run_once(steps=per_sample):
         sync()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
             opt.zero_grad(set_to_none=True)
             with torch.autocast(device.type, dtype=torch.float16 if cuda else torch.bfloat16, enabled=amp):
@@ -193,18 +207,23 @@ def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None):
                 loss.backward()
                 opt.step()
         sync()
-        return (time.perf_counter() - start) * 1e3 / steps
+        return (time.perf_counter() - start) * 1e3 / steps, (time.process_time() - start_cpu) * 1e3 / steps
 
     return run_once
 
 
 def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sample=1):
+    """The samples per way (medians and ratios are the caller's): wall ms per step, and the
+    process's CPU ms per step (all its threads: the caller's, autograd's device thread)."""
     run_once = resnet50_step(batch, device, amp, size, per_sample)
     for _ in range(3 if device.type == "cuda" else 0):  # cuDNN's autotuning and the allocator's first pass
         run_once()
     if op_counts:
         print_op_counts(lambda: run_once(1), op_counts)
-    return interleaved(CONFIGS, steps, run_once)  # the samples: medians and ratios are the caller's
+    samples = interleaved(CONFIGS, steps, run_once)
+    wall = {c: [w for w, _ in v] for c, v in samples.items()}
+    cpu = {c: [t for _, t in v] for c, v in samples.items()}
+    return wall, cpu
 
 
 def marked_steps(batch, size, amp):
@@ -268,6 +287,8 @@ def main():
                              "what the op hooks cost alone")
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
+    parser.add_argument("--ways", metavar="A,B,...",
+                        help=f"run only these ways, plain among them (of: {', '.join(CONFIGS)}, record, ops only)")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -282,6 +303,23 @@ def main():
     torch.set_num_threads(1)
     if args.split:
         CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
+    if args.ways:
+        # Way names hold commas ("record, ops only"): a name is matched as a whole, in order.
+        wanted, known = [], list(CONFIGS) + ["record, ops only"]
+        rest = args.ways
+        while rest:
+            name = next((k for k in sorted(known, key=len, reverse=True) if rest == k or rest.startswith(k + ",")), None)
+            if name is None:
+                parser.error(f"--ways: unknown way at '{rest}' (the ways: {'; '.join(known)})")
+            wanted.append(name)
+            rest = rest[len(name) + 1:]
+        if "plain" not in wanted:
+            parser.error("--ways: plain must be among the ways (every figure is against it)")
+        if "record, ops only" in wanted and "record, ops only" not in CONFIGS:
+            CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
+        for c in list(CONFIGS):
+            if c not in wanted:
+                del CONFIGS[c]
     if args.marked_steps:
         marked_steps(args.batch or 1, args.size, args.amp)
         return
@@ -308,14 +346,21 @@ def main():
         print(f"ResNet-50 training step, {where}, batch {batch}, {args.size}x{args.size}, channels_last{amp}, "
               f"{steps} {'steps' if args.per_sample == 1 else f'samples of {args.per_sample} steps'} per way "
               "(the ways interleaved)")
-        samples = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size, args.per_sample)
+        samples, cpu = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size, args.per_sample)
         row, ratio = medians(samples), ratios_to_plain(samples)
+        cpu_row, cpu_ratio = medians(cpu), ratios_to_plain(cpu)
+        iqr, cpu_iqr = ratio_quartiles(samples), ratio_quartiles(cpu)
         result["resnet50"] = {"batch": batch, "size": args.size, "threads": torch.get_num_threads(),
                               "device": str(device), "amp": args.amp, "steps_per_sample": args.per_sample, "ms": row,
-                              "ratio_to_plain": ratio, "samples_ms": samples}
-        print("  way                   median     against plain (median of the rounds' ratios)")
+                              "ratio_to_plain": ratio, "samples_ms": samples, "cpu_ms": cpu_row,
+                              "cpu_ratio_to_plain": cpu_ratio, "cpu_samples_ms": cpu}
+        print("  against plain: the median of the rounds' ratios [their interquartile range]")
+        print(f"  {'way':<18} {'wall':>9}    {'against plain':<27} {'process CPU':>11}    against plain")
         for c in CONFIGS:
-            print(f"  {c:<18} {row[c]:9.1f} ms  {100 * (ratio[c] - 1):+6.1f} %")
+            pct = lambda r: 100 * (r - 1)
+            print(f"  {c:<18} {row[c]:9.1f} ms {pct(ratio[c]):+6.1f} % [{pct(iqr[c][0]):+6.1f}, {pct(iqr[c][1]):+6.1f}]"
+                  f"  {cpu_row[c]:9.1f} ms {pct(cpu_ratio[c]):+6.1f} % [{pct(cpu_iqr[c][0]):+6.1f}, "
+                  f"{pct(cpu_iqr[c][1]):+6.1f}]")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -86,6 +86,7 @@ class Bridge:
 
 
 BASE_OPTIONS = "summary=0"
+OPS_ONLY = "record, ops only"  # record without the Python hooks (--split)
 CONFIGS = {
     "plain": Plain,
     "bridge off": lambda: Bridge("off"),
@@ -134,10 +135,15 @@ def medians(samples):
     return {c: statistics.median(v) for c, v in samples.items()}
 
 
+def round_ratios(samples, config):
+    """The config's time over plain's, round by round."""
+    return [v / p for v, p in zip(samples[config], samples["plain"])]
+
+
 def ratios_to_plain(samples):
     """Per config, the median over rounds of its time over plain's in the same round: a
     machine that drifts between rounds (a VM whose neighbours come and go) moves both."""
-    return {c: statistics.median(v / p for v, p in zip(samples[c], samples["plain"])) for c in samples}
+    return {c: statistics.median(round_ratios(samples, c)) for c in samples}
 
 
 def ratio_quartiles(samples):
@@ -145,7 +151,7 @@ def ratio_quartiles(samples):
     round's ratio can be trusted (the median of N rounds is good to about IQR / sqrt(N))."""
     out = {}
     for c in samples:
-        r = [v / p for v, p in zip(samples[c], samples["plain"])]
+        r = round_ratios(samples, c)
         q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0], r[0], r[0]]
         out[c] = (q[0], q[2])
     return out
@@ -288,7 +294,7 @@ def main():
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
     parser.add_argument("--ways", metavar="A,B,...",
-                        help=f"run only these ways, plain among them (of: {', '.join(CONFIGS)}, record, ops only)")
+                        help=f"run only these ways, plain among them (of: {'; '.join([*CONFIGS, OPS_ONLY])})")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -301,11 +307,11 @@ def main():
     WITH_HOOKS = [owner.__dict__[name] for owner, name in HOOKED]
     lgt.set_options(BASE_OPTIONS)
     torch.set_num_threads(1)
-    if args.split:
-        CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
+    if args.split or (args.ways and OPS_ONLY in args.ways):
+        CONFIGS[OPS_ONLY] = lambda: PlainWith(Bridge("record"))
     if args.ways:
         # Way names hold commas ("record, ops only"): a name is matched as a whole, in order.
-        wanted, known = [], list(CONFIGS) + ["record, ops only"]
+        wanted, known = [], list(dict.fromkeys([*CONFIGS, OPS_ONLY]))
         rest = args.ways
         while rest:
             name = next((k for k in sorted(known, key=len, reverse=True) if rest == k or rest.startswith(k + ",")), None)
@@ -315,8 +321,6 @@ def main():
             rest = rest[len(name) + 1:]
         if "plain" not in wanted:
             parser.error("--ways: plain must be among the ways (every figure is against it)")
-        if "record, ops only" in wanted and "record, ops only" not in CONFIGS:
-            CONFIGS["record, ops only"] = lambda: PlainWith(Bridge("record"))
         for c in list(CONFIGS):
             if c not in wanted:
                 del CONFIGS[c]
@@ -356,8 +360,8 @@ def main():
                               "cpu_ratio_to_plain": cpu_ratio, "cpu_samples_ms": cpu}
         print("  against plain: the median of the rounds' ratios [their interquartile range]")
         print(f"  {'way':<18} {'wall':>9}    {'against plain':<27} {'process CPU':>11}    against plain")
+        pct = lambda r: 100 * (r - 1)  # noqa: E731
         for c in CONFIGS:
-            pct = lambda r: 100 * (r - 1)
             print(f"  {c:<18} {row[c]:9.1f} ms {pct(ratio[c]):+6.1f} % [{pct(iqr[c][0]):+6.1f}, {pct(iqr[c][1]):+6.1f}]"
                   f"  {cpu_row[c]:9.1f} ms {pct(cpu_ratio[c]):+6.1f} % [{pct(cpu_iqr[c][0]):+6.1f}, "
                   f"{pct(cpu_iqr[c][1]):+6.1f}]")

@@ -40,6 +40,12 @@ inline bool sets_expectation(const at::Tensor& t, bool ambiguous) {
   return c == Class::ChannelsLast || (c == Class::Ambiguous && ambiguous);
 }
 
+// An output that is not channels-last, ambiguous ones counting under ambiguous=check.
+inline bool not_channels_last(const at::Tensor& out, bool ambiguous) {
+  const Class c = classify(out);
+  return c == Class::Other || (c == Class::Ambiguous && ambiguous);
+}
+
 // What the check needs of a call. The argument visits follow the schema's order: a Tensor, a
 // present Tensor?, each element of a Tensor[].
 class InterceptedCall {
@@ -61,6 +67,9 @@ class InterceptedCall {
   virtual bool arguments_outlive_call() const = 0;
   // The result tensors, after redispatch().
   virtual void outputs(Tensors& owned, Operands& out) const = 0;
+  // Whether a result tensor is not channels-last, ambiguous ones counting or not, after
+  // redispatch(): the only kind that can have lost the format. Read in place.
+  virtual bool output_not_channels_last(bool ambiguous) const = 0;
 
  protected:
   ~InterceptedCall() = default;

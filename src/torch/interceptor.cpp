@@ -164,13 +164,6 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
     if (v->isTensor()) out.push_back(&v->toTensor());
 }
 
-// An output that is not channels-last, ambiguous ones counting under ambiguous=check: the
-// only kind that can have lost the format.
-bool not_channels_last(const at::Tensor& out, bool ambiguous) {
-  const Class c = classify(out);
-  return c == Class::Other || (c == Class::Ambiguous && ambiguous);
-}
-
 // Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
 // channels-last, beside a same-rank input that is; ambiguous tensors count only when the
 // option says so (ambiguous=check), and then either way. A superset of the guard's findings
@@ -292,18 +285,36 @@ LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Oper
 // when an output may have lost it.
 LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
   run_below(call, s, s.nested);
-  if (!p.checkable || !s.root_cause.empty()) return;
-  Tensors out_owned;
-  Operands out;
-  call.outputs(out_owned, out);
-  if (std::none_of(out.begin(), out.end(), [&](const at::Tensor* o) { return not_channels_last(*o, s.ambiguous); }))
-    return;
+  if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.ambiguous)) return;
   const CallPolicy before = policy_before_call(call, p);
   if (before.explicit_format) return;
-  Tensors in_owned;
-  Operands in;
+  Tensors in_owned, out_owned;
+  Operands in, out;
   call.inputs(in_owned, in);
+  call.outputs(out_owned, out);
   if (may_lose(policy_after_call(p, before.policy, in, out), in, out, s.ambiguous)) s.root_cause = p.name;
+}
+
+// A user-level call with a channels-last input, of an op whose arguments outlive the call, that
+// is neither a copy nor written to an events file: only an output that is not channels-last can
+// make it a finding. Most calls keep the format, so the outputs are read first, in place, and
+// the inputs and the policy only when one may have lost it.
+LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s, const OpEntry& p,
+                                           guard::Mode mode) {
+  s.root_cause = {};
+  run_below(call, s, s.nested);
+  if (!call.output_not_channels_last(s.ambiguous)) {
+    s.root_cause = {};
+    if (collects(mode)) count_call(p);
+    return;
+  }
+  const CallPolicy before = policy_before_call(call, p);
+  Tensors in_owned, out_owned;
+  Operands in, out;
+  call.inputs(in_owned, in);
+  call.outputs(out_owned, out);
+  check(s, p, policy_after_call(p, before.policy, in, out), mode, before.explicit_format, in, out,
+        std::exchange(s.root_cause, {}));
 }
 
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
@@ -321,6 +332,10 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
     run_below(call, s, s.nested);
     if (s.depth == 0 && collects(mode)) count_call(p);
+    return;
+  }
+  if (s.depth == 0 && !p.is_copy && !s.events && call.arguments_outlive_call()) {
+    check_user_call(call, s, p, mode);
     return;
   }
   Tensors in_owned;
@@ -368,13 +383,18 @@ class BoxedCall final : public InterceptedCall {
   bool argument_given(int index) const override { return !first()[index].isNone(); }
   bool arguments_outlive_call() const override { return false; }  // the op pops them
   void outputs(Tensors& owned, Operands& out) const override {
-    const size_t returns = op_.schema().returns().size();
-    operands_of(stack_->data() + stack_->size() - returns, stack_->data() + stack_->size(), owned, out);
+    operands_of(first_result(), stack_->data() + stack_->size(), owned, out);
+  }
+  bool output_not_channels_last(bool ambiguous) const override {
+    return any_tensor(first_result(), stack_->data() + stack_->size(),
+                      [ambiguous](const at::Tensor& t) { return not_channels_last(t, ambiguous); });
   }
 
  private:
   // The first argument: valid before redispatch() pops them.
   const c10::IValue* first() const { return stack_->data() + stack_->size() - args_; }
+  // The first result: valid after redispatch().
+  const c10::IValue* first_result() const { return stack_->data() + stack_->size() - op_.schema().returns().size(); }
 
   const c10::OperatorHandle& op_;
   c10::DispatchKeySet keys_;

@@ -209,6 +209,14 @@ struct Unboxed<Op, Ret(Args...)> {
         visit_output(*r, push);
       }
     }
+    bool output_not_channels_last(bool ambiguous) const override {
+      bool found = false;
+      if (const auto* r = result_.get()) {
+        auto test = [&](const at::Tensor& t) { found = found || not_channels_last(t, ambiguous); };
+        visit_output(*r, test);
+      }
+      return found;
+    }
     Ret take() { return result_.take(); }
 
    private:

@@ -32,6 +32,15 @@ std::string OperandLayout::describe() const {
   return line + " order=" + dim_order + " " + format;
 }
 
+// An empty module path in the program's own terms: a PyTorch program's ops (the bridge's
+// kernel "aten") have the outermost nn.Module's empty name there too, and know of no
+// guard::ModuleScope.
+namespace {
+std::string no_module_path(std::string_view kernel) {
+  return kernel == "aten" ? "(top level: outside every named submodule)" : "(none: not inside a guard::ModuleScope)";
+}
+}  // namespace
+
 std::string format_violation(const ViolationInfo& v) {
   const std::string lost(memory_format_name(v.lost));
   const auto format_of = [](const std::vector<OperandLayout>& list, size_t i) {
@@ -49,8 +58,7 @@ std::string format_violation(const ViolationInfo& v) {
   for (const OperandLayout& o : v.inputs) text += "  " + o.describe() + "\n";
   for (const OperandLayout& o : v.outputs) text += "  " + o.describe() + "\n";
   text += "  " + v.rule + "; kernel: " + v.kernel + "\n";
-  text += "  module: " + (v.module_path.empty() ? std::string("(none: not inside a guard::ModuleScope)")
-                                                 : v.module_path);
+  text += "  module: " + (!v.module_path.empty() ? v.module_path : no_module_path(v.kernel));
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
   if (!v.autograd_node.empty()) text += "\n  autograd node: " + v.autograd_node + " (a backward op)";

@@ -127,6 +127,8 @@ class Throw(unittest.TestCase):
                 self.assertIn(f"[layoutguard] {s.op if REFERENCE_BUILD else ''}", text)
                 self.assertIn(" lost channels_last", text)
                 self.assertIn("order=acdb channels_last", text)
+                # The snippets run in no nn.Module.
+                self.assertIn("module: (top level: outside every named submodule)", text)
                 self.assertIn("at: " + os.path.join(HERE, "snippets.py"), text)
                 # Python's own traceback passes through the snippet's line (then maybe into
                 # torch's Python wrappers, where the op was called).

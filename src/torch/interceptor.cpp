@@ -282,6 +282,21 @@ LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Oper
   return policy;
 }
 
+// The operands and policy of a call whose arguments outlive it, read after it ran: what the
+// outputs-first paths below read once an output may have lost the format.
+struct ReadAfterCall {
+  ReadAfterCall(const InterceptedCall& call, const OpEntry& p) : policy(policy_before_call(call, p)) {
+    call.inputs(in_owned, in);
+    call.outputs(out_owned, out);
+    policy.policy = policy_after_call(p, policy.policy, in, out);
+  }
+  ReadAfterCall(const ReadAfterCall&) = delete;  // `in` and `out` may point into the owned ones
+
+  Tensors in_owned, out_owned;
+  Operands in, out;
+  CallPolicy policy;  // after the call: a reduction by keepdim is rank-changing
+};
+
 // A nested call that is not a copy, of an op whose arguments outlive the call: it is never
 // reported, and matters only as the first nested loss (the root cause of its depth-0 op's).
 // Most nested calls keep the format, so the outputs are read first, and the arguments only
@@ -289,13 +304,8 @@ LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Oper
 LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
   run_below(call, s, s.nested);
   if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.ambiguous)) return;
-  const CallPolicy before = policy_before_call(call, p);
-  if (before.explicit_format) return;
-  Tensors in_owned, out_owned;
-  Operands in, out;
-  call.inputs(in_owned, in);
-  call.outputs(out_owned, out);
-  if (may_lose(policy_after_call(p, before.policy, in, out), in, out, s.ambiguous)) s.root_cause = p.name;
+  const ReadAfterCall r(call, p);
+  if (!r.policy.explicit_format && may_lose(r.policy.policy, r.in, r.out, s.ambiguous)) s.root_cause = p.name;
 }
 
 // A user-level call with a channels-last input, of an op whose arguments outlive the call, that
@@ -307,17 +317,11 @@ LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s
   s.root_cause = {};
   run_below(call, s, s.nested);
   if (!call.output_not_channels_last(s.ambiguous)) {
-    s.root_cause = {};
     if (collects(mode)) count_call(p);
     return;
   }
-  const CallPolicy before = policy_before_call(call, p);
-  Tensors in_owned, out_owned;
-  Operands in, out;
-  call.inputs(in_owned, in);
-  call.outputs(out_owned, out);
-  check(s, p, policy_after_call(p, before.policy, in, out), mode, before.explicit_format, in, out,
-        std::exchange(s.root_cause, {}));
+  const ReadAfterCall r(call, p);
+  check(s, p, r.policy.policy, mode, r.policy.explicit_format, r.in, r.out, std::exchange(s.root_cause, {}));
 }
 
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {

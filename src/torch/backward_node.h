@@ -8,7 +8,9 @@
 
 namespace lg::torch_bridge {
 
-// Whether a backward node runs on this thread now.
+// Whether a backward node runs on this thread now. Between two nodes of a backward pass, where
+// autograd sums and casts gradients itself, the node that finished last counts as running (it
+// does in torch 2's engine).
 bool in_backward_node();
 
 struct BackwardNode {

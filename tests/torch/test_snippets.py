@@ -12,7 +12,7 @@ import torch
 
 import layoutguard_torch as lgt
 import lg_unittest
-from snippets import DEVICE, REFERENCE_BUILD, SNIPPETS, image
+from snippets import DEVICE, REFERENCE_BUILD, SNIPPETS, backward_of, image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -105,6 +105,36 @@ class Record(unittest.TestCase):
         report = lgt.report()
         self.assertEqual(report["violations"], [])
         self.assertGreater(report["checked_calls"], 5)
+
+
+class GradientSums(unittest.TestCase):
+    """Between two backward nodes autograd sums the gradients of a tensor used more than once.
+    Here the pooled branch's gradient (contiguous) arrives first and the product's
+    (channels_last) second: torch 1.13 adds them out of place, and the sum is contiguous. The
+    sum runs outside every node: it is reported under the node that finished last, the one whose
+    gradient was added, never as a forward op. Torch 2.x sums in place (`add_`, which passes the
+    bridge by) where it can: there the contiguous gradient shows at the next backward op that
+    takes it, if any."""
+
+    def test_a_sum_that_loses_names_the_node_that_finished_last(self):
+        x = image(2, 8, 6, 6)
+        (raw,) = torch.autograd.grad((x * 2 + torch.nn.functional.adaptive_avg_pool2d(x, 1)).sum(), x)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            x = image(2, 8, 6, 6)
+            backward_of(x * 2 + torch.nn.functional.adaptive_avg_pool2d(x, 1))
+        violations = lgt.report()["violations"]
+        print(f"  {DEVICE.type} torch {torch.__version__}: raw gradient strides {list(raw.stride())}; reported "
+              f"{[(v['op'], v.get('autograd_node')) for v in violations]}")
+        for v in violations:
+            self.assertTrue(v.get("autograd_node"), f"{v['op']} reported as a forward op")
+        if not REFERENCE_BUILD:
+            return
+        self.assertFalse(raw.is_contiguous(memory_format=torch.channels_last))
+        (v,) = violations
+        self.assertEqual((v["op"], v["autograd_node"], v["module"]), ("aten::add", "MulBackward0", ""))
+        self.assertEqual((v["formats_in"], v["formats_out"]), ("contiguous,channels_last", "contiguous"))
+        self.assertTrue(v["source_location"].startswith(os.path.join(HERE, "snippets.py:")), v["source_location"])
 
 
 class Throw(unittest.TestCase):

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DispatchKeySet.h>
 #include <c10/util/SmallVector.h>
+#include <torch/version.h>
 
 namespace lg::torch_bridge {
 
@@ -17,13 +19,28 @@ using Operands = c10::SmallVector<const at::Tensor*, 6>;
 
 enum class Class { NotApplicable, ChannelsLast, Other, Ambiguous };
 
+// The wrappers of vmap and of torch.func's other transforms (grad, jacrev...): a batched
+// tensor's sizes and strides are one sample's, and PyTorch raises when asked whether one is
+// channels-last; a transform's wrapper repeats the logical strides of what it wraps, a batched
+// tensor's too, where a size-1 dim's stride need not fit any format. None is read: the
+// transforms run the ops on the real tensors below the bridge's key, as nested calls.
+inline constexpr c10::DispatchKeySet kTransformWrapperKeys =
+    c10::DispatchKeySet(c10::DispatchKey::FuncTorchBatched) | c10::DispatchKeySet(c10::DispatchKey::Batched) |
+    c10::DispatchKeySet(c10::DispatchKey::FuncTorchGradWrapper)
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+    | c10::DispatchKeySet(c10::DispatchKey::BatchedNestedTensor)
+#endif
+    ;
+
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
 // PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
 inline Class classify(const at::Tensor& t) {
   if (!t.defined()) return Class::NotApplicable;
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read.
-  if (impl.layout() != c10::kStrided || impl.has_symbolic_sizes_strides()) return Class::NotApplicable;
+  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read, nor
+  // have torch.func's wrappers strides of their own.
+  if (impl.layout() != c10::kStrided || impl.has_symbolic_sizes_strides() || impl.key_set().has_any(kTransformWrapperKeys))
+    return Class::NotApplicable;
   const int64_t rank = impl.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;

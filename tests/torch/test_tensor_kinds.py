@@ -1,0 +1,90 @@
+"""The bridge reads only the tensors whose layout PyTorch itself can tell, and never changes what
+a program does: under vmap and torch.func's transforms, with nested, sparse, quantized, meta
+and fake tensors, each block runs in throw mode exactly as it runs without the bridge, and a
+channels_last block that keeps its format reports nothing."""
+import unittest
+
+import torch
+import torch.nn.functional as F
+
+import layoutguard_torch as lgt
+import lg_unittest
+
+try:
+    from torch import vmap  # torch 2.x
+except ImportError:
+    from torch._vmap_internals import vmap  # torch 1.13's own
+try:
+    from torch.func import functional_call, grad
+except ImportError:
+    grad = None
+NO_TORCH_FUNC = f"torch {torch.__version__} has no torch.func (its transforms came with 2.0)"
+
+
+def channels_last(*sizes):
+    torch.manual_seed(0)
+    return torch.randn(*sizes).contiguous(memory_format=torch.channels_last)
+
+
+def same(a, b):
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if a.is_nested:
+        return all(same(x, y) for x, y in zip(a.unbind(), b.unbind()))
+    if a.layout != torch.strided:
+        a, b = a.to_dense(), b.to_dense()
+    if a.is_quantized:
+        a, b = a.dequantize(), b.dequantize()
+    return a.shape == b.shape and a.stride() == b.stride() and (a.is_meta or torch.equal(a, b))
+
+
+class TensorKinds(unittest.TestCase):
+    def check(self, block):
+        """`block` gives the same result, strides included, with the bridge throwing as without
+        it, and the bridge reports no violation."""
+        expected = block()
+        lgt.clear_report()
+        with lgt.guard("throw"):
+            got = block()
+        self.assertTrue(same(expected, got), f"{expected} against {got}")
+        self.assertEqual(lgt.report()["violations"], [])
+
+    def test_vmap(self):
+        x, w = channels_last(4, 3, 8, 8), channels_last(5, 3, 3, 3)
+        # Inside vmap each sample's strides are logical, and PyTorch raises when asked whether
+        # one is channels_last: the bridge must not ask.
+        self.check(lambda: vmap(lambda a: F.conv2d(a.unsqueeze(0), w))(x))
+        self.check(lambda: vmap(lambda a: torch.relu(a) * 2)(x))
+
+    @unittest.skipIf(grad is None, NO_TORCH_FUNC)
+    def test_per_sample_gradients(self):
+        model = torch.nn.Conv2d(3, 5, 3).to(memory_format=torch.channels_last)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        x = channels_last(4, 3, 8, 8)
+
+        def loss(p, sample):
+            return functional_call(model, p, (sample.unsqueeze(0),)).sum()
+
+        self.check(lambda: vmap(grad(loss), in_dims=(None, 0))(params, x))
+
+    def test_nested_tensors(self):
+        self.check(lambda: torch.nested.nested_tensor([torch.ones(3, 4, 4), torch.ones(3, 5, 5)]) * 2)
+
+    def test_sparse_quantized_and_meta_tensors(self):
+        x = channels_last(2, 3, 4, 4)
+        self.check(lambda: x.to_sparse() * 2)
+        self.check(lambda: torch.quantize_per_tensor(x, 0.1, 0, torch.quint8))
+        self.check(lambda: F.conv2d(x.to("meta"), channels_last(5, 3, 3, 3).to("meta")))
+
+    def test_a_loss_among_them_is_still_reported(self):
+        # The same thread, right after: the check was skipped for those tensors only.
+        x = channels_last(2, 8, 6, 6)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            vmap(lambda a: torch.relu(a))(x)
+            torch.softmax(x, 1)
+        self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

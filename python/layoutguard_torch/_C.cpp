@@ -221,8 +221,10 @@ PYBIND11_MODULE(_C, m) {
   m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(module_call);
   // The gradient contract over a module's parameters (module_tree.cpp).
   m.def("check_gradients", [](const py::object& module) {
-    if (lg_python::module_parameters(module.ptr()) == nullptr && lg_python::module_children(module.ptr()) == nullptr)
-      throw py::type_error("layoutguard_torch: check_gradients needs an nn.Module (with _parameters and _modules), got " +
+    if (lg_python::module_parameters(module.ptr()) == nullptr && lg_python::module_children(module.ptr()) == nullptr &&
+        !py::hasattr(module, "named_parameters"))
+      throw py::type_error("layoutguard_torch: check_gradients needs an nn.Module (with _parameters and _modules, or "
+                           "named_parameters()), got " +
                            std::string(Py_TYPE(module.ptr())->tp_name));
     lg_python::check_parameter_gradients(module.ptr());
   });

@@ -80,6 +80,15 @@ class AddressSet {
   size_t size_ = 0;
 };
 
+// A new reference, released on scope exit.
+struct Owned {
+  explicit Owned(PyObject* object) : p(object) {}
+  Owned(const Owned&) = delete;
+  ~Owned() { Py_XDECREF(p); }
+  explicit operator bool() const { return p != nullptr; }
+  PyObject* p;
+};
+
 // A dict key as text ("?" for a key that is not a string).
 std::string text_of(PyObject* key) {
   const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
@@ -101,26 +110,31 @@ struct Walk {
     return name + text_of(key);
   }
 
+  // One parameter, once: a strided .grad of its sizes with other strides is reported under
+  // the name `key` has below the current path.
+  void check(PyObject* key, PyObject* value) {
+    // A type check, not THPVariable_Check: torch 1.13's runs isinstance, which calls
+    // nn.Parameter's Python __instancecheck__ for every parameter.
+    PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(THPVariableClass);
+    if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) return;
+    const at::Tensor& param = THPVariable_Unpack(value);
+    const at::Tensor& grad = param.grad();
+    if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
+        grad.sizes() != param.sizes() || grad.strides() == param.strides())
+      return;
+    lg::torch::check_gradient(name_of(key), param, grad);
+  }
+
   // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.
   void visit(PyObject* module) {
-    PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(THPVariableClass);
     if (!modules_seen.insert(module)) return;
     PyObject* entries[2];
     dict_entries(module, {parameters_key(), modules_key()}, entries);
+    if (entries[0] == nullptr && entries[1] == nullptr) return visit_listed(module);
     if (PyObject* parameters = entries[0]) {
       PyObject *key, *value;
       Py_ssize_t pos = 0;
-      while (PyDict_Next(parameters, &pos, &key, &value)) {
-        // A type check, not THPVariable_Check: torch 1.13's runs isinstance, which calls
-        // nn.Parameter's Python __instancecheck__ for every parameter.
-        if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) continue;
-        const at::Tensor& param = THPVariable_Unpack(value);
-        const at::Tensor& grad = param.grad();
-        if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
-            grad.sizes() != param.sizes() || grad.strides() == param.strides())
-          continue;
-        lg::torch::check_gradient(name_of(key), param, grad);
-      }
+      while (PyDict_Next(parameters, &pos, &key, &value)) check(key, value);
     }
     if (PyObject* children = entries[1]) {
       PyObject *key, *child;
@@ -132,6 +146,23 @@ struct Walk {
         path.pop_back();
       }
     }
+  }
+
+  // A module whose tree is not in its instance dicts (a TorchScript module keeps it in C++):
+  // its own named_parameters() lists its parameters with their dotted names below it. The
+  // contract runs after every backward, so a module that cannot list them is passed over,
+  // never an error in the user's program.
+  void visit_listed(PyObject* module) {
+    const Owned listed{PyObject_CallMethod(module, "named_parameters", nullptr)};
+    const Owned items{listed.p ? PyObject_GetIter(listed.p) : nullptr};
+    if (items.p != nullptr) {
+      // Owned: a violation in throw mode leaves through check().
+      while (const Owned item{PyIter_Next(items.p)}) {
+        if (PyTuple_Check(item.p) && PyTuple_GET_SIZE(item.p) == 2)
+          check(PyTuple_GET_ITEM(item.p, 0), PyTuple_GET_ITEM(item.p, 1));
+      }
+    }
+    PyErr_Clear();
   }
 };
 

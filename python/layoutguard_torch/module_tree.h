@@ -15,7 +15,8 @@ PyObject* module_parameters(PyObject* module);
 // parameter once (a shared one under its first name): a .grad whose strides differ from its
 // parameter's is reported under the parameter's dotted name, which is built only then. Throws
 // what the check throws (a violation in throw mode); the strides are compared here, so a step
-// whose gradients all match costs a walk over the tree and no name.
+// whose gradients all match costs a walk over the tree and no name. A module whose tree is not
+// in its dicts (a TorchScript module) is read through its named_parameters().
 void check_parameter_gradients(PyObject* root);
 
 }  // namespace lg_python

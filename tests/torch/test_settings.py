@@ -249,6 +249,31 @@ class Outputs(unittest.TestCase):
                 self.assertIn("needs torch.nn.Module objects", str(caught.exception))
             self.assertEqual(named(), [])
 
+    def test_gradient_contract_reads_torchscript_modules(self):
+        # A scripted module keeps its parameters in C++, not in the instance dicts the walk
+        # reads: its named_parameters() lists them, as the root and as a child alike. The
+        # contract after backward used to raise TypeError at the user's backward() there.
+        scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Conv2d(4, 8, 1)).to(memory_format=torch.channels_last))
+        outer = torch.nn.Sequential(scripted)
+        x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+
+        def named():
+            found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+            lgt.clear_report()
+            return found
+
+        lgt.clear_report()
+        with lgt.guard("record"):
+            scripted(x).sum().backward()
+            outer(x).sum().backward()
+            self.assertEqual(named(), [])
+            weight = getattr(scripted, "0").weight
+            weight.grad = torch.zeros(weight.shape)  # contiguous, the weight channels_last
+            lgt.check_gradients(scripted)
+            self.assertEqual(named(), ["0.weight"])
+            lgt.check_gradients(outer)
+            self.assertEqual(named(), ["0.0.weight"])
+
     def test_tensors_of_a_rank_beyond_the_guard_pass_unchecked(self):
         # torch allows 64 dims, layoutguard 25: a copy between two dim orders of rank 32 (the
         # kind the ledger counts) runs, and is neither a conversion nor an error.
@@ -387,7 +412,7 @@ class BadInput(unittest.TestCase):
         with self.assertRaises(TypeError) as caught:
             _C.check_gradients("conv.weight")
         self.assertIn("needs an nn.Module", str(caught.exception))
-        self.assertIn("str", str(caught.exception))
+        self.assertIn("named_parameters()), got str", str(caught.exception))
         with self.assertRaises(TypeError):
             _C.check_gradients(["conv.weight"], [torch.nn.Parameter(torch.zeros(1))])
 

@@ -32,15 +32,32 @@ inline constexpr c10::DispatchKeySet kTransformWrapperKeys =
 #endif
     ;
 
+// Whether a tensor subclass answers for its own strides in Python (`_make_wrapper_subclass`
+// with `dispatch_sizes_strides_policy`): asking it whether it is channels-last runs its
+// __torch_dispatch__, which need not answer (and raises, in the user's program, where plain
+// PyTorch never asks). The flag is protected; a pointer to it formed through a derived class
+// reads it on any TensorImpl.
+struct PythonStridesPolicy final : c10::TensorImpl {
+  PythonStridesPolicy() = delete;
+  static bool custom(const c10::TensorImpl& impl) {
+    return (impl.*&PythonStridesPolicy::matches_python_custom)(SizesStridesPolicy::CustomStrides);
+  }
+};
+
+// Whether the bridge may read a tensor's sizes and strides: a strided one whose strides are
+// its own numbers. Not symbolic sizes (torch.compile's fake tensors while it traces), not
+// torch.func's wrappers, not a Python subclass that answers for its strides itself.
+inline bool readable(const c10::TensorImpl& impl) {
+  return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() &&
+         !impl.key_set().has_any(kTransformWrapperKeys) && !PythonStridesPolicy::custom(impl);
+}
+
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
 // PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
 inline Class classify(const at::Tensor& t) {
   if (!t.defined()) return Class::NotApplicable;
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-  // Symbolic sizes (torch.compile's fake tensors while it traces) have no strides to read, nor
-  // have torch.func's wrappers strides of their own.
-  if (impl.layout() != c10::kStrided || impl.has_symbolic_sizes_strides() || impl.key_set().has_any(kTransformWrapperKeys))
-    return Class::NotApplicable;
+  if (!readable(impl)) return Class::NotApplicable;
   const int64_t rank = impl.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;

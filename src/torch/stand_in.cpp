@@ -6,6 +6,7 @@
 #include <layoutguard/layout.h>
 
 #include "core/tensor_internal.h"
+#include "torch/intercepted_call.h"
 
 namespace lg::torch_bridge {
 namespace {
@@ -37,9 +38,7 @@ alignas(64) unsigned char g_nowhere[64];
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
-  if (!t.defined() || t.layout() != c10::kStrided || t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() ||
-      t.dim() > kMaxDims)
-    return {};
+  if (!t.defined() || !readable(*t.unsafeGetTensorImpl()) || t.dim() > kMaxDims) return {};
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};

@@ -76,6 +76,43 @@ class TensorKinds(unittest.TestCase):
         self.check(lambda: torch.quantize_per_tensor(x, 0.1, 0, torch.quint8))
         self.check(lambda: F.conv2d(x.to("meta"), channels_last(5, 3, 3, 3).to("meta")))
 
+    def test_a_subclass_that_answers_for_its_strides(self):
+        # A wrapper subclass whose strides come from its own __torch_dispatch__, which answers
+        # no question about its layout: plain PyTorch never asks one, so the bridge must not.
+        if not hasattr(torch.Tensor, "_make_wrapper_subclass"):
+            self.skipTest(f"torch {torch.__version__} has no wrapper subclasses")
+        silent = {"is_contiguous", "stride", "sym_stride", "sym_size", "sym_numel", "sym_storage_offset"}
+
+        class Opaque(torch.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                made = torch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(), dtype=elem.dtype,
+                                                          device=elem.device, dispatch_sizes_strides_policy="strides")
+                made.elem = elem
+                return made
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                if func.overloadpacket.__name__ in silent:
+                    raise NotImplementedError(f"Opaque does not answer {func}")
+                unwrap = lambda a: a.elem if isinstance(a, Opaque) else a
+                out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+                if func.overloadpacket.__name__.endswith("_"):
+                    return args[0]  # in place: the wrapper whose tensor changed
+                return Opaque(out) if isinstance(out, torch.Tensor) else out
+
+            def unwrap(self):
+                return self.elem
+
+        x = channels_last(2, 3, 4, 4)
+        try:
+            Opaque(x)
+        except TypeError as e:  # no dispatch_sizes_strides_policy in this torch
+            self.skipTest(f"torch {torch.__version__}: {e}")
+        self.check(lambda: torch.softmax(Opaque(x), 1).unwrap())
+        self.check(lambda: (x + Opaque(x)).unwrap())
+        self.check(lambda: Opaque(torch.zeros(2, 3, 4, 4)).copy_(x).unwrap())
+
     def test_a_loss_among_them_is_still_reported(self):
         # The same thread, right after: the check was skipped for those tensors only.
         x = channels_last(2, 8, 6, 6)

@@ -1,34 +1,60 @@
 """python3 -m layoutguard_torch [--] script.py [args...]
+python3 -m layoutguard_torch -m module [args...]
 
-Runs a Python script with every ATen op of its main thread (and the threads it starts, and
-autograd's) checked for lost channels_last. LAYOUTGUARD sets the mode (warn when unset; off
-runs the script with nothing switched on) and LAYOUTGUARD_OPTIONS the rest, as for any
-layoutguard program: report=, summary=, events=, suppressions=, write_suppressions=, allow=,
-min_bytes=, max_reports=, help=1.
-Exit status: the script's; 2 for a usage error."""
+Runs a Python script, or a module as `python3 -m module` would, with every ATen op of its main
+thread (and the threads it starts, and autograd's) checked for lost channels_last. LAYOUTGUARD
+sets the mode (warn when unset; off runs the program with nothing switched on) and
+LAYOUTGUARD_OPTIONS the rest, as for any layoutguard program: report=, summary=, events=,
+suppressions=, write_suppressions=, allow=, min_bytes=, max_reports=, help=1.
+Exit status: the program's; 2 for a usage error."""
+import importlib.util
 import os
 import runpy
 import sys
 
-USAGE = "usage: python3 -m layoutguard_torch [--] script.py [args...]"
+USAGE = "usage: python3 -m layoutguard_torch [--] script.py [args...] | -m module [args...]"
+
+
+def fail(message):
+    print(f"layoutguard_torch: {message}\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+def switch_on():
+    os.environ.setdefault("LAYOUTGUARD", "warn")
+    import layoutguard_torch as lgt  # after LAYOUTGUARD is set: the library reads it at load
+    # Off switches nothing on: the program's ops cost what they cost without the bridge (its
+    # own enable(mode) or guard(mode) still switches on).
+    if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
+        lgt.enable()
 
 
 def main(argv):
     if argv and argv[0] == "--":
         argv = argv[1:]
+    elif argv and argv[0] == "-m":
+        if len(argv) < 2:
+            return fail("-m needs a module name")
+        module = argv[1]
+        # As `python3 -m`: the working directory first on the path, the module found before it runs.
+        sys.path.insert(0, os.getcwd())
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return fail(f"no module named {module}")
+        switch_on()
+        sys.argv = [module] + list(argv[2:])  # run_module puts the module's file first
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__ if argv else USAGE, file=sys.stderr if not argv else sys.stdout)
         return 0 if argv else 2
     script = argv[0]
     if not os.path.isfile(script):
-        print(f"layoutguard_torch: no such script: {script}\n{USAGE}", file=sys.stderr)
-        return 2
-    os.environ.setdefault("LAYOUTGUARD", "warn")
-    import layoutguard_torch as lgt  # after LAYOUTGUARD is set: the library reads it at load
-    # Off switches nothing on: the script's ops cost what they cost without the bridge (its
-    # own enable(mode) or guard(mode) still switches on).
-    if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
-        lgt.enable()
+        return fail(f"no such script: {script}")
+    switch_on()
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")

@@ -492,6 +492,39 @@ class Entrypoints(unittest.TestCase):
         self.assertIn("aten::softmax (root cause aten::_softmax)", run.stdout)
         self.assertIn("converted 2304 bytes between memory formats; at most 100 allowed", run.stdout)
 
+    def test_runner_runs_a_module_as_python_dash_m_does(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "pkg"))
+            open(os.path.join(tmp, "pkg", "__init__.py"), "w").close()
+            with open(os.path.join(tmp, "pkg", "train.py"), "w") as f:
+                f.write(PROGRAM.replace('print("program done")', 'print("argv", sys.argv)'))
+            env = dict(os.environ, LAYOUTGUARD="record",
+                       LAYOUTGUARD_OPTIONS="summary=0:report=" + os.path.join(tmp, "r.json"))
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", "-m", "pkg.train", "cl"], env=env,
+                                 cwd=tmp, capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn(f"argv [{os.path.join(tmp, 'pkg', 'train.py')!r}, 'cl']", run.stdout)
+            with open(os.path.join(tmp, "r.json")) as f:
+                violations = json.load(f)["violations"]
+            self.assertEqual([(v["op"], v["module"]) for v in violations], [("aten::softmax", "head")])
+            self.assertTrue(violations[0]["source_location"].startswith(os.path.join(tmp, "pkg", "train.py") + ":"))
+
+    def test_runner_refuses_what_it_cannot_run(self):
+        def runner(*args):
+            return subprocess.run([sys.executable, "-m", "layoutguard_torch", *args], capture_output=True, text=True,
+                                  timeout=300, cwd=HERE)
+
+        for args, message in [((), "usage: python3 -m layoutguard_torch"),
+                              (("/nonexistent/train.py",), "no such script: /nonexistent/train.py"),
+                              (("-m",), "-m needs a module name"),
+                              (("-m", "no_such_package.train"), "no module named no_such_package.train")]:
+            run = runner(*args)
+            self.assertEqual(run.returncode, 2, (args, run.stderr))
+            self.assertIn(message, run.stderr, args)
+        run = runner("--help")
+        self.assertEqual(run.returncode, 0)
+        self.assertIn("-m module [args...]", run.stdout)
+
     def test_threads_started_after_enable_are_checked(self):
         lgt.enable("record")
         try:

@@ -41,6 +41,13 @@ print("program done")
 """
 
 
+def take_contract_findings():
+    """The parameters the gradient contract named since the report was last cleared; clears it."""
+    found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+    lgt.clear_report()
+    return found
+
+
 def run_program(env_extra, args=(), program=PROGRAM, module_runner=True):
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "program.py")
@@ -219,17 +226,12 @@ class Outputs(unittest.TestCase):
         net = Net().to(memory_format=torch.channels_last)
         net.conv.weight.grad = torch.zeros(net.conv.weight.shape)  # contiguous, the weight not
 
-        def named():
-            found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
-            lgt.clear_report()
-            return found
-
         lgt.clear_report()
         with lgt.guard("record"):
             lgt.check_gradients(net)
-            self.assertEqual(named(), ["conv.weight"])
+            self.assertEqual(take_contract_findings(), ["conv.weight"])
             lgt.check_gradients([net, net.conv])
-            self.assertEqual(named(), ["conv.weight", "weight"])
+            self.assertEqual(take_contract_findings(), ["conv.weight", "weight"])
             # Names and order as named_parameters() gives them: nested containers, a module
             # reached twice and a parameter shared by two modules count once, under the first name.
             tied = torch.nn.Conv2d(8, 8, 1).to(memory_format=torch.channels_last)
@@ -242,12 +244,12 @@ class Outputs(unittest.TestCase):
                         if p.grad is not None and p.grad.stride() != p.stride()]
             self.assertEqual(expected, ["0.conv.weight", "1.0.weight"])
             lgt.check_gradients(outer)
-            self.assertEqual(named(), expected)
+            self.assertEqual(take_contract_findings(), expected)
             for bad in (42, [net, "conv"]):
                 with self.assertRaises(TypeError) as caught:
                     lgt.check_gradients(bad)
                 self.assertIn("needs torch.nn.Module objects", str(caught.exception))
-            self.assertEqual(named(), [])
+            self.assertEqual(take_contract_findings(), [])
 
     def test_gradient_contract_reads_torchscript_modules(self):
         # A scripted module keeps its parameters in C++, not in the instance dicts the walk
@@ -257,22 +259,17 @@ class Outputs(unittest.TestCase):
         outer = torch.nn.Sequential(scripted)
         x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
 
-        def named():
-            found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
-            lgt.clear_report()
-            return found
-
         lgt.clear_report()
         with lgt.guard("record"):
             scripted(x).sum().backward()
             outer(x).sum().backward()
-            self.assertEqual(named(), [])
+            self.assertEqual(take_contract_findings(), [])
             weight = getattr(scripted, "0").weight
             weight.grad = torch.zeros(weight.shape)  # contiguous, the weight channels_last
             lgt.check_gradients(scripted)
-            self.assertEqual(named(), ["0.weight"])
+            self.assertEqual(take_contract_findings(), ["0.weight"])
             lgt.check_gradients(outer)
-            self.assertEqual(named(), ["0.0.weight"])
+            self.assertEqual(take_contract_findings(), ["0.0.weight"])
             # Both stay roots of the automatic contract while alive: leave nothing for later tests.
             weight.grad = None
 

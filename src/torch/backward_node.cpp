@@ -12,6 +12,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #endif
 
+#include "core/thread_local_ref.h"
 #include "torch/forward_sites.h"
 
 namespace lg::torch_bridge {
@@ -38,62 +39,66 @@ struct Range {
   uint64_t forward_thread;
   int64_t sequence_nr;
 };
-thread_local std::vector<Range> t_ranges;          // innermost last
-thread_local at::CallbackHandle t_callback = 0;    // this thread's, or 0
 
 // The backward pass running on this thread (its graph task), or null.
 const void* running_pass() { return ::torch::autograd::get_current_graph_task_exec_info(); }
 
-// The last outermost node that finished on this thread, and in which pass. Between two nodes
-// the engine runs ATen ops of its own outside every node's range: it sums the gradients that
-// reach a tensor used more than once (`add`), and fixes a gradient's dtype or shape to its
-// input's. They work on the output of the node that just finished, and torch 2's engine, which
-// keeps that node running until they are done, names it: so does this. The name is copied,
-// as the range's own dies with it.
-struct Finished {
-  std::string name;
-  uint64_t forward_thread = 0;
-  int64_t sequence_nr = 0;
-  const void* pass = nullptr;
+// The thread's node ranges, and the last outermost node that finished on it and in which pass.
+// Between two nodes the engine runs ATen ops of its own outside every node's range: it sums
+// the gradients that reach a tensor used more than once (`add`), and fixes a gradient's dtype
+// or shape to its input's. They work on the output of the node that just finished, and torch
+// 2's engine, which keeps that node running until they are done, names it: so does this. The
+// name is copied, as the range's own dies with it. One thread-local, looked up once per
+// callback (thread_local_ref): the callbacks run for every node.
+struct Nodes {
+  std::vector<Range> ranges;  // innermost last
+  std::string finished_name;
+  uint64_t finished_forward_thread = 0;
+  int64_t finished_sequence_nr = 0;
+  const void* finished_pass = nullptr;
 };
-thread_local Finished t_finished;
+thread_local Nodes t_nodes;
+thread_local at::CallbackHandle t_callback = 0;  // this thread's, or 0
 
 std::unique_ptr<at::ObserverContext> range_start(const at::RecordFunction& fn) {
-  t_ranges.push_back({fn.name(), fn.forwardThreadId(), fn.seqNr()});
+  lg::detail::thread_local_ref(t_nodes).ranges.push_back({fn.name(), fn.forwardThreadId(), fn.seqNr()});
   return nullptr;
 }
 
 void range_end(const at::RecordFunction&, at::ObserverContext*) {
-  if (t_ranges.empty()) return;
-  if (t_ranges.size() == 1) {
-    const Range& r = t_ranges.back();
-    t_finished.name.assign(r.name);
-    t_finished.forward_thread = r.forward_thread;
-    t_finished.sequence_nr = r.sequence_nr;
-    t_finished.pass = running_pass();
+  Nodes& n = lg::detail::thread_local_ref(t_nodes);
+  if (n.ranges.empty()) return;
+  if (n.ranges.size() == 1) {
+    const Range& r = n.ranges.back();
+    n.finished_name.assign(r.name);
+    n.finished_forward_thread = r.forward_thread;
+    n.finished_sequence_nr = r.sequence_nr;
+    n.finished_pass = running_pass();
   }
-  t_ranges.pop_back();
+  n.ranges.pop_back();
 }
 
-// Inside a backward pass, between two nodes: the last one that finished in this pass. A pass
-// runs a node before any gradient exists to sum, so a finished node of an earlier pass (whose
-// graph task may have had the same address) is never the answer.
-const Finished* between_nodes() {
-  if (t_finished.pass == nullptr) return nullptr;
-  const void* pass = running_pass();
-  return pass == t_finished.pass ? &t_finished : nullptr;
-}
+// Inside a backward pass, between two nodes: the last one that finished in this pass. An
+// earlier pass's node could be named only if that pass's graph task had the same address and
+// the engine ran an op before the new pass's first node, which sums nothing (it can cast the
+// gradients the caller passed to backward()).
+bool between_nodes(const Nodes& n) { return n.finished_pass != nullptr && running_pass() == n.finished_pass; }
 
 }  // namespace
 
-bool in_backward_node() { return !t_ranges.empty() || between_nodes() != nullptr; }
+bool in_backward_node() {
+  const Nodes& n = lg::detail::thread_local_ref(t_nodes);
+  return !n.ranges.empty() || between_nodes(n);
+}
 
 std::optional<BackwardNode> running_backward_node() {
-  if (!t_ranges.empty()) {
-    const Range& r = t_ranges.back();
+  const Nodes& n = lg::detail::thread_local_ref(t_nodes);
+  if (!n.ranges.empty()) {
+    const Range& r = n.ranges.back();
     return BackwardNode{r.name, forward_site(r.forward_thread, r.sequence_nr)};
   }
-  if (const Finished* f = between_nodes()) return BackwardNode{f->name, forward_site(f->forward_thread, f->sequence_nr)};
+  if (between_nodes(n))
+    return BackwardNode{n.finished_name, forward_site(n.finished_forward_thread, n.finished_sequence_nr)};
   return std::nullopt;
 }
 

@@ -16,6 +16,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include <layoutguard/error.h>
@@ -151,6 +152,11 @@ void locate(std::string& source_location, std::string& stack) {
   PyGILState_Release(gil);
 }
 
+// The Scopes of this thread's open guard() blocks, innermost last. A thread that ends inside a
+// block (an abandoned generator) leaves its Scopes undestroyed: at thread exit the thread-locals
+// they would restore may already be gone.
+thread_local std::vector<lg::torch::Scope*> t_guard_scopes;
+
 lg::guard::Mode parse_mode(const std::string& text) {
   // The native parser: the same values and the same ConfigError text.
   return lg::guard::parse_options(text, "").mode;
@@ -202,12 +208,21 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_options", [](const std::string& text) {
     lg::guard::set_options(lg::guard::parse_options(lg::guard::mode_name(lg::guard::options().mode), text));
   });
-  // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope.
+  // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope, which
+  // takes only the thread's innermost one (a Scope restores what was in force when it began).
   m.def("push_scope", [](const std::string& mode) {
-    auto* scope = new lg::torch::Scope(parse_mode(mode));
-    return reinterpret_cast<uintptr_t>(scope);
+    auto scope = std::make_unique<lg::torch::Scope>(parse_mode(mode));
+    t_guard_scopes.push_back(scope.get());
+    return reinterpret_cast<uintptr_t>(scope.release());
   });
-  m.def("pop_scope", [](uintptr_t token) { delete reinterpret_cast<lg::torch::Scope*>(token); });
+  m.def("pop_scope", [](uintptr_t token) {
+    if (t_guard_scopes.empty() || reinterpret_cast<uintptr_t>(t_guard_scopes.back()) != token)
+      throw py::value_error(
+          "layoutguard_torch: a guard() block was left out of order, or on a thread other than the one that "
+          "entered it; guard blocks must nest, each left on its own thread");
+    delete t_guard_scopes.back();
+    t_guard_scopes.pop_back();
+  });
   // Around backward() and autograd.grad(): the calling thread, for the reports of the device
   // threads that run the backward ops.
   m.def("push_backward_origin", [] {

@@ -12,6 +12,7 @@ violation. The settings are layoutguard's (LAYOUTGUARD, LAYOUTGUARD_OPTIONS); se
         model(x).sum().backward()
     lgt.report()                        # what was collected, as a dict (the JSON report)
 """
+import contextlib
 import json
 import os
 import sys
@@ -82,24 +83,37 @@ def mode():
     return _C.mode()
 
 
-class guard:
-    """A block of the calling thread checked in `mode` (nests; restores on exit):
+class guard(contextlib.ContextDecorator):
+    """A block of the calling thread checked in `mode` (nests; restores on exit), or a function
+    each of whose calls is such a block:
 
         with lgt.guard("throw"):
             y = model(x)
-    """
+
+        @lgt.guard("record")
+        def train_step(x): ...
+
+    One guard may be entered again inside itself and from several threads at once; blocks must
+    nest, each left on the thread that entered it (else ValueError)."""
 
     def __init__(self, mode="throw"):
         self._mode = str(mode)
-        self._token = None
+        self._tokens = {}  # thread id -> the tokens of its open entries, innermost last
 
     def __enter__(self):
         _install_python_hooks()
-        self._token = _C.push_scope(self._mode)
+        token = _C.push_scope(self._mode)
+        self._tokens.setdefault(threading.get_ident(), []).append(token)
         return self
 
     def __exit__(self, *exc):
-        _C.pop_scope(self._token)
+        tokens = self._tokens.get(threading.get_ident())
+        if not tokens:
+            raise ValueError("layoutguard_torch: a guard() block was left on a thread that did not enter it")
+        _C.pop_scope(tokens[-1])  # raises, and keeps the token, when blocks did not nest
+        tokens.pop()
+        if not tokens:
+            del self._tokens[threading.get_ident()]
         return False
 
 

@@ -522,6 +522,59 @@ class Entrypoints(unittest.TestCase):
         self.assertEqual(run.returncode, 0)
         self.assertIn("-m module [args...]", run.stdout)
 
+    def test_guard_nests_decorates_and_refuses_blocks_that_do_not_nest(self):
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        g = lgt.guard("record")
+        lgt.clear_report()
+        with g:  # one guard entered again inside itself
+            with g:
+                torch.softmax(x, 1)
+            self.assertEqual(lgt.mode(), "record")
+        self.assertEqual(len(lgt.report()["violations"]), 1)
+
+        @lgt.guard("throw")
+        def step():
+            return torch.softmax(x, 1)
+
+        for _ in range(2):  # each call is a block of its own
+            with self.assertRaises(lgt.LayoutViolationError):
+                step()
+        outer_mode = lgt.mode()
+
+        def many():
+            for _ in range(50):
+                with g:
+                    torch.relu(x)
+
+        threads = [threading.Thread(target=many) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # Left out of order, or on another thread: a ValueError, and the blocks still unwind.
+        a, b = lgt.guard("record"), lgt.guard("warn")
+        a.__enter__()
+        b.__enter__()
+        with self.assertRaises(ValueError) as caught:
+            a.__exit__(None, None, None)
+        self.assertIn("left out of order", str(caught.exception))
+        errors = []
+
+        def leave_a():
+            try:
+                a.__exit__(None, None, None)
+            except ValueError as e:
+                errors.append(str(e))
+
+        thread = threading.Thread(target=leave_a)
+        thread.start()
+        thread.join()
+        self.assertEqual(len(errors), 1)
+        self.assertIn("did not enter it", errors[0])
+        b.__exit__(None, None, None)
+        a.__exit__(None, None, None)
+        self.assertEqual(lgt.mode(), outer_mode)
+
     def test_threads_started_after_enable_are_checked(self):
         lgt.enable("record")
         try:

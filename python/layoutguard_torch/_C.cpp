@@ -14,9 +14,9 @@
 #include <torch/csrc/autograd/python_anomaly_mode.h>
 #endif
 
+#include <memory>
 #include <stdexcept>
 #include <string>
-#include <memory>
 #include <vector>
 
 #include <layoutguard/error.h>

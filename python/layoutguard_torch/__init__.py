@@ -94,7 +94,8 @@ class guard(contextlib.ContextDecorator):
         def train_step(x): ...
 
     One guard may be entered again inside itself and from several threads at once; blocks must
-    nest, each left on the thread that entered it (else ValueError)."""
+    nest, each left on the thread that entered it (else ValueError). On a coroutine or generator
+    function the block covers making the coroutine or generator, not running it."""
 
     def __init__(self, mode="throw"):
         self._mode = str(mode)
@@ -109,7 +110,8 @@ class guard(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         tokens = self._tokens.get(threading.get_ident())
         if not tokens:
-            raise ValueError("layoutguard_torch: a guard() block was left on a thread that did not enter it")
+            raise ValueError("layoutguard_torch: a guard() block was left more often than entered, or on a "
+                             "thread that did not enter it")
         _C.pop_scope(tokens[-1])  # raises, and keeps the token, when blocks did not nest
         tokens.pop()
         if not tokens:

@@ -21,8 +21,9 @@ def fail(message):
 
 
 def switch_on():
+    # Set before the library switches on: the mode is read at the first op.
     os.environ.setdefault("LAYOUTGUARD", "warn")
-    import layoutguard_torch as lgt  # after LAYOUTGUARD is set: the library reads it at load
+    import layoutguard_torch as lgt
     # Off switches nothing on: the program's ops cost what they cost without the bridge (its
     # own enable(mode) or guard(mode) still switches on).
     if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
@@ -36,16 +37,17 @@ def main(argv):
         if len(argv) < 2:
             return fail("-m needs a module name")
         module = argv[1]
-        # As `python3 -m`: the working directory first on the path, the module found before it runs.
+        # As `python3 -m`: the working directory first on the path, and the module found before
+        # it runs; finding it imports its package, which is then checked and sees the arguments.
         sys.path.insert(0, os.getcwd())
+        switch_on()
+        sys.argv = [module] + list(argv[2:])  # run_module puts the module's file first
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
             found = False
         if not found:
             return fail(f"no module named {module}")
-        switch_on()
-        sys.argv = [module] + list(argv[2:])  # run_module puts the module's file first
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
     if not argv or argv[0] in ("-h", "--help"):

@@ -11,6 +11,8 @@
 
 #include <layoutguard/torch_contracts.h>
 
+#include "torch/intercepted_call.h"
+
 namespace lg_python {
 namespace {
 
@@ -119,8 +121,9 @@ struct Walk {
     if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) return;
     const at::Tensor& param = THPVariable_Unpack(value);
     const at::Tensor& grad = param.grad();
-    if (!grad.defined() || grad.layout() != c10::kStrided || param.layout() != c10::kStrided ||
-        grad.sizes() != param.sizes() || grad.strides() == param.strides())
+    if (!grad.defined() || !lg::torch_bridge::readable(*grad.unsafeGetTensorImpl()) ||
+        !lg::torch_bridge::readable(*param.unsafeGetTensorImpl()) || grad.sizes() != param.sizes() ||
+        grad.strides() == param.strides())
       return;
     lg::torch::check_gradient(name_of(key), param, grad);
   }

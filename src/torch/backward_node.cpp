@@ -29,6 +29,7 @@ std::optional<BackwardNode> running_backward_node() {
 
 void watch_backward_nodes() {}
 void unwatch_backward_nodes() {}
+void forget_finished_node() {}
 
 #else
 
@@ -78,10 +79,10 @@ void range_end(const at::RecordFunction&, at::ObserverContext*) {
   n.ranges.pop_back();
 }
 
-// Inside a backward pass, between two nodes: the last one that finished in this pass. An
-// earlier pass's node could be named only if that pass's graph task had the same address and
-// the engine ran an op before the new pass's first node, which sums nothing (it can cast the
-// gradients the caller passed to backward()).
+// Inside a backward pass, between two nodes: the last one that finished in this pass. Passes
+// are told apart by their graph task's address, which the next pass may reuse: a backward
+// started through a BackwardOrigin (Python's backward() and autograd.grad()) makes the calling
+// thread forget its last node first.
 bool between_nodes(const Nodes& n) { return n.finished_pass != nullptr && running_pass() == n.finished_pass; }
 
 }  // namespace
@@ -111,6 +112,8 @@ void watch_backward_nodes() {
 void unwatch_backward_nodes() {
   if (t_callback != 0) at::removeCallback(std::exchange(t_callback, 0));
 }
+
+void forget_finished_node() { lg::detail::thread_local_ref(t_nodes).finished_pass = nullptr; }
 
 #endif
 

@@ -21,6 +21,10 @@ struct BackwardNode {
 // The running node, if any: a string or two, for reports only.
 std::optional<BackwardNode> running_backward_node();
 
+// A backward pass starts on this thread (BackwardOrigin): the last node that finished before it
+// is not the running one until a node of the new pass has finished.
+void forget_finished_node();
+
 // Node tracking for the calling thread, switched on by enable() and off by disable(). Torch 2
 // keeps the running node itself (the engine's NodeGuard): these do nothing there. Torch 1.13
 // does not, so a RecordFunction callback on BACKWARD_FUNCTION ranges keeps a stack of them;

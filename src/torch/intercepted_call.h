@@ -35,8 +35,8 @@ inline constexpr c10::DispatchKeySet kTransformWrapperKeys =
 // Whether a tensor subclass answers for its own strides in Python (`_make_wrapper_subclass`
 // with `dispatch_sizes_strides_policy`): asking it whether it is channels-last runs its
 // __torch_dispatch__, which need not answer (and raises, in the user's program, where plain
-// PyTorch never asks). The flag is protected; a pointer to it formed through a derived class
-// reads it on any TensorImpl.
+// PyTorch never asks). The accessor is protected; a pointer to it formed through a derived
+// class calls it on any TensorImpl.
 struct PythonStridesPolicy final : c10::TensorImpl {
   PythonStridesPolicy() = delete;
   static bool custom(const c10::TensorImpl& impl) {
@@ -45,10 +45,11 @@ struct PythonStridesPolicy final : c10::TensorImpl {
 };
 
 // Whether the bridge may read a tensor's sizes and strides: a strided one whose strides are
-// its own numbers. Not symbolic sizes (torch.compile's fake tensors while it traces), not
-// torch.func's wrappers, not a Python subclass that answers for its strides itself.
+// its own numbers. Not symbolic sizes (torch.compile's fake tensors while it traces), not a
+// nested tensor (its parts have sizes, it has none to ask), not torch.func's wrappers, not a
+// Python subclass that answers for its strides itself.
 inline bool readable(const c10::TensorImpl& impl) {
-  return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() &&
+  return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() && !impl.is_nested() &&
          !impl.key_set().has_any(kTransformWrapperKeys) && !PythonStridesPolicy::custom(impl);
 }
 

@@ -543,7 +543,9 @@ Scope::~Scope() {
 }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread)
-    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })) {}
+    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })) {
+  torch_bridge::forget_finished_node();
+}
 
 BackwardOrigin::~BackwardOrigin() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_); }
 

@@ -541,16 +541,22 @@ class Entrypoints(unittest.TestCase):
                 step()
         outer_mode = lgt.mode()
 
+        failures = []
+
         def many():
-            for _ in range(50):
-                with g:
-                    torch.relu(x)
+            try:
+                for _ in range(50):
+                    with g:
+                        torch.relu(x)
+            except Exception as e:  # a thread's exception would only be printed
+                failures.append(e)
 
         threads = [threading.Thread(target=many) for _ in range(3)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        self.assertEqual(failures, [])
         # Left out of order, or on another thread: a ValueError, and the blocks still unwind.
         a, b = lgt.guard("record"), lgt.guard("warn")
         a.__enter__()

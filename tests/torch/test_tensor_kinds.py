@@ -1,7 +1,10 @@
 """The bridge reads only the tensors whose layout PyTorch itself can tell, and never changes what
-a program does: under vmap and torch.func's transforms, with nested, sparse, quantized, meta
-and fake tensors, each block runs in throw mode exactly as it runs without the bridge, and a
-channels_last block that keeps its format reports nothing."""
+a program does: under vmap and torch.func's transforms, with nested, sparse, quantized and meta
+tensors and a subclass that answers for its own strides, each block runs in throw mode exactly
+as it runs without the bridge and reports nothing. Subclasses with PyTorch's own strides
+(__torch_function__ subclasses, fake tensors) are checked as any tensor."""
+import os
+import tempfile
 import unittest
 
 import torch
@@ -55,6 +58,9 @@ class TensorKinds(unittest.TestCase):
         # one is channels_last: the bridge must not ask.
         self.check(lambda: vmap(lambda a: F.conv2d(a.unsqueeze(0), w))(x))
         self.check(lambda: vmap(lambda a: torch.relu(a) * 2)(x))
+        # Nothing inside a transform is reported, not even a softmax over C, which loses the
+        # format outside one.
+        self.check(lambda: vmap(lambda a: torch.softmax(a, 1))(x.unsqueeze(0)))
 
     @unittest.skipIf(grad is None, NO_TORCH_FUNC)
     def test_per_sample_gradients(self):
@@ -68,7 +74,18 @@ class TensorKinds(unittest.TestCase):
         self.check(lambda: vmap(grad(loss), in_dims=(None, 0))(params, x))
 
     def test_nested_tensors(self):
-        self.check(lambda: torch.nested.nested_tensor([torch.ones(3, 4, 4), torch.ones(3, 5, 5)]) * 2)
+        def parts():
+            return torch.nested.nested_tensor([torch.ones(3, 4, 4), torch.ones(3, 5, 5)])
+
+        self.check(lambda: parts() * 2)
+        self.check(lambda: parts().clone())
+        # With an events file every call with an image is read in full: a nested one is not read.
+        with tempfile.TemporaryDirectory() as tmp:
+            lgt.set_options("events=" + os.path.join(tmp, "events.jsonl"))
+            try:
+                self.check(lambda: parts() * 2)
+            finally:
+                lgt.set_options(os.environ.get("LAYOUTGUARD_OPTIONS", ""))
 
     def test_sparse_quantized_and_meta_tensors(self):
         x = channels_last(2, 3, 4, 4)
@@ -112,6 +129,25 @@ class TensorKinds(unittest.TestCase):
         self.check(lambda: torch.softmax(Opaque(x), 1).unwrap())
         self.check(lambda: (x + Opaque(x)).unwrap())
         self.check(lambda: Opaque(torch.zeros(2, 3, 4, 4)).copy_(x).unwrap())
+
+    def test_subclasses_with_their_own_strides_are_read(self):
+        class Tagged(torch.Tensor):  # a __torch_function__ subclass: PyTorch's own strides
+            pass
+
+        x = channels_last(2, 8, 6, 6)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            torch.softmax(x.as_subclass(Tagged), 1)
+        self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
+        try:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+        except ImportError:
+            return
+        lgt.clear_report()
+        with lgt.guard("record"):
+            with FakeTensorMode() as mode:
+                torch.softmax(mode.from_tensor(x), 1)
+        self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
 
     def test_a_loss_among_them_is_still_reported(self):
         # The same thread, right after: the check was skipped for those tensors only.

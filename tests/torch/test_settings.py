@@ -41,6 +41,25 @@ print("program done")
 """
 
 
+def failures_in_threads(target, count):
+    """Runs `target` on `count` threads at once; returns the exceptions they raised (a thread's
+    own exception is only printed)."""
+    failures = []
+
+    def run():
+        try:
+            target()
+        except Exception as e:  # noqa: BLE001 - returned to the test, which fails on any
+            failures.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failures
+
+
 def take_contract_findings():
     """The parameters the gradient contract named since the report was last cleared; clears it."""
     found = [v["module"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
@@ -435,26 +454,18 @@ class BadInput(unittest.TestCase):
         self.assertIn(torch.__version__, run.stderr)
 
     def test_enabling_from_many_threads_at_once(self):
-        errors, results = [], []
+        results = []
         barrier = threading.Barrier(8)
 
         def worker():
-            try:
-                barrier.wait()
-                lgt.enable()
-                lgt.enable()
-                with lgt.guard("record"):
-                    torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
-                results.append(lgt.enabled())
-            except Exception as e:  # noqa: BLE001 - any failure fails the test below
-                errors.append(e)
+            barrier.wait()
+            lgt.enable()
+            lgt.enable()
+            with lgt.guard("record"):
+                torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+            results.append(lgt.enabled())
 
-        threads = [threading.Thread(target=worker) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        self.assertEqual(failures_in_threads(worker, 8), [])
         self.assertEqual(results, [True] * 8)
 
     def test_a_second_copy_of_the_library_does_not_abort(self):
@@ -541,22 +552,12 @@ class Entrypoints(unittest.TestCase):
                 step()
         outer_mode = lgt.mode()
 
-        failures = []
-
         def many():
-            try:
-                for _ in range(50):
-                    with g:
-                        torch.relu(x)
-            except Exception as e:  # a thread's exception would only be printed
-                failures.append(e)
+            for _ in range(50):
+                with g:
+                    torch.relu(x)
 
-        threads = [threading.Thread(target=many) for _ in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(failures, [])
+        self.assertEqual(failures_in_threads(many, 3), [])
         # Left out of order, or on another thread: a ValueError, and the blocks still unwind.
         a, b = lgt.guard("record"), lgt.guard("warn")
         a.__enter__()

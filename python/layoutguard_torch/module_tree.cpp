@@ -11,7 +11,7 @@
 
 #include <layoutguard/torch_contracts.h>
 
-#include "torch/intercepted_call.h"
+#include "torch/gradient_contract.h"
 
 namespace lg_python {
 namespace {
@@ -121,11 +121,7 @@ struct Walk {
     if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) return;
     const at::Tensor& param = THPVariable_Unpack(value);
     const at::Tensor& grad = param.grad();
-    if (!grad.defined() || !lg::torch_bridge::readable(*grad.unsafeGetTensorImpl()) ||
-        !lg::torch_bridge::readable(*param.unsafeGetTensorImpl()) || grad.sizes() != param.sizes() ||
-        grad.strides() == param.strides())
-      return;
-    lg::torch::check_gradient(name_of(key), param, grad);
+    if (lg::torch_bridge::breaks_gradient_contract(param, grad)) lg::torch::check_gradient(name_of(key), param, grad);
   }
 
   // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.

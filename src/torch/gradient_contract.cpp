@@ -7,16 +7,13 @@
 #include <layoutguard/torch.h>
 
 #include "guard/runtime.h"
-#include "torch/intercepted_call.h"
+#include "torch/gradient_contract.h"
 #include "torch/stand_in.h"
 
 namespace lg::torch {
 
 bool check_gradient(std::string_view parameter, const at::Tensor& param, const at::Tensor& grad) {
-  if (!param.defined() || !grad.defined() || !torch_bridge::readable(*param.unsafeGetTensorImpl()) ||
-      !torch_bridge::readable(*grad.unsafeGetTensorImpl()) || param.sizes() != grad.sizes() ||
-      param.strides() == grad.strides())
-    return true;
+  if (!torch_bridge::breaks_gradient_contract(param, grad)) return true;
   const guard::Mode mode = guard::detail::current_mode();
   if (mode == guard::Mode::Off) return false;
   static const std::string op = "autograd::grad_strides";

@@ -44,11 +44,13 @@ struct PythonStridesPolicy final : c10::TensorImpl {
   }
 };
 
-// Whether the bridge may read a tensor's sizes and strides: a strided one whose strides are
-// its own numbers. Not symbolic sizes (torch.compile's fake tensors while it traces), not a
-// nested tensor (its parts have sizes, it has none to ask), not torch.func's wrappers, not a
-// Python subclass that answers for its strides itself.
-inline bool readable(const c10::TensorImpl& impl) {
+// Whether the bridge may read a tensor's sizes and strides: a defined, strided one whose
+// strides are its own numbers. Not symbolic sizes (torch.compile's fake tensors while it
+// traces), not a nested tensor (its parts have sizes, it has none to ask), not torch.func's
+// wrappers, not a Python subclass that answers for its strides itself.
+inline bool readable(const at::Tensor& t) {
+  if (!t.defined()) return false;
+  const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
   return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() && !impl.is_nested() &&
          !impl.key_set().has_any(kTransformWrapperKeys) && !PythonStridesPolicy::custom(impl);
 }
@@ -56,9 +58,8 @@ inline bool readable(const c10::TensorImpl& impl) {
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
 // PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
 inline Class classify(const at::Tensor& t) {
-  if (!t.defined()) return Class::NotApplicable;
+  if (!readable(t)) return Class::NotApplicable;
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-  if (!readable(impl)) return Class::NotApplicable;
   const int64_t rank = impl.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;

@@ -191,8 +191,8 @@ bool has_image(const Operands& list) {
 // own rule, read off the torch tensors so that only a real conversion pays for stand-ins.
 // Tensors of a rank over kMaxDims (torch allows 64) are beyond the guard: never one.
 bool is_conversion(const Operands& in) {
-  if (in.size() != 2 || !in[0]->defined() || !in[1]->defined() || !readable(*in[0]->unsafeGetTensorImpl()) ||
-      !readable(*in[1]->unsafeGetTensorImpl()) || in[0]->strides() == in[1]->strides() || in[0]->dim() > kMaxDims)
+  if (in.size() != 2 || !readable(*in[0]) || !readable(*in[1]) || in[0]->strides() == in[1]->strides() ||
+      in[0]->dim() > kMaxDims)
     return false;
   return guard::detail::is_layout_conversion(sizes_of(*in[0]), strides_of(*in[0]), sizes_of(*in[1]),
                                              strides_of(*in[1]));
@@ -276,8 +276,7 @@ CallPolicy policy_before_call(const InterceptedCall& call, const OpEntry& p) {
 // After the call: an op with `keepdim` whose output is smaller than its input is a reduction
 // (see AtenPolicy::keepdim).
 LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Operands& in, const Operands& out) {
-  if (p.keepdim && !in.empty() && !out.empty() && in[0]->defined() && out[0]->defined() &&
-      readable(*in[0]->unsafeGetTensorImpl()) && readable(*out[0]->unsafeGetTensorImpl()) &&
+  if (p.keepdim && !in.empty() && !out.empty() && readable(*in[0]) && readable(*out[0]) &&
       in[0]->sizes() != out[0]->sizes())
     return LayoutPolicy::RankChanging;
   return policy;

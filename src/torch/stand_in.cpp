@@ -38,7 +38,7 @@ alignas(64) unsigned char g_nowhere[64];
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
-  if (!t.defined() || !readable(*t.unsafeGetTensorImpl()) || t.dim() > kMaxDims) return {};
+  if (!readable(t) || t.dim() > kMaxDims) return {};
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};

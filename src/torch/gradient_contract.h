@@ -1,0 +1,17 @@
+// The gradient contract's test, shared by lg::torch::check_gradient and the Python package's
+// walk over a module tree, which names a parameter only when its gradient breaks it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "torch/intercepted_call.h"
+
+namespace lg::torch_bridge {
+
+// Whether `grad` breaks the contract for `param`: both readable, the same sizes, other strides.
+// An undefined, non-strided or differently sized gradient is not the contract's business.
+inline bool breaks_gradient_contract(const at::Tensor& param, const at::Tensor& grad) {
+  return readable(param) && readable(grad) && param.sizes() == grad.sizes() && param.strides() != grad.strides();
+}
+
+}  // namespace lg::torch_bridge

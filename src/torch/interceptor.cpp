@@ -168,12 +168,12 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
 // channels-last, beside a same-rank input that is; ambiguous tensors count only when the
 // option says so (ambiguous=check), and then either way. A superset of the guard's findings
 // (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
-// stand-ins. Outputs under `min_bytes` are passed over (the guard would too).
+// stand-ins. Outputs without elements or under `min_bytes` are passed over (the guard would too).
 bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool ambiguous, int64_t min_bytes = 0) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
   for (const at::Tensor* o : out) {
-    if (!not_channels_last(*o, ambiguous)) continue;
+    if (!not_channels_last(*o, ambiguous) || o->numel() == 0) continue;  // empty: nothing to lose
     if (min_bytes > 0 && static_cast<int64_t>(o->nbytes()) < min_bytes) continue;
     for (size_t i = 0; i < considered; ++i)
       if (in[i]->dim() == o->dim() && sets_expectation(*in[i], ambiguous)) return true;

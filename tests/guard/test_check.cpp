@@ -148,6 +148,19 @@ TEST_CASE("RankChanging and Explicit are never flagged; View is, for same-rank v
   CHECK(check(LayoutPolicy::View, {image}, {hidden}, with("hidden_views=1")).has_value());
 }
 
+TEST_CASE("an output without elements is never flagged: it holds no data to order") {
+  // PyTorch gives a tensor with a zero-size dim contiguous strides whatever its input (a
+  // convolution over an empty batch): the strides differ, nothing was lost.
+  const Tensor weight = lg::empty({5, 3, 3, 3}, {}, CL);
+  const Tensor empty_out = lg::empty({0, 5, 6, 6});
+  REQUIRE(lg::guard::classify(empty_out) == LayoutClass::Other);
+  CHECK_FALSE(check(LayoutPolicy::ConvLike, {lg::empty({0, 3, 8, 8}, {}, CL), weight}, {empty_out}));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {lg::empty({2, 5, 6, 6}, {}, CL)}, {empty_out}));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {lg::empty({2, 5, 6, 6}, {}, CL)}, {empty_out}, with("min_bytes=0")));
+  // One element is enough to be flagged.
+  CHECK(check(LayoutPolicy::ConvLike, {lg::empty({1, 3, 8, 8}, {}, CL), weight}, {lg::empty({1, 5, 6, 6})}).has_value());
+}
+
 TEST_CASE("allow, suppressions and min_bytes exempt calls") {
   Tensor cl = lg::empty({2, 3, 4, 5}, {}, CL), cf = lg::empty({2, 3, 4, 5});
   const std::vector<Tensor> in{cl}, out{cf};

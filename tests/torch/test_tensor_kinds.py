@@ -93,6 +93,21 @@ class TensorKinds(unittest.TestCase):
         self.check(lambda: torch.quantize_per_tensor(x, 0.1, 0, torch.quint8))
         self.check(lambda: F.conv2d(x.to("meta"), channels_last(5, 3, 3, 3).to("meta")))
 
+    def test_tensors_without_elements(self):
+        # No sample points (a detector's empty batch of boxes): PyTorch gives a tensor with a
+        # zero-size dim contiguous strides, whatever the input's. There is no data whose order
+        # could be lost, and throw mode must not stop such a program.
+        image = channels_last(1, 3, 8, 8)
+
+        def sample(points):
+            return F.grid_sample(image, torch.zeros(1, points, 4, 2), align_corners=False)
+
+        self.check(lambda: sample(0))
+        # With one row of points grid_sample does lose the format.
+        with self.assertRaises(lgt.LayoutViolationError):
+            with lgt.guard("throw"):
+                sample(1)
+
     def test_a_subclass_that_answers_for_its_strides(self):
         # A wrapper subclass whose strides come from its own __torch_dispatch__, which answers
         # no question about its layout: plain PyTorch never asks one, so the bridge must not.

@@ -4,6 +4,7 @@ tensors and a subclass that answers for its own strides, each block runs in thro
 as it runs without the bridge and reports nothing. Subclasses with PyTorch's own strides
 (__torch_function__ subclasses, fake tensors) are checked as any tensor."""
 import os
+import sys
 import tempfile
 import unittest
 
@@ -163,6 +164,28 @@ class TensorKinds(unittest.TestCase):
             with FakeTensorMode() as mode:
                 torch.softmax(mode.from_tensor(x), 1)
         self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
+
+    @unittest.skipIf(not hasattr(torch, "compile"), f"torch {torch.__version__} has no torch.compile (it came with 2.0)")
+    def test_compiled_functions_are_checked_as_traced(self):
+        # The compiler traces the function's ops on fake tensors, with eager PyTorch's strides,
+        # once per compilation: those calls are checked and named at the compiled call's line;
+        # the compiled code's own runs are not dispatched op by op.
+        x = channels_last(2, 8, 6, 6)
+        compiled = torch.compile(lambda a: torch.softmax(a * 2, 1), backend="aot_eager")
+        lgt.clear_report()
+        with lgt.guard("record"):
+            line = sys._getframe().f_lineno + 1
+            y = compiled(x)
+        self.assertFalse(y.is_contiguous(memory_format=torch.channels_last))
+        sites = {v["source_location"] for v in lgt.report()["violations"] if v["op"] == "aten::softmax"}
+        self.assertIn(f"{__file__}:{line} in test_compiled_functions_are_checked_as_traced", sites)
+        # In throw mode the compiler wraps the LayoutViolationError in its own error, whose
+        # message carries the dump.
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda a: torch.softmax(a * 3, 1), backend="aot_eager")
+        with self.assertRaisesRegex(RuntimeError, r"aten::softmax lost channels_last"):
+            with lgt.guard("throw"):
+                compiled(x)
 
     def test_a_loss_among_them_is_still_reported(self):
         # The same thread, right after: the check was skipped for those tensors only.

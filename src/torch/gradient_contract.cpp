@@ -21,12 +21,15 @@ bool check_gradient(std::string_view parameter, const at::Tensor& param, const a
   const Tensor stand_ins[] = {torch_bridge::stand_in(param), torch_bridge::stand_in(grad)};
   if (!stand_ins[0].defined() || !stand_ins[1].defined()) return false;  // a dtype layoutguard lacks
   const MemoryFormat format = param.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
-  const guard::Finding finding{
-      op, LayoutPolicy::Preserve, format, 0, 0,
+  std::string rule =
       "the gradient contract requires a parameter's .grad to have the parameter's strides (input 0: the "
       "parameter, output 0: its .grad); DDP copies such a gradient into its bucket on every step and warns "
       "'grad strides do not match bucket view strides'. Make the parameter and the gradient agree, e.g. "
-      "model.to(memory_format=torch.channels_last) before the first step"};
+      "model.to(memory_format=torch.channels_last) before the first step";
+  if (torch_bridge::strides_differ_in_size_one_dims_only(param, grad))
+    rule += ". Here only dims of size 1 differ, so the elements lie in the same order; DDP compares the strides "
+            "as they are, so it still warns and copies";
+  const guard::Finding finding{op, LayoutPolicy::Preserve, format, 0, 0, std::move(rule)};
   const std::string path(parameter);
   hooks::OpCall call{op, LayoutPolicy::Preserve, {stand_ins, 1}, {stand_ins + 1, 1}, stand_ins[0].device(),
                      "autograd", path, 0, op};

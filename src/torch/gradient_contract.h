@@ -14,4 +14,12 @@ inline bool breaks_gradient_contract(const at::Tensor& param, const at::Tensor& 
   return readable(param) && readable(grad) && param.sizes() == grad.sizes() && param.strides() != grad.strides();
 }
 
+// Whether two tensors of the same sizes differ in strides only where a dim has size 1, whose
+// stride addresses nothing (a 1x1 convolution's weight: both contiguous and channels-last).
+inline bool strides_differ_in_size_one_dims_only(const at::Tensor& a, const at::Tensor& b) {
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (a.size(d) != 1 && a.stride(d) != b.stride(d)) return false;
+  return true;
+}
+
 }  // namespace lg::torch_bridge

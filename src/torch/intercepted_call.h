@@ -32,15 +32,21 @@ inline constexpr c10::DispatchKeySet kTransformWrapperKeys =
 #endif
     ;
 
-// Whether a tensor subclass answers for its own strides in Python (`_make_wrapper_subclass`
-// with `dispatch_sizes_strides_policy`): asking it whether it is channels-last runs its
-// __torch_dispatch__, which need not answer (and raises, in the user's program, where plain
-// PyTorch never asks). The accessor is protected; a pointer to it formed through a derived
-// class calls it on any TensorImpl.
-struct PythonStridesPolicy final : c10::TensorImpl {
-  PythonStridesPolicy() = delete;
+// A tensor's strides policy, read through the protected accessors (a pointer to one, formed
+// through a derived class, calls it on any TensorImpl).
+struct StridesPolicy final : c10::TensorImpl {
+  StridesPolicy() = delete;
+  // Whether a tensor subclass answers for its own strides in Python (`_make_wrapper_subclass`
+  // with `dispatch_sizes_strides_policy`): asking it whether it is channels-last runs its
+  // __torch_dispatch__, which need not answer (and raises, in the user's program, where plain
+  // PyTorch never asks).
+  static bool python_custom(const c10::TensorImpl& impl) {
+    return (impl.*&StridesPolicy::matches_python_custom)(SizesStridesPolicy::CustomStrides);
+  }
+  // Whether the TensorImpl computes its contiguity itself (in C++, or in Python as above):
+  // only then are PyTorch's cached bits not the answer.
   static bool custom(const c10::TensorImpl& impl) {
-    return (impl.*&PythonStridesPolicy::matches_python_custom)(SizesStridesPolicy::CustomStrides);
+    return (impl.*&StridesPolicy::matches_policy)(SizesStridesPolicy::CustomStrides);
   }
 };
 
@@ -52,7 +58,7 @@ inline bool readable(const at::Tensor& t) {
   if (!t.defined()) return false;
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
   return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() && !impl.is_nested() &&
-         !impl.key_set().has_any(kTransformWrapperKeys) && !PythonStridesPolicy::custom(impl);
+         !impl.key_set().has_any(kTransformWrapperKeys) && !StridesPolicy::python_custom(impl);
 }
 
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
@@ -63,10 +69,17 @@ inline Class classify(const at::Tensor& t) {
   const int64_t rank = impl.dim();
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
-  if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
   // suggest_memory_format() without its out-of-line call: of a strided tensor of this rank it
-  // asks exactly this bit.
-  return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;
+  // asks exactly is_strides_like. The public predicates ask the policy before each bit; the
+  // cached bits, read at once, are most of the check's cost saved (readable() has excluded
+  // symbolic sizes, which the *_default readers would otherwise evaluate).
+  if (C10_UNLIKELY(StridesPolicy::custom(impl))) {
+    if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
+    return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;
+  }
+  if (impl.is_contiguous_default(c10::MemoryFormat::Contiguous) && impl.is_contiguous_default(cl))
+    return Class::Ambiguous;
+  return impl.is_strides_like_default(cl) ? Class::ChannelsLast : Class::Other;
 }
 
 // An input that is channels-last, or ambiguous where those count (the option ambiguous=check):

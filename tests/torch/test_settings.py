@@ -236,6 +236,23 @@ class Outputs(unittest.TestCase):
         lgt.clear_report()
         self.assertEqual([v["module"] for v in found], ["0.weight"])
 
+    def test_gradient_contract_says_when_only_size_one_dims_differ(self):
+        # A 1x1 convolution's weight is both contiguous and channels_last: a contiguous .grad
+        # holds its elements in the same order, yet DDP compares the strides and warns. The
+        # report is kept, and says so; a 3x3 weight's says nothing of the kind.
+        net = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 1), torch.nn.Conv2d(8, 8, 3))
+        net = net.to(memory_format=torch.channels_last)
+        for conv in net:
+            conv.weight.grad = torch.zeros(conv.weight.shape)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            lgt.check_gradients(net)
+        rules = {v["module"]: v["rule"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"}
+        lgt.clear_report()
+        self.assertEqual(sorted(rules), ["0.weight", "1.weight"])
+        self.assertIn("only dims of size 1 differ", rules["0.weight"])
+        self.assertNotIn("size 1", rules["1.weight"])
+
     def test_gradient_contract_on_demand_takes_a_module_or_modules(self):
         class Net(torch.nn.Module):  # not iterable, as most models are not
             def __init__(self):

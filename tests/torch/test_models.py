@@ -5,6 +5,8 @@ converted model without such a loss reports none. On another torch or device
 (LG_TORCH_TEST_DEVICE), the table is 1.13's: there each violation must still be a real loss shown
 by its strides, and the test prints them."""
 import os
+import subprocess
+import sys
 import unittest
 
 import torch
@@ -80,6 +82,36 @@ class Models(unittest.TestCase):
         report = training_step(model, 32)
         self.assertEqual(report["violations"], [])
         self.assertGreater(report["checked_calls"], 20)
+
+
+
+class SurveyScript(unittest.TestCase):
+    """scripts/torch-models, the survey behind docs/torch.md's model tables."""
+    ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # LG_TORCH_LIBRARY is BUILD/src/torch/liblayoutguard_torch.so.
+    BUILD = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["LG_TORCH_LIBRARY"])))
+
+    def survey(self, models):
+        return subprocess.run(["bash", os.path.join(self.ROOT, "scripts", "torch-models"), self.BUILD, models],
+                              env=dict(os.environ, LG_TORCH_PYTHON=sys.executable), capture_output=True,
+                              text=True, timeout=600)
+
+    @unittest.skipIf(DEVICE.type != "cpu", "the survey runs on the CPU")
+    def test_lists_each_models_violations(self):
+        run = self.survey("resnet18,mobilenet_v2@64")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertRegex(run.stdout, r"(?m)^resnet18: \d+ calls checked, 0 violations$")
+        self.assertRegex(run.stdout, r"(?m)^mobilenet_v2@64: \d+ calls checked, 1 violations$")
+        self.assertRegex(run.stdout, r"(?m)^  aten::hardtanh_backward in HardtanhBackward0 x1, first at features\.18\.2: ")
+
+    def test_refuses_unknown_models_and_sizes(self):
+        for models, message in [("resnet18,nosuch", "no model 'nosuch' in torchvision"),
+                                ("resnet18@8", "an image side of at least 32 pixels"),
+                                ("timm:no_such_model", "timm")]:
+            run = self.survey(models)
+            self.assertEqual(run.returncode, 2, models)
+            self.assertIn(message, run.stderr)
+            self.assertEqual(run.stdout, "", "no model runs before every name is checked")
 
 
 if __name__ == "__main__":

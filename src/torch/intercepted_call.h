@@ -70,9 +70,9 @@ inline Class classify(const at::Tensor& t) {
   if (rank != 4 && rank != 5) return Class::NotApplicable;
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
   // suggest_memory_format() without its out-of-line call: of a strided tensor of this rank it
-  // asks exactly is_strides_like. The public predicates ask the policy before each bit; the
-  // cached bits, read at once, are most of the check's cost saved (readable() has excluded
-  // symbolic sizes, which the *_default readers would otherwise evaluate).
+  // asks exactly is_strides_like. The public predicates ask the strides policy before each
+  // bit; asked once here, the bits are then read directly (readable() has excluded symbolic
+  // sizes, the one case in which the *_default readers compute).
   if (C10_UNLIKELY(StridesPolicy::custom(impl))) {
     if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
     return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,12 @@ class AddressSet {
   }
   AddressSet(const AddressSet&) = delete;
   ~AddressSet() {
-    if (!slots_.empty()) spare_tables().push_back(std::move(slots_));
+    if (slots_.empty()) return;
+    try {
+      spare_tables().push_back(std::move(slots_));
+    } catch (const std::bad_alloc&) {
+      // The pool could not grow: the table is freed instead, and the next walk makes its own.
+    }
   }
 
   // Whether `p` was new.

@@ -124,8 +124,8 @@ std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy polic
                                                              : inputs.size();
   for (size_t o = 0; o < outputs.size(); ++o) {
     const Tensor& out = outputs[o];
-    // An output without elements has no data whose order could be lost (PyTorch gives a
-    // tensor with a zero-size dim contiguous strides by design: an empty batch of detections).
+    // An output without elements has no data whose order could be lost (and PyTorch's kernels
+    // mostly give such a tensor contiguous strides: grid_sample with no points, an empty batch).
     if (!out.defined() || out.numel() == 0 || static_cast<int64_t>(out.nbytes()) < options.min_bytes) continue;
     if (!counts_as_lost(out, options.ambiguous)) continue;
     for (size_t i = 0; i < considered; ++i) {

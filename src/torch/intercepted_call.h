@@ -43,9 +43,9 @@ struct StridesPolicy final : c10::TensorImpl {
   static bool python_custom(const c10::TensorImpl& impl) {
     return (impl.*&StridesPolicy::matches_python_custom)(SizesStridesPolicy::CustomStrides);
   }
-  // Whether the TensorImpl computes its contiguity itself (in C++, or in Python as above):
-  // only then are PyTorch's cached bits not the answer.
-  static bool custom(const c10::TensorImpl& impl) {
+  // Whether the TensorImpl computes its contiguity itself (in C++, as functionalization's
+  // wrapper does, or in Python as above): only then are PyTorch's cached bits not the answer.
+  static bool computes_own_contiguity(const c10::TensorImpl& impl) {
     return (impl.*&StridesPolicy::matches_policy)(SizesStridesPolicy::CustomStrides);
   }
 };
@@ -73,7 +73,7 @@ inline Class classify(const at::Tensor& t) {
   // asks exactly is_strides_like. The public predicates ask the strides policy before each
   // bit; asked once here, the bits are then read directly (readable() has excluded symbolic
   // sizes, the one case in which the *_default readers compute).
-  if (C10_UNLIKELY(StridesPolicy::custom(impl))) {
+  if (C10_UNLIKELY(StridesPolicy::computes_own_contiguity(impl))) {
     if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
     return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;
   }

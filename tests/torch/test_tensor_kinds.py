@@ -74,6 +74,18 @@ class TensorKinds(unittest.TestCase):
 
         self.check(lambda: vmap(grad(loss), in_dims=(None, 0))(params, x))
 
+    @unittest.skipIf(grad is None, NO_TORCH_FUNC)
+    def test_functionalized_tensors(self):
+        # functionalize wraps each tensor in a FunctionalTensorWrapper, which answers for its
+        # contiguity itself (C++ overrides, not the cached bits): the check asks the wrapper.
+        from torch.func import functionalize
+        x = channels_last(2, 8, 6, 6)
+        self.check(lambda: functionalize(lambda a: torch.relu(a).add_(1) * 2)(x))
+        lgt.clear_report()
+        with lgt.guard("record"):
+            functionalize(lambda a: torch.softmax(a * 2, 1))(x)
+        self.assertIn("aten::softmax", [v["op"] for v in lgt.report()["violations"]])
+
     def test_nested_tensors(self):
         def parts():
             return torch.nested.nested_tensor([torch.ones(3, 4, 4), torch.ones(3, 5, 5)])

@@ -52,9 +52,9 @@ void dict_entries(PyObject* obj, PyObject* const (&keys)[N], PyObject* (&entries
 
 // A set of object addresses, open addressing: a walk over ResNet-50 adds some 320 of them, and
 // a node-based set would allocate each. The tables are the thread's, kept from walk to walk:
-// the contract walks after every backward, and two fresh zeroed 4 KiB tables cost more in
-// malloc (55 k instructions per ResNet-50 step, heap consolidation included) than the walk's
-// lookups. A pool, not one table per set, so that a walk inside a walk gets tables of its own.
+// the contract walks after every backward, and two fresh 4 KiB tables per walk are two large
+// mallocs, each of which may set off a consolidation of the heap. A pool, not one table per
+// set, so that a walk inside a walk gets tables of its own.
 class AddressSet {
  public:
   AddressSet() {

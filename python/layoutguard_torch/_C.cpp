@@ -26,6 +26,7 @@
 #include <layoutguard/torch_contracts.h>
 
 #include "module_call.h"
+#include "torch/backward_node.h"
 #include "module_tree.h"
 
 namespace py = pybind11;
@@ -235,14 +236,24 @@ PYBIND11_MODULE(_C, m) {
   if (module_call == nullptr) throw py::error_already_set();
   m.attr("call_module_with_path") = py::reinterpret_steal<py::object>(module_call);
   // The gradient contract over a module's parameters (module_tree.cpp).
-  m.def("check_gradients", [](const py::object& module) {
-    if (lg_python::module_parameters(module.ptr()) == nullptr && lg_python::module_children(module.ptr()) == nullptr &&
-        !py::hasattr(module, "named_parameters"))
-      throw py::type_error("layoutguard_torch: check_gradients needs an nn.Module (with _parameters and _modules, or "
-                           "named_parameters()), got " +
-                           std::string(Py_TYPE(module.ptr())->tp_name));
-    lg_python::check_parameter_gradients(module.ptr());
+  m.def("check_gradients", [](const py::object& modules) {
+    if (!py::isinstance<py::list>(modules))
+      throw py::type_error("layoutguard_torch: check_gradients needs a list of nn.Module objects, got " +
+                           std::string(Py_TYPE(modules.ptr())->tp_name));
+    std::vector<PyObject*> roots;  // borrowed: the list keeps them
+    for (const py::handle module : modules) {
+      if (lg_python::module_parameters(module.ptr()) == nullptr && lg_python::module_children(module.ptr()) == nullptr &&
+          !py::hasattr(module, "named_parameters"))
+        throw py::type_error("layoutguard_torch: check_gradients needs nn.Module objects (with _parameters and "
+                             "_modules, or named_parameters()), got " +
+                             std::string(Py_TYPE(module.ptr())->tp_name));
+      roots.push_back(module.ptr());
+    }
+    lg_python::check_parameter_gradients(roots);
   });
+  // Whether a backward node runs on this thread (a backward() inside one is a reentrant
+  // checkpoint's: the parameters' gradients are not complete yet).
+  m.def("in_backward_node", [] { return lg::torch_bridge::in_backward_node(); });
   m.def("report_json", [] { return lg::guard::report_json(lg::guard::report()); });
   m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });
   m.def("clear_report", [] { lg::guard::clear_report(); });

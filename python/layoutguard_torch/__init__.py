@@ -168,7 +168,9 @@ def _install_python_hooks():
                 result = backward(*args, **kwargs)
             finally:
                 _C.pop_backward_origin(token)
-            if _C.enabled() and _C.mode() != "off":
+            # A backward inside a backward node (a reentrant checkpoint's recomputation) leaves
+            # the parameters' gradients half done: the outermost backward checks them.
+            if _C.enabled() and _C.mode() != "off" and not _C.in_backward_node():
                 check_gradients()
             return result
 
@@ -203,7 +205,8 @@ def check_gradients(modules=None):
     strides (DDP's "grad strides do not match bucket view strides" warning, with the
     parameter named). Checks `modules` (default: every outermost module called so far) and
     reports each mismatch as a violation of op "autograd::grad_strides" at the parameter's
-    name, under the effective mode. One module may be passed alone."""
+    name, under the effective mode. One module may be passed alone. A parameter is checked
+    once, under its name in the outermost module that holds it."""
     if modules is None:
         targets = list(_roots or [])
     elif isinstance(modules, torch.nn.Module):
@@ -217,5 +220,4 @@ def check_gradients(modules=None):
         if not isinstance(root, torch.nn.Module):
             raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
                             f"got {type(root).__name__}")
-    for root in targets:
-        _C.check_gradients(root)
+    _C.check_gradients(targets)

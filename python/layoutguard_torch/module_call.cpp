@@ -4,8 +4,10 @@
 // makes about 170 module calls, so what each costs shows in a host-bound GPU step.
 #include "module_call.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +15,7 @@
 #include <layoutguard/hooks.h>
 
 #include "module_tree.h"
+#include "torch/backward_node.h"
 
 namespace lg_python {
 namespace {
@@ -24,17 +27,19 @@ PyObject* g_roots = nullptr;        // layoutguard_torch's weak set of the outer
 // call still running below.
 thread_local std::vector<PyObject*> t_called;
 
-// The key each (parent, child) pair was last found under in parent._modules: a module's
-// children rarely change, so the name is looked for once and then confirmed with one dict
-// lookup (a key that no longer holds the child is looked for again). The keys are strong
-// references; the pairs' addresses are only compared, so a freed module cannot be misnamed.
+// What each (parent, child) pair was last found under: the child's key in parent._modules, or
+// for a module deeper in the parent's tree (called as `self.block.head(x)`) a tuple of its
+// dotted path and the keys down to it. A module's children rarely change, so the name is
+// looked for once and then confirmed with a dict lookup per key (one that no longer leads to
+// the child is looked for again). The names are strong references; the pairs' addresses are
+// only compared, so a freed module cannot be misnamed.
 struct PairHash {
   size_t operator()(const std::pair<PyObject*, PyObject*>& p) const {
     return std::hash<PyObject*>()(p.first) * 31 + std::hash<PyObject*>()(p.second);
   }
 };
-std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash> g_child_keys;
-constexpr size_t kMaxChildKeys = 1 << 14;  // forgotten all at once beyond this
+std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash> g_child_names;
+constexpr size_t kMaxChildNames = 1 << 14;  // forgotten all at once beyond this
 
 std::string_view utf8(PyObject* str) {
   Py_ssize_t size = 0;
@@ -46,32 +51,92 @@ std::string_view utf8(PyObject* str) {
   return {data, static_cast<size_t>(size)};
 }
 
-// The name `parent` holds `child` under (its _modules key), else the child's class name.
-// Valid while the key lives: until the next call, at least.
+// Whether `name` (a key, or a path tuple) still leads from `parent` to `child`.
+bool still_leads_to(PyObject* parent, PyObject* children, PyObject* name, PyObject* child) {
+  if (!PyTuple_Check(name)) return PyDict_GetItemWithError(children, name) == child;
+  PyObject* at = parent;
+  for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(name) && at != nullptr; ++i) {
+    PyObject* below = module_children(at);
+    at = below ? PyDict_GetItemWithError(below, PyTuple_GET_ITEM(name, i)) : nullptr;
+  }
+  return at == child;
+}
+
+// The key of `child` in `children`, or for a module deeper in `parent`'s tree a new path
+// tuple; nullptr when the tree does not hold it. A new reference.
+PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(children, &pos, &key, &value)) {
+    if (value != child || !PyUnicode_Check(key)) continue;
+    Py_INCREF(key);
+    return key;
+  }
+  std::string path;
+  if (!find_module_path(parent, child, path) || path.empty()) return nullptr;
+  PyObject* tuple = PyTuple_New(2 + std::count(path.begin(), path.end(), '.'));
+  bool made = tuple != nullptr;
+  auto put = [&](Py_ssize_t i, size_t begin, size_t end) {
+    PyObject* item = made ? PyUnicode_FromStringAndSize(path.data() + begin, static_cast<Py_ssize_t>(end - begin)) : nullptr;
+    if (item == nullptr) made = false;
+    else PyTuple_SET_ITEM(tuple, i, item);
+  };
+  put(0, 0, path.size());
+  Py_ssize_t i = 1;
+  for (size_t begin = 0; begin <= path.size(); ++i) {
+    const size_t dot = std::min(path.find('.', begin), path.size());
+    put(i, begin, dot);
+    begin = dot + 1;
+  }
+  if (made) return tuple;
+  Py_XDECREF(tuple);  // a tuple's empty slots are allowed
+  PyErr_Clear();
+  return nullptr;
+}
+
+// The name `parent` holds `child` under (its _modules key, or its dotted path deeper in the
+// parent's tree), else the child's class name. Valid while the name lives: until the next
+// call, at least.
 std::string_view child_name(PyObject* parent, PyObject* child) {
   PyObject* children = module_children(parent);
-  if (children != nullptr) {
-    const auto known = g_child_keys.find({parent, child});
-    if (known != g_child_keys.end()) {
-      if (PyDict_GetItemWithError(children, known->second) == child) return utf8(known->second);
-      PyErr_Clear();
-    }
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(children, &pos, &key, &value)) {
-      if (value != child || !PyUnicode_Check(key)) continue;
-      if (g_child_keys.size() >= kMaxChildKeys) {
-        for (auto& [pair, k] : g_child_keys) Py_DECREF(k);
-        g_child_keys.clear();
-      }
-      Py_INCREF(key);
-      PyObject*& slot = g_child_keys[{parent, child}];
-      Py_XDECREF(slot);
-      slot = key;
-      return utf8(key);
-    }
+  if (children == nullptr) return Py_TYPE(child)->tp_name;
+  const auto known = g_child_names.find({parent, child});
+  if (known != g_child_names.end() && still_leads_to(parent, children, known->second, child))
+    return utf8(PyTuple_Check(known->second) ? PyTuple_GET_ITEM(known->second, 0) : known->second);
+  PyErr_Clear();
+  PyObject* name = look_for(parent, children, child);
+  if (name == nullptr) return Py_TYPE(child)->tp_name;
+  if (g_child_names.size() >= kMaxChildNames) {
+    for (auto& [pair, n] : g_child_names) Py_DECREF(n);
+    g_child_names.clear();
   }
-  return Py_TYPE(child)->tp_name;
+  PyObject*& slot = g_child_names[{parent, child}];
+  Py_XDECREF(slot);
+  slot = name;
+  return utf8(PyTuple_Check(name) ? PyTuple_GET_ITEM(name, 0) : name);
+}
+
+// Whether `module` lies in the tree of an outermost module called before, with its path there
+// in `path`. Asked only for a module called outside every module call while a backward node
+// runs: activation checkpointing recomputes a forward there (a module, or a function that
+// calls modules), and its modules keep the paths they have in the model. A walk over the
+// trees, once per such call.
+bool path_among_roots(PyObject* module, std::string& path) {
+  if (g_roots == nullptr) return false;
+  PyObject* roots = PyObject_GetIter(g_roots);
+  if (roots == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  bool found = false;
+  while (PyObject* root = PyIter_Next(roots)) {
+    found = find_module_path(root, module, path);
+    Py_DECREF(root);
+    if (found) break;
+  }
+  Py_DECREF(roots);
+  PyErr_Clear();
+  return found;
 }
 
 // nn.Module.__call__(self, *args, **kwargs) with the path pushed; the arguments go on as they
@@ -85,8 +150,11 @@ PyObject* call_with_path(PyObject*, PyObject* const* args, size_t nargsf, PyObje
   std::vector<PyObject*>& called = t_called;  // one thread-local lookup
   try {
     std::string_view name;
+    std::string path_in_model;  // outlives the scope's push
     if (!called.empty()) {
       name = child_name(called.back(), self);
+    } else if (lg::torch_bridge::in_backward_node() && path_among_roots(self, path_in_model)) {
+      name = path_in_model;
     } else if (g_roots != nullptr) {
       PyObject* added = PyObject_CallMethod(g_roots, "add", "O", self);
       if (added == nullptr) return nullptr;

@@ -74,6 +74,15 @@ class AddressSet {
     }
   }
 
+  bool contains(PyObject* p) const {
+    if (slots_.empty()) return false;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == p) return true;
+      if (slots_[i] == nullptr) return false;
+    }
+  }
+
   // Whether `p` was new.
   bool insert(PyObject* p) {
     if (2 * (size_ + 1) > slots_.size()) grow();
@@ -191,6 +200,34 @@ struct Walk {
   }
 };
 
+// Every module below `module` (not itself) into `found`.
+void collect_descendants(PyObject* module, AddressSet& found) {
+  PyObject* children = module_children(module);
+  if (children == nullptr) return;
+  PyObject *key, *child;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(children, &pos, &key, &child))
+    if (child != Py_None && found.insert(child)) collect_descendants(child, found);
+}
+
+// Pre-order below `module`, each module once, like named_modules(): whether `target` is there,
+// with `path` extended by its dotted path (left as it came otherwise).
+bool extend_path_to(PyObject* module, PyObject* target, AddressSet& seen, std::string& path) {
+  PyObject* children = module_children(module);
+  if (children == nullptr) return false;
+  PyObject *key, *child;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(children, &pos, &key, &child)) {
+    if (child == Py_None || !seen.insert(child)) continue;
+    const size_t length = path.size();
+    if (length != 0) path += '.';
+    path += text_of(key);
+    if (child == target || extend_path_to(child, target, seen, path)) return true;
+    path.resize(length);
+  }
+  return false;
+}
+
 }  // namespace
 
 PyObject* module_children(PyObject* module) {
@@ -205,10 +242,27 @@ PyObject* module_parameters(PyObject* module) {
   return entry[0];
 }
 
-void check_parameter_gradients(PyObject* root) {
+void check_parameter_gradients(const std::vector<PyObject*>& roots) {
   if (THPVariableClass == nullptr) return;  // torch not imported yet: no tensor exists
-  Walk walk;
-  walk.visit(root);
+  // A root that another root's tree holds is walked there, under its longer names. With one
+  // root, as usual, nothing is collected.
+  AddressSet below_roots;
+  if (roots.size() > 1)
+    for (PyObject* root : roots) collect_descendants(root, below_roots);
+  std::vector<PyObject*> outermost;
+  for (PyObject* root : roots)
+    if (!below_roots.contains(root)) outermost.push_back(root);
+  if (outermost.empty()) outermost = roots;  // roots that hold one another: each is walked
+  Walk walk;  // one walk: a parameter in two trees is checked once
+  for (PyObject* root : outermost) walk.visit(root);
+}
+
+bool find_module_path(PyObject* root, PyObject* module, std::string& path) {
+  path.clear();
+  if (root == module) return true;
+  AddressSet seen;
+  seen.insert(root);
+  return extend_path_to(root, module, seen, path);
 }
 
 }  // namespace lg_python

@@ -117,4 +117,25 @@ void forget_finished_node() { lg::detail::thread_local_ref(t_nodes).finished_pas
 
 #endif
 
+namespace {
+
+struct ModuleDepths {
+  size_t entered_in_node = 0;  // the depth of the outermost module entered inside a node; 0: none
+  size_t last = 0;             // the stack's depth at the last change
+};
+thread_local ModuleDepths t_depths;
+
+}  // namespace
+
+void note_module_depth(size_t depth) noexcept {
+  ModuleDepths& d = lg::detail::thread_local_ref(t_depths);
+  if (depth < d.entered_in_node)
+    d.entered_in_node = 0;
+  else if (depth > d.last && d.entered_in_node == 0 && in_backward_node())
+    d.entered_in_node = depth;
+  d.last = depth;
+}
+
+bool in_module_entered_in_node() { return t_depths.entered_in_node != 0; }
+
 }  // namespace lg::torch_bridge

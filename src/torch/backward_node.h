@@ -3,6 +3,7 @@
 // inside it is the derivative formula's, not the user's.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,16 @@ std::optional<BackwardNode> running_backward_node();
 // A backward pass starts on this thread (BackwardOrigin): the last node that finished before it
 // is not the running one until a node of the new pass has finished.
 void forget_finished_node();
+
+// Forward code that runs inside a backward node -- activation checkpointing's recomputation,
+// a module called from a gradient hook -- is the user's forward again, not the node's
+// derivative formula: its ops belong to the module that runs them, and a memory_format it
+// asks for is the user's. It is told apart by the module stack: a module entered while a node
+// runs starts it, and it lasts until the stack drops below that module again.
+// note_module_depth is the module stack's observer's share (switched-on threads, every push
+// and pop); in_module_entered_in_node says whether such a module runs now.
+void note_module_depth(size_t depth) noexcept;
+bool in_module_entered_in_node();
 
 // Node tracking for the calling thread, switched on by enable() and off by disable(). Torch 2
 // keeps the running node itself (the engine's NodeGuard): these do nothing there. Torch 1.13

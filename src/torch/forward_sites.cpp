@@ -18,6 +18,7 @@
 
 #include "core/thread_local_ref.h"
 #include "dispatch/dispatcher.h"
+#include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
 
 namespace lg::torch_bridge {
@@ -140,9 +141,12 @@ void note_path(std::string_view path, size_t depth) noexcept {
 }
 
 // The module stack's observer: followed on switched-on threads only, so that a thread that
-// runs with the bridge off (an Off scope) pays nothing for it.
+// runs with the bridge off (an Off scope) pays nothing for it. It also tells forward code run
+// inside a backward node from the node's own ops (backward_node.h).
 void on_module_path(std::string_view path, size_t depth) noexcept {
-  if (c10::impl::tls_is_dispatch_key_included(kKey)) note_path(path, depth);
+  if (!c10::impl::tls_is_dispatch_key_included(kKey)) return;
+  note_path(path, depth);
+  note_module_depth(depth);
 }
 
 }  // namespace

@@ -207,15 +207,17 @@ bool collects(guard::Mode mode) { return mode == guard::Mode::Warn || mode == gu
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
                    const Operands& out, int depth, std::string_view root_op, std::string_view root_cause) {
   StandIns stand_ins(in, out);
-  // A backward op belongs to the module whose forward made its node.
+  // A backward op belongs to the module whose forward made its node; forward code run again
+  // inside the node (checkpointing's recomputation) to the module that runs it.
   const std::optional<BackwardNode> node = running_backward_node();
+  const bool node_module = node && !in_module_entered_in_node();
   hooks::OpCall call{p.name,
                      policy,
                      stand_ins.inputs(),
                      stand_ins.outputs(),
                      stand_ins.device(),
                      "aten",
-                     node ? std::string_view(node->forward_module) : guard::module_path(),
+                     node_module ? std::string_view(node->forward_module) : guard::module_path(),
                      depth,
                      root_op};
   guard::detail::ForeignCall foreign;
@@ -268,8 +270,10 @@ struct CallPolicy {
   bool explicit_format;
 };
 CallPolicy policy_before_call(const InterceptedCall& call, const OpEntry& p) {
-  // Inside a backward node the request is the derivative formula's, not the user's.
-  if (p.format_request && in_backward_node()) return {LayoutPolicy::Preserve, false};
+  // Inside a backward node the request is the derivative formula's, not the user's, unless
+  // the user's forward runs there again (checkpointing's recomputation).
+  if (p.format_request && in_backward_node() && !in_module_entered_in_node())
+    return {LayoutPolicy::Preserve, false};
   return {p.policy, p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)};
 }
 

@@ -215,6 +215,72 @@ class Outputs(unittest.TestCase):
             self.assertEqual(found[0].get("module", ""), expected, snippet.name)
             self.assertTrue(found[0].get("autograd_node"))
 
+    def test_checkpointed_forward_keeps_its_module_paths(self):
+        # Activation checkpointing runs the forward again inside a backward node: a module
+        # itself (reentrant or not) or a function that calls modules, each called outside every
+        # module call. Its ops are reported in the modules that run them, under the paths they
+        # have in the model; a memory_format it asks for is still the user's; and a parameter
+        # inside it is checked once, after the outermost backward.
+        import torch.utils.checkpoint as checkpoint
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return torch.softmax(x, 1)  # loses channels_last
+
+        class AskedFor(torch.nn.Module):  # conversions the user asks for: no loss, also when recomputed
+            def forward(self, y):
+                return y.contiguous(memory_format=torch.channels_last).contiguous(memory_format=torch.contiguous_format)
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+                self.head = Head()
+                self.asked_for = AskedFor()
+                # Saves its input: torch 2 stops a recomputation once the last tensor saved in
+                # it is made again, from inside that op, so the softmax must not be the last.
+                self.out = torch.nn.Conv2d(8, 8, 1)
+
+            def forward(self, x):
+                y = self.head(self.conv(x))
+                return self.out(self.asked_for(y))
+
+        class Net(torch.nn.Module):
+            def __init__(self, form):
+                super().__init__()
+                self.stem = torch.nn.Conv2d(4, 8, 1)
+                self.block = Block()
+                self.form = form
+
+            def forward(self, x):
+                x = self.stem(x)
+                if self.form == "function":
+                    block = self.block
+                    run = lambda t: block.out(block.asked_for(block.head(block.conv(t))))
+                    return checkpoint.checkpoint(run, x, use_reentrant=False)
+                return checkpoint.checkpoint(self.block, x, use_reentrant=self.form == "reentrant")
+
+        for form in ("reentrant", "not reentrant", "function"):
+            with self.subTest(form=form):
+                torch.manual_seed(0)
+                net = Net(form).to(memory_format=torch.channels_last)
+                net.block.conv.weight.grad = torch.zeros(net.block.conv.weight.shape)  # contiguous
+                x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+                lgt.clear_report()
+                with lgt.guard("record"):
+                    net(x.requires_grad_(form == "reentrant")).sum().backward()
+                found = lgt.report()["violations"]
+                lgt.clear_report()
+                softmax = [v for v in found if v["op"] == "aten::softmax"]
+                # Once in the forward, once again where it is recomputed, inside a node.
+                self.assertEqual([v["module"] for v in softmax], ["block.head", "block.head"], found)
+                self.assertEqual(["autograd_node" in v for v in softmax], [False, True], found)
+                self.assertNotIn("aten::contiguous", [v["op"] for v in found])
+                contract = [(v["module"], v["count"]) for v in found if v["op"] == "autograd::grad_strides"]
+                self.assertEqual(contract, [("block.conv.weight", 1)])
+                for v in found:
+                    self.assertTrue(v["module"].startswith("block."), v)
+
     def test_gradient_contract_sees_a_replaced_parameter(self):
         # The contract checks each root's parameters after backward; torch 2.x keeps the list
         # between checks until a parameter or module is registered. A parameter replaced after
@@ -266,8 +332,11 @@ class Outputs(unittest.TestCase):
         with lgt.guard("record"):
             lgt.check_gradients(net)
             self.assertEqual(take_contract_findings(), ["conv.weight"])
-            lgt.check_gradients([net, net.conv])
-            self.assertEqual(take_contract_findings(), ["conv.weight", "weight"])
+            # A module inside another one given is checked as part of it, under its name there.
+            lgt.check_gradients([net.conv, net])
+            self.assertEqual(take_contract_findings(), ["conv.weight"])
+            lgt.check_gradients([net.conv])
+            self.assertEqual(take_contract_findings(), ["weight"])
             # Names and order as named_parameters() gives them: nested containers, a module
             # reached twice and a parameter shared by two modules count once, under the first name.
             tied = torch.nn.Conv2d(8, 8, 1).to(memory_format=torch.channels_last)
@@ -446,7 +515,10 @@ class BadInput(unittest.TestCase):
         self.assertIn("needs a module to call", str(caught.exception))
         with self.assertRaises(TypeError) as caught:
             _C.check_gradients("conv.weight")
-        self.assertIn("needs an nn.Module", str(caught.exception))
+        self.assertIn("needs a list of nn.Module objects, got str", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:
+            _C.check_gradients(["conv.weight"])
+        self.assertIn("needs nn.Module objects", str(caught.exception))
         self.assertIn("named_parameters()), got str", str(caught.exception))
         with self.assertRaises(TypeError):
             _C.check_gradients(["conv.weight"], [torch.nn.Parameter(torch.zeros(1))])

@@ -57,15 +57,19 @@ class Scope {
 // (backward(), autograd.grad()), for the threads PyTorch hands that work to: autograd's CUDA
 // device threads run no code of the caller, so their reports locate it through `thread`. The
 // Python package wraps torch.autograd.backward and grad in one, with Python's thread ident.
+// `builds_graph`: the pass runs with create_graph (double backward, a gradient penalty): the
+// nodes it makes are then reported in the module of the node that made them, where they would
+// otherwise have the module path of the backward() call.
 class BackwardOrigin {
  public:
-  explicit BackwardOrigin(uint64_t thread);
+  explicit BackwardOrigin(uint64_t thread, bool builds_graph = false);
   ~BackwardOrigin();
   BackwardOrigin(const BackwardOrigin&) = delete;
   BackwardOrigin& operator=(const BackwardOrigin&) = delete;
 
  private:
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;
+  bool builds_graph_;
 };
 // The thread of the innermost BackwardOrigin in effect here (carried to worker threads), if any.
 std::optional<uint64_t> backward_origin();

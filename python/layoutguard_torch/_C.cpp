@@ -226,9 +226,12 @@ PYBIND11_MODULE(_C, m) {
   });
   // Around backward() and autograd.grad(): the calling thread, for the reports of the device
   // threads that run the backward ops.
-  m.def("push_backward_origin", [] {
-    return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident()));
-  });
+  m.def(
+      "push_backward_origin",
+      [](bool builds_graph) {
+        return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident(), builds_graph));
+      },
+      py::arg("builds_graph") = false);
   m.def("pop_backward_origin", [](uintptr_t token) { delete reinterpret_cast<lg::torch::BackwardOrigin*>(token); });
   m.def("_set_roots", [](py::object roots) { lg_python::set_roots(roots.release().ptr()); });
   m.def("_set_module_call", [](py::object call) { lg_python::set_module_call(call.release().ptr()); });

@@ -162,8 +162,10 @@ def _install_python_hooks():
 
         # Both mark the calling thread as the origin of the backward ops, which autograd runs
         # on its own device threads for CUDA tensors: their reports show this thread's stack.
+        # create_graph (a pass that builds a graph, for double backward) is backward()'s fourth
+        # argument and grad()'s fifth; Tensor.backward passes it by position.
         def backward_with_contracts(*args, **kwargs):
-            token = _C.push_backward_origin()
+            token = _C.push_backward_origin(bool(args[3] if len(args) > 3 else kwargs.get("create_graph")))
             try:
                 result = backward(*args, **kwargs)
             finally:
@@ -175,7 +177,7 @@ def _install_python_hooks():
             return result
 
         def grad_with_origin(*args, **kwargs):
-            token = _C.push_backward_origin()
+            token = _C.push_backward_origin(bool(args[4] if len(args) > 4 else kwargs.get("create_graph")))
             try:
                 return grad(*args, **kwargs)
             finally:

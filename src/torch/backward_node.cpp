@@ -1,11 +1,13 @@
 // The running backward node (see backward_node.h).
 #include "torch/backward_node.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/version.h>
 #if TORCH_VERSION_MAJOR < 2
@@ -31,6 +33,41 @@ void watch_backward_nodes() {}
 void unwatch_backward_nodes() {}
 void forget_finished_node() {}
 
+namespace {
+
+struct GraphBuildingPasses {
+  int open = 0;
+  at::CallbackHandle callback = 0;
+};
+thread_local GraphBuildingPasses t_passes;
+
+// Returned by a node's start when it noted its site, so that its end leaves it.
+struct NodeSiteEntered : at::ObserverContext {};
+
+std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
+  if (c10::GradMode::is_enabled() && enter_node_site(fn.forwardThreadId(), fn.seqNr()))
+    return std::make_unique<NodeSiteEntered>();
+  return nullptr;
+}
+
+void node_end(const at::RecordFunction&, at::ObserverContext* entered) {
+  if (entered != nullptr) leave_node_site();
+}
+
+}  // namespace
+
+void watch_graph_building_pass() {
+  GraphBuildingPasses& p = lg::detail::thread_local_ref(t_passes);
+  if (p.open++ == 0)
+    p.callback = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&node_start, &node_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+void unwatch_graph_building_pass() {
+  GraphBuildingPasses& p = lg::detail::thread_local_ref(t_passes);
+  if (p.open > 0 && --p.open == 0) at::removeCallback(std::exchange(p.callback, 0));
+}
+
 #else
 
 namespace {
@@ -39,6 +76,7 @@ struct Range {
   const char* name;      // the range's, valid until it ends
   uint64_t forward_thread;
   int64_t sequence_nr;
+  bool site_entered;     // in a graph-building pass: the nodes it makes have its module path
 };
 
 // The backward pass running on this thread (its graph task), or null.
@@ -62,13 +100,15 @@ thread_local Nodes t_nodes;
 thread_local at::CallbackHandle t_callback = 0;  // this thread's, or 0
 
 std::unique_ptr<at::ObserverContext> range_start(const at::RecordFunction& fn) {
-  lg::detail::thread_local_ref(t_nodes).ranges.push_back({fn.name(), fn.forwardThreadId(), fn.seqNr()});
+  const bool site_entered = c10::GradMode::is_enabled() && enter_node_site(fn.forwardThreadId(), fn.seqNr());
+  lg::detail::thread_local_ref(t_nodes).ranges.push_back({fn.name(), fn.forwardThreadId(), fn.seqNr(), site_entered});
   return nullptr;
 }
 
 void range_end(const at::RecordFunction&, at::ObserverContext*) {
   Nodes& n = lg::detail::thread_local_ref(t_nodes);
   if (n.ranges.empty()) return;
+  if (n.ranges.back().site_entered) leave_node_site();
   if (n.ranges.size() == 1) {
     const Range& r = n.ranges.back();
     n.finished_name.assign(r.name);
@@ -114,6 +154,10 @@ void unwatch_backward_nodes() {
 }
 
 void forget_finished_node() { lg::detail::thread_local_ref(t_nodes).finished_pass = nullptr; }
+
+// The node callback above notes the sites of graph-building nodes.
+void watch_graph_building_pass() {}
+void unwatch_graph_building_pass() {}
 
 #endif
 

@@ -46,4 +46,13 @@ bool in_module_entered_in_node();
 void watch_backward_nodes();
 void unwatch_backward_nodes();
 
+// A backward pass that builds a graph (create_graph: double backward, gradient penalties) makes
+// nodes inside nodes; each gets the module path of the node that makes it (forward_sites.h).
+// Torch 1.13's node callback above does this whenever grad mode is on inside a node. Torch 2
+// has no callback of ours, as it keeps the running node itself: these add one to the calling
+// thread while such a pass runs (autograd's device threads get the caller's callbacks), so
+// that passes that build no graph pay nothing. Nest; on the same thread.
+void watch_graph_building_pass();
+void unwatch_graph_building_pass();
+
 }  // namespace lg::torch_bridge

@@ -53,16 +53,14 @@ struct ThreadLog {
 
   void note(uint64_t next_node, std::string_view path, size_t depth) {
     std::lock_guard lock(mutex);
-    const std::string* kept = kept_at(path, depth);
-    if (!changes.empty() && changes.back().path == kept) return;
-    // No node was made since the last change (a module that made none, or an exit followed by
-    // the next module's entry): it is replaced.
-    if (!changes.empty() && changes.back().first_node == next_node) {
-      changes.back().path = kept;
-      return;
-    }
-    if (changes.size() >= kMaxChanges) changes.erase(changes.begin(), changes.begin() + kMaxChanges / 2);
-    changes.push_back({next_node, kept});
+    append(next_node, kept_at(path, depth));
+  }
+
+  // From `next_node` on, nodes are made under `path`, whatever the module stack says (a node
+  // of a graph-building backward pass runs): the stack's entries are left as they are.
+  void note_site(uint64_t next_node, std::string_view path) {
+    std::lock_guard lock(mutex);
+    append(next_node, path.empty() ? nullptr : intern(path));
   }
 
   std::string path_of(uint64_t node) {
@@ -74,6 +72,18 @@ struct ThreadLog {
   }
 
  private:
+  void append(uint64_t next_node, const std::string* kept) {
+    if (!changes.empty() && changes.back().path == kept) return;
+    // No node was made since the last change (a module that made none, or an exit followed by
+    // the next module's entry): it is replaced.
+    if (!changes.empty() && changes.back().first_node == next_node) {
+      changes.back().path = kept;
+      return;
+    }
+    if (changes.size() >= kMaxChanges) changes.erase(changes.begin(), changes.begin() + kMaxChanges / 2);
+    changes.push_back({next_node, kept});
+  }
+
   // The kept path of the module at `depth` (1: the outermost; 0: none), `path`: the stack's
   // entry when it holds that path (a pop), else the path kept anew (a push).
   const std::string* kept_at(std::string_view path, size_t depth) {
@@ -158,6 +168,41 @@ void note_switch(bool on) {
     note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
   else
     note_path({}, 0);
+}
+
+namespace {
+// The module paths of the graph-building nodes running on this thread, innermost last.
+thread_local std::vector<std::string> t_node_sites;
+}  // namespace
+
+bool enter_node_site(uint64_t forward_thread_id, int64_t sequence_nr) noexcept {
+  try {
+    std::vector<std::string>& sites = lg::detail::thread_local_ref(t_node_sites);
+    sites.push_back(forward_site(forward_thread_id, sequence_nr));
+    try {
+      this_thread_log().note_site(at::sequence_number::peek(), sites.back());
+    } catch (...) {
+      // Out of memory: the nodes made inside have the path in force before.
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void leave_node_site() noexcept {
+  std::vector<std::string>& sites = lg::detail::thread_local_ref(t_node_sites);
+  if (sites.empty()) return;
+  sites.pop_back();
+  if (sites.empty()) {  // back to the module stack's path
+    note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
+    return;
+  }
+  try {
+    this_thread_log().note_site(at::sequence_number::peek(), sites.back());
+  } catch (...) {
+    // Out of memory: the outer node's next nodes keep the inner one's path.
+  }
 }
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {

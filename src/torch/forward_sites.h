@@ -20,6 +20,13 @@ void keep_forward_sites();
 // have none: the stack's changes are not followed while it is off).
 void note_switch(bool on);
 
+// A backward node starts running on this thread in a pass that builds a graph (double
+// backward): the nodes made until leave_node_site() get the node's own module path, the one in
+// force when the node (forward thread, sequence number) was made. Nest; a false return (out
+// of memory) is not to be left.
+bool enter_node_site(uint64_t forward_thread_id, int64_t sequence_nr) noexcept;
+void leave_node_site() noexcept;
+
 // The module path in force when the node (forward thread, sequence number) was made, "" if
 // none (outside every module, or no longer kept).
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr);

@@ -545,12 +545,17 @@ Scope::~Scope() {
   if (enabled() != was_enabled_) was_enabled_ ? enable() : disable();
 }
 
-BackwardOrigin::BackwardOrigin(uint64_t thread)
-    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })) {
+BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
+    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),
+      builds_graph_(builds_graph) {
   torch_bridge::forget_finished_node();
+  if (builds_graph_) torch_bridge::watch_graph_building_pass();
 }
 
-BackwardOrigin::~BackwardOrigin() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_); }
+BackwardOrigin::~BackwardOrigin() {
+  if (builds_graph_) torch_bridge::unwatch_graph_building_pass();
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
+}
 
 std::optional<uint64_t> backward_origin() {
   const torch_bridge::Carried* c = torch_bridge::carried();

@@ -281,6 +281,48 @@ class Outputs(unittest.TestCase):
                 for v in found:
                     self.assertTrue(v["module"].startswith("block."), v)
 
+    def test_double_backward_nodes_are_reported_in_the_module_that_made_them(self):
+        # A gradient penalty differentiates the gradient (create_graph=True): the first pass's
+        # nodes make the second pass's nodes, which get the module of the node that made them,
+        # not the module path of the autograd.grad() call.
+        class Critic(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+                self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1, stride=2)
+                self.fc = torch.nn.Linear(8, 1)
+
+            def forward(self, x):
+                x = torch.nn.functional.leaky_relu(self.c2(torch.nn.functional.leaky_relu(self.c1(x), 0.2)), 0.2)
+                return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+        class Step(torch.nn.Module):  # the penalty's passes run inside a module of their own
+            def forward(self, critic, x, how):
+                out = critic(x)
+                if how == "grad":
+                    (g,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+                else:
+                    out.sum().backward(create_graph=True)
+                    g = x.grad
+                return out.mean() + ((g.flatten(1).norm(dim=1) - 1) ** 2).mean()
+
+        for how in ("grad", "backward"):
+            with self.subTest(how=how):
+                torch.manual_seed(0)
+                critic = Critic().to(memory_format=torch.channels_last)
+                x = torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last).requires_grad_()
+                lgt.clear_report()
+                with lgt.guard("record"):
+                    Step()(critic, x, how).backward()
+                found = [v for v in lgt.report()["violations"]
+                         if v.get("autograd_node", "").endswith("BackwardBackward0")]
+                lgt.clear_report()
+                if not found:
+                    self.skipTest(f"no double-backward op loses the format on torch {torch.__version__}")
+                # _convolution_double_backward returns contiguous gradients on the CPU. The
+                # critic is called by a module that does not hold it: its class name.
+                self.assertEqual(sorted({v["module"] for v in found}), ["Critic.c1", "Critic.c2"], found)
+
     def test_gradient_contract_sees_a_replaced_parameter(self):
         # The contract checks each root's parameters after backward; torch 2.x keeps the list
         # between checks until a parameter or module is registered. A parameter replaced after
@@ -837,6 +879,31 @@ class ModuleCalls(unittest.TestCase):
                      lambda: torch.nn.Module.__call__(net, self.x), lambda: type(net).__call__(net, x=self.x)):
             self.assertEqual(self.modules_reported(form), ["head"])
         self.assertTrue(torch.equal(net(self.x), torch.softmax(self.x, 1)))
+
+    def test_modules_held_deeper_keep_their_paths(self):
+        # A forward that calls modules its containers hold (a ModuleList it loops over, a
+        # ModuleDict, a grandchild) names them by their paths in its tree; a child moved
+        # elsewhere is looked for again; a module the tree does not hold has its class name.
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stages = torch.nn.ModuleList([HeadNet(), HeadNet()])
+                self.heads = torch.nn.ModuleDict({"main": SoftmaxHead()})
+                self.loose = [SoftmaxHead()]  # a plain list: not registered
+
+            def forward(self, x):
+                for stage in self.stages:
+                    stage(x)
+                self.heads["main"](x)
+                self.stages[1].head(x)
+                self.loose[0](x)
+
+        net = Net()
+        expected = ["stages.0.head", "stages.1.head", "heads.main", "SoftmaxHead"]
+        for _ in range(2):  # the second time from the names kept
+            self.assertEqual(sorted(self.modules_reported(lambda: net(self.x))), sorted(expected))
+        net.stages = torch.nn.ModuleList([net.stages[1], net.stages[0]])
+        self.assertEqual(sorted(self.modules_reported(lambda: net(self.x))), sorted(expected))
 
     def test_a_subclass_calling_through_super(self):
         class Counting(HeadNet):

@@ -11,6 +11,7 @@
 #include <layoutguard/error.h>
 
 #include "core/atomic_file.h"
+#include "guard/forked_child.h"
 
 namespace lg::guard::detail {
 namespace {
@@ -35,6 +36,9 @@ uint64_t thread_number() {
 
 void write_event(const std::string& path, const hooks::OpCall& call, const Finding* finding, int64_t conversion_bytes,
                  const ExpectedLoss* expected) {
+  // Before the lock: a thread of the parent may have held it at the fork.
+  watch_forks();
+  if (in_forked_child()) return;
   nlohmann::json line{{"thread", thread_number()},
                       {"op", call.op},
                       {"policy", layout_policy_name(call.policy)},

@@ -15,6 +15,7 @@
 #include <layoutguard/guard.h>
 #include <layoutguard/layout.h>
 
+#include "guard/forked_child.h"
 #include "guard/runtime.h"
 #include "guard/spans.h"
 
@@ -59,6 +60,7 @@ OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
 }
 
 void at_exit() {
+  if (in_forked_child()) return;  // its files are the parent's (forked_child.h)
   // The settings in force at exit decide; a broken environment has already been reported.
   Options o;
   try {
@@ -97,6 +99,7 @@ void ensure_exit_handler() {
     (void)store();
     (void)guard::options();
     std::atexit(at_exit);
+    watch_forks();
   });
 }
 

@@ -5,10 +5,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -512,6 +517,35 @@ TEST_CASE("ExpectedLoss: a loss expected on one thread still fails on another") 
   });
   other.join();
   CHECK(raised);
+}
+
+TEST_CASE("a forked child keeps checking but writes none of the parent's files") {
+  CleanGuard clean;
+  TempPath events("lg-events-fork"), report("lg-report-fork");
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:summary=0:events=" + events.str() + ":report=" + report.str()));
+  (void)lg::relu(x);
+  const size_t before = read_events(events.str()).size();
+  REQUIRE(before > 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child checks and records its calls, then exits through the exit handlers, which
+    // would write the report: none of it may reach the parent's files.
+    const int64_t inherited = lg::guard::report().checked_calls;
+    (void)lg::relu(x);
+    drop_layout()({x});
+    const lg::guard::Report r = lg::guard::report();
+    std::exit(r.checked_calls > inherited && !r.violations.empty() ? 0 : 3);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // the child's calls were checked
+  CHECK(read_events(events.str()).size() == before);
+  CHECK_FALSE(std::filesystem::exists(report.str()));
+  (void)lg::relu(x);  // the parent's stream goes on
+  CHECK(read_events(events.str()).size() == before + 1);
 }
 
 TEST_CASE("events=FILE writes one JSON line per checked call, conversions and violations included") {

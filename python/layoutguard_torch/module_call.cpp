@@ -27,19 +27,39 @@ PyObject* g_roots = nullptr;        // layoutguard_torch's weak set of the outer
 // call still running below.
 thread_local std::vector<PyObject*> t_called;
 
-// What each (parent, child) pair was last found under: the child's key in parent._modules, or
-// for a module deeper in the parent's tree (called as `self.block.head(x)`) a tuple of its
-// dotted path and the keys down to it. A module's children rarely change, so the name is
-// looked for once and then confirmed with a dict lookup per key (one that no longer leads to
-// the child is looked for again). The names are strong references; the pairs' addresses are
-// only compared, so a freed module cannot be misnamed.
-struct PairHash {
-  size_t operator()(const std::pair<PyObject*, PyObject*>& p) const {
-    return std::hash<PyObject*>()(p.first) * 31 + std::hash<PyObject*>()(p.second);
+// A path below some module as a tuple: the dotted path, then the _modules keys down to it
+// ("" alone for the module itself). A new reference, or nullptr (no Python error left set).
+PyObject* path_tuple(const std::string& path) {
+  PyObject* tuple = PyTuple_New(path.empty() ? 1 : 2 + std::count(path.begin(), path.end(), '.'));
+  bool made = tuple != nullptr;
+  auto put = [&](Py_ssize_t i, size_t begin, size_t end) {
+    PyObject* item = made ? PyUnicode_FromStringAndSize(path.data() + begin, static_cast<Py_ssize_t>(end - begin)) : nullptr;
+    if (item == nullptr) made = false;
+    else PyTuple_SET_ITEM(tuple, i, item);
+  };
+  put(0, 0, path.size());
+  Py_ssize_t i = 1;
+  for (size_t begin = 0; !path.empty() && begin <= path.size(); ++i) {
+    const size_t dot = std::min(path.find('.', begin), path.size());
+    put(i, begin, dot);
+    begin = dot + 1;
   }
-};
-std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash> g_child_names;
-constexpr size_t kMaxChildNames = 1 << 14;  // forgotten all at once beyond this
+  if (made) return tuple;
+  Py_XDECREF(tuple);  // a tuple's empty slots are allowed
+  PyErr_Clear();
+  return nullptr;
+}
+
+// Whether the keys of `path` (a path tuple) still lead from `top` to `module`.
+bool still_leads_to(PyObject* top, PyObject* path, PyObject* module) {
+  PyObject* at = top;
+  for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(path) && at != nullptr; ++i) {
+    PyObject* below = module_children(at);
+    at = below ? PyDict_GetItemWithError(below, PyTuple_GET_ITEM(path, i)) : nullptr;
+  }
+  PyErr_Clear();
+  return at == module;
+}
 
 std::string_view utf8(PyObject* str) {
   Py_ssize_t size = 0;
@@ -51,47 +71,58 @@ std::string_view utf8(PyObject* str) {
   return {data, static_cast<size_t>(size)};
 }
 
-// Whether `name` (a key, or a path tuple) still leads from `parent` to `child`.
-bool still_leads_to(PyObject* parent, PyObject* children, PyObject* name, PyObject* child) {
-  if (!PyTuple_Check(name)) return PyDict_GetItemWithError(children, name) == child;
-  PyObject* at = parent;
-  for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(name) && at != nullptr; ++i) {
-    PyObject* below = module_children(at);
-    at = below ? PyDict_GetItemWithError(below, PyTuple_GET_ITEM(name, i)) : nullptr;
-  }
-  return at == child;
+void add_root(PyObject* module) {
+  if (g_roots == nullptr) return;
+  PyObject* added = PyObject_CallMethod(g_roots, "add", "O", module);
+  if (added == nullptr) PyErr_Clear();  // not weakly referenceable: its parameters go unchecked
+  Py_XDECREF(added);
 }
 
-// The key of `child` in `children`, or for a module deeper in `parent`'s tree a new path
-// tuple; nullptr when the tree does not hold it. A new reference.
+// What each (parent, child) pair was last found under: the child's key in parent._modules; for
+// a module deeper in the parent's tree (called as `self.block.head(x)`, a ModuleList's member)
+// its path tuple; or, for a module the tree does not hold, a weak reference to the child (a
+// miss, which walked the parent's tree once). A module's children rarely change, so the name
+// is looked for once and then confirmed with a lookup per key (one that no longer leads to the
+// child is looked for again). A miss stays a miss while the child lives: a module added to its
+// caller's tree after being called from outside it keeps its class name. The entries are
+// strong references, but the pairs' addresses are only compared, so a freed module cannot be
+// misnamed.
+struct PairHash {
+  size_t operator()(const std::pair<PyObject*, PyObject*>& p) const {
+    return std::hash<PyObject*>()(p.first) * 31 + std::hash<PyObject*>()(p.second);
+  }
+};
+std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash> g_child_names;
+constexpr size_t kMaxChildNames = 1 << 14;  // forgotten all at once beyond this
+
+bool still_names(PyObject* parent, PyObject* children, PyObject* name, PyObject* child) {
+  if (PyUnicode_CheckExact(name)) {
+    PyObject* held = PyDict_GetItemWithError(children, name);
+    if (held == nullptr) PyErr_Clear();
+    return held == child;
+  }
+  if (PyTuple_CheckExact(name)) return still_leads_to(parent, name, child);
+  return PyWeakref_GetObject(name) == child;  // a miss, while the child lives
+}
+
+// The key of `child` in `children`, its path tuple deeper in `parent`'s tree, or a weak
+// reference to it when the tree does not hold it. A new reference, or nullptr.
 PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(children, &pos, &key, &value)) {
-    if (value != child || !PyUnicode_Check(key)) continue;
+    if (value != child || !PyUnicode_CheckExact(key)) continue;
     Py_INCREF(key);
     return key;
   }
   std::string path;
-  if (!find_module_path(parent, child, path) || path.empty()) return nullptr;
-  PyObject* tuple = PyTuple_New(2 + std::count(path.begin(), path.end(), '.'));
-  bool made = tuple != nullptr;
-  auto put = [&](Py_ssize_t i, size_t begin, size_t end) {
-    PyObject* item = made ? PyUnicode_FromStringAndSize(path.data() + begin, static_cast<Py_ssize_t>(end - begin)) : nullptr;
-    if (item == nullptr) made = false;
-    else PyTuple_SET_ITEM(tuple, i, item);
-  };
-  put(0, 0, path.size());
-  Py_ssize_t i = 1;
-  for (size_t begin = 0; begin <= path.size(); ++i) {
-    const size_t dot = std::min(path.find('.', begin), path.size());
-    put(i, begin, dot);
-    begin = dot + 1;
-  }
-  if (made) return tuple;
-  Py_XDECREF(tuple);  // a tuple's empty slots are allowed
-  PyErr_Clear();
-  return nullptr;
+  if (find_module_path(parent, child, path) && !path.empty()) return path_tuple(path);
+  // Outside the caller's tree, the child is the top of a tree of its own for the gradient
+  // contract (it is named by its class below the caller).
+  add_root(child);
+  PyObject* miss = PyWeakref_NewRef(child, nullptr);
+  if (miss == nullptr) PyErr_Clear();
+  return miss;
 }
 
 // The name `parent` holds `child` under (its _modules key, or its dotted path deeper in the
@@ -100,43 +131,96 @@ PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
 std::string_view child_name(PyObject* parent, PyObject* child) {
   PyObject* children = module_children(parent);
   if (children == nullptr) return Py_TYPE(child)->tp_name;
+  PyObject* name = nullptr;
   const auto known = g_child_names.find({parent, child});
-  if (known != g_child_names.end() && still_leads_to(parent, children, known->second, child))
-    return utf8(PyTuple_Check(known->second) ? PyTuple_GET_ITEM(known->second, 0) : known->second);
-  PyErr_Clear();
-  PyObject* name = look_for(parent, children, child);
-  if (name == nullptr) return Py_TYPE(child)->tp_name;
-  if (g_child_names.size() >= kMaxChildNames) {
-    for (auto& [pair, n] : g_child_names) Py_DECREF(n);
-    g_child_names.clear();
+  if (known != g_child_names.end() && still_names(parent, children, known->second, child)) {
+    name = known->second;
+  } else {
+    name = look_for(parent, children, child);
+    if (name == nullptr) return Py_TYPE(child)->tp_name;
+    if (g_child_names.size() >= kMaxChildNames) {
+      for (auto& [pair, n] : g_child_names) Py_DECREF(n);
+      g_child_names.clear();
+    }
+    PyObject*& slot = g_child_names[{parent, child}];
+    Py_XDECREF(slot);
+    slot = name;
   }
-  PyObject*& slot = g_child_names[{parent, child}];
-  Py_XDECREF(slot);
-  slot = name;
-  return utf8(PyTuple_Check(name) ? PyTuple_GET_ITEM(name, 0) : name);
+  if (PyUnicode_CheckExact(name)) return utf8(name);
+  if (PyTuple_CheckExact(name)) return utf8(PyTuple_GET_ITEM(name, 0));
+  return Py_TYPE(child)->tp_name;
 }
 
-// Whether `module` lies in the tree of an outermost module called before, with its path there
-// in `path`. Asked only for a module called outside every module call while a backward node
-// runs: activation checkpointing recomputes a forward there (a module, or a function that
-// calls modules), and its modules keep the paths they have in the model. A walk over the
-// trees, once per such call.
+// The path that each module called outside every module call while a backward node ran was
+// found under: a weak reference to the root whose tree holds it, and its path tuple there.
+// Confirmed by a lookup per key; looked for again when the root died or the keys no longer
+// lead to the module.
+struct ModelPath {
+  PyObject* root;  // a weak reference
+  PyObject* path;  // a path tuple
+};
+std::unordered_map<PyObject*, ModelPath> g_model_paths;
+
+// Whether `module` lies in the tree of an outermost module called before, with its path in
+// the outermost such tree in `path`. Asked only for a module called outside every module call
+// while a backward node runs: activation checkpointing recomputes a forward there (a module,
+// or a function that calls modules), and its modules keep the paths they have in the model.
+// A walk over the trees the first time, then a lookup per key.
 bool path_among_roots(PyObject* module, std::string& path) {
   if (g_roots == nullptr) return false;
+  const auto known = g_model_paths.find(module);
+  if (known != g_model_paths.end()) {
+    PyObject* root = PyWeakref_GetObject(known->second.root);
+    if (root != nullptr && root != Py_None && still_leads_to(root, known->second.path, module)) {
+      path = utf8(PyTuple_GET_ITEM(known->second.path, 0));
+      return true;
+    }
+    Py_DECREF(known->second.root);
+    Py_DECREF(known->second.path);
+    g_model_paths.erase(known);
+  }
+  PyErr_Clear();
   PyObject* roots = PyObject_GetIter(g_roots);
   if (roots == nullptr) {
     PyErr_Clear();
     return false;
   }
+  PyObject* best_root = nullptr;  // a new reference
+  std::string candidate;
   bool found = false;
   while (PyObject* root = PyIter_Next(roots)) {
-    found = find_module_path(root, module, path);
+    // The longest path is the outermost tree's: a module that is a root itself and also part
+    // of the model is named in the model.
+    if (find_module_path(root, module, candidate) && (!found || candidate.size() > path.size())) {
+      found = true;
+      path = candidate;
+      Py_XDECREF(best_root);
+      Py_INCREF(root);
+      best_root = root;
+    }
     Py_DECREF(root);
-    if (found) break;
   }
   Py_DECREF(roots);
   PyErr_Clear();
-  return found;
+  if (!found) return false;
+  PyObject* root_ref = PyWeakref_NewRef(best_root, nullptr);
+  PyObject* tuple = path_tuple(path);
+  Py_DECREF(best_root);
+  if (root_ref != nullptr && tuple != nullptr) {
+    if (g_model_paths.size() >= kMaxChildNames) {
+      for (auto& [m, entry] : g_model_paths) {
+        Py_DECREF(entry.root);
+        Py_DECREF(entry.path);
+      }
+      g_model_paths.clear();
+    }
+    g_model_paths[module] = {root_ref, tuple};
+  } else {
+    Py_XDECREF(root_ref);
+    Py_XDECREF(tuple);
+    PyErr_Clear();
+  }
+  return true;
 }
 
 // nn.Module.__call__(self, *args, **kwargs) with the path pushed; the arguments go on as they

@@ -133,9 +133,17 @@ std::string text_of(PyObject* key) {
   return text ? text : "?";
 }
 
+// A parameter whose .grad breaks the contract, found by a walk (the tensors are held: a
+// TorchScript module's named_parameters() makes the Python objects it lists).
+struct Mismatch {
+  std::string name;
+  at::Tensor param, grad;
+};
+
 struct Walk {
   AddressSet modules_seen;
   AddressSet parameters_seen;
+  std::vector<Mismatch> found;
   std::vector<PyObject*> path;  // the _modules keys from the root down (borrowed)
 
   std::string name_of(PyObject* key) const {
@@ -156,7 +164,7 @@ struct Walk {
     if (!PyObject_TypeCheck(value, tensor_type) || !parameters_seen.insert(value)) return;
     const at::Tensor& param = THPVariable_Unpack(value);
     const at::Tensor& grad = param.grad();
-    if (lg::torch_bridge::breaks_gradient_contract(param, grad)) lg::torch::check_gradient(name_of(key), param, grad);
+    if (lg::torch_bridge::breaks_gradient_contract(param, grad)) found.push_back({name_of(key), param, grad});
   }
 
   // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.
@@ -244,17 +252,36 @@ PyObject* module_parameters(PyObject* module) {
 
 void check_parameter_gradients(const std::vector<PyObject*>& roots) {
   if (THPVariableClass == nullptr) return;  // torch not imported yet: no tensor exists
-  // A root that another root's tree holds is walked there, under its longer names. With one
-  // root, as usual, nothing is collected.
-  AddressSet below_roots;
-  if (roots.size() > 1)
+  // Each root is walked as before (a walk per root, so that an inner root's walk cannot hide a
+  // parameter from its outer root's); which roots lie inside others is asked only when a
+  // gradient breaks the contract, as a second root (a loss module) is common and a mismatch
+  // is not.
+  std::vector<std::vector<Mismatch>> found(roots.size());
+  bool any = false;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Walk walk;
+    walk.visit(roots[i]);
+    any = any || !walk.found.empty();
+    found[i] = std::move(walk.found);
+  }
+  if (!any) return;
+  // A root that another root's tree holds was also walked there, under its longer names.
+  std::vector<bool> inner(roots.size(), false);
+  if (roots.size() > 1) {
+    AddressSet below_roots;
     for (PyObject* root : roots) collect_descendants(root, below_roots);
-  std::vector<PyObject*> outermost;
-  for (PyObject* root : roots)
-    if (!below_roots.contains(root)) outermost.push_back(root);
-  if (outermost.empty()) outermost = roots;  // roots that hold one another: each is walked
-  Walk walk;  // one walk: a parameter in two trees is checked once
-  for (PyObject* root : outermost) walk.visit(root);
+    for (size_t i = 0; i < roots.size(); ++i) inner[i] = below_roots.contains(roots[i]);
+    if (std::all_of(inner.begin(), inner.end(), [](bool b) { return b; }))  // roots that hold one another
+      inner.assign(roots.size(), false);
+  }
+  // A parameter in two trees is reported once, under its first name.
+  AddressSet reported;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (inner[i]) continue;
+    for (const Mismatch& m : found[i])
+      if (reported.insert(reinterpret_cast<PyObject*>(m.param.unsafeGetTensorImpl())))
+        lg::torch::check_gradient(m.name, m.param, m.grad);
+  }
 }
 
 bool find_module_path(PyObject* root, PyObject* module, std::string& path) {

@@ -23,6 +23,8 @@ namespace lg::torch_bridge {
 
 bool in_backward_node() { return ::torch::autograd::get_current_node() != nullptr; }
 
+NodeMark running_node_mark() { return {::torch::autograd::get_current_node().get(), 0}; }
+
 std::optional<BackwardNode> running_backward_node() {
   const std::shared_ptr<::torch::autograd::Node> node = ::torch::autograd::get_current_node();
   if (!node) return std::nullopt;
@@ -45,9 +47,9 @@ thread_local GraphBuildingPasses t_passes;
 struct NodeSiteEntered : at::ObserverContext {};
 
 std::unique_ptr<at::ObserverContext> node_start(const at::RecordFunction& fn) {
-  if (c10::GradMode::is_enabled() && enter_node_site(fn.forwardThreadId(), fn.seqNr()))
-    return std::make_unique<NodeSiteEntered>();
-  return nullptr;
+  if (!c10::GradMode::is_enabled()) return nullptr;
+  auto entered = std::make_unique<NodeSiteEntered>();  // first: a failed allocation enters nothing
+  return enter_node_site(fn.forwardThreadId(), fn.seqNr()) ? std::move(entered) : nullptr;
 }
 
 void node_end(const at::RecordFunction&, at::ObserverContext* entered) {
@@ -58,9 +60,10 @@ void node_end(const at::RecordFunction&, at::ObserverContext* entered) {
 
 void watch_graph_building_pass() {
   GraphBuildingPasses& p = lg::detail::thread_local_ref(t_passes);
-  if (p.open++ == 0)
+  if (p.open == 0)
     p.callback = at::addThreadLocalCallback(
         at::RecordFunctionCallback(&node_start, &node_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+  ++p.open;  // after the callback: a failed add leaves nothing to undo
 }
 
 void unwatch_graph_building_pass() {
@@ -132,6 +135,13 @@ bool in_backward_node() {
   return !n.ranges.empty() || between_nodes(n);
 }
 
+NodeMark running_node_mark() {
+  const Nodes& n = lg::detail::thread_local_ref(t_nodes);
+  if (n.ranges.empty() && !between_nodes(n)) return {};
+  const void* pass = running_pass();
+  return {pass != nullptr ? pass : &n, n.ranges.size()};  // &n: running, pass unknown
+}
+
 std::optional<BackwardNode> running_backward_node() {
   const Nodes& n = lg::detail::thread_local_ref(t_nodes);
   if (!n.ranges.empty()) {
@@ -165,6 +175,7 @@ namespace {
 
 struct ModuleDepths {
   size_t entered_in_node = 0;  // the depth of the outermost module entered inside a node; 0: none
+  NodeMark node;               // ... and the node it was entered in
   size_t last = 0;             // the stack's depth at the last change
 };
 thread_local ModuleDepths t_depths;
@@ -173,13 +184,29 @@ thread_local ModuleDepths t_depths;
 
 void note_module_depth(size_t depth) noexcept {
   ModuleDepths& d = lg::detail::thread_local_ref(t_depths);
-  if (depth < d.entered_in_node)
+  if (depth < d.entered_in_node) {
     d.entered_in_node = 0;
-  else if (depth > d.last && d.entered_in_node == 0 && in_backward_node())
-    d.entered_in_node = depth;
+  } else if (depth > d.last && d.entered_in_node == 0) {
+    const NodeMark node = running_node_mark();
+    if (node.running()) {
+      d.entered_in_node = depth;
+      d.node = node;
+    }
+  }
   d.last = depth;
 }
 
-bool in_module_entered_in_node() { return t_depths.entered_in_node != 0; }
+void forget_module_depths(size_t depth) noexcept {
+  ModuleDepths& d = lg::detail::thread_local_ref(t_depths);
+  d.entered_in_node = 0;
+  d.last = depth;
+}
+
+// The node must be the one the module was entered in: a backward pass that the module's own
+// forward starts runs nodes of its own, whose ops and requests are theirs.
+bool in_module_entered_in_node() {
+  const ModuleDepths& d = lg::detail::thread_local_ref(t_depths);
+  return d.entered_in_node != 0 && running_node_mark() == d.node;
+}
 
 }  // namespace lg::torch_bridge

@@ -26,6 +26,16 @@ std::optional<BackwardNode> running_backward_node();
 // is not the running one until a node of the new pass has finished.
 void forget_finished_node();
 
+// The backward node running on this thread, as an identity: torch 2's node; on 1.13 the pass
+// and the depth of node ranges. Compared, never dereferenced.
+struct NodeMark {
+  const void* node_or_pass = nullptr;
+  size_t ranges = 0;
+  bool running() const { return node_or_pass != nullptr; }
+  bool operator==(const NodeMark&) const = default;
+};
+NodeMark running_node_mark();
+
 // Forward code that runs inside a backward node -- activation checkpointing's recomputation,
 // a module called from a gradient hook -- is the user's forward again, not the node's
 // derivative formula: its ops belong to the module that runs them, and a memory_format it
@@ -35,6 +45,9 @@ void forget_finished_node();
 // and pop); in_module_entered_in_node says whether such a module runs now.
 void note_module_depth(size_t depth) noexcept;
 bool in_module_entered_in_node();
+// The thread switched on or off at module depth `depth`: the stack's changes while it was off
+// went unseen, so no module entered in a node is known.
+void forget_module_depths(size_t depth) noexcept;
 
 // Node tracking for the calling thread, switched on by enable() and off by disable(). Torch 2
 // keeps the running node itself (the engine's NodeGuard): these do nothing there. Torch 1.13

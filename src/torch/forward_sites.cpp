@@ -142,6 +142,22 @@ ThreadLog& this_thread_log() {
   return *log;
 }
 
+// The graph-building nodes running on this thread, innermost last: the module path of each,
+// and the module stack's depth when it started.
+struct NodeSite {
+  std::string path;
+  size_t depth;
+};
+thread_local std::vector<NodeSite> t_node_sites;
+
+void note_site(std::string_view path) noexcept {
+  try {
+    this_thread_log().note_site(at::sequence_number::peek(), path);
+  } catch (...) {
+    // Out of memory: the nodes made from here on have the path in force before.
+  }
+}
+
 void note_path(std::string_view path, size_t depth) noexcept {
   try {
     this_thread_log().note(at::sequence_number::peek(), path, depth);
@@ -155,7 +171,12 @@ void note_path(std::string_view path, size_t depth) noexcept {
 // inside a backward node from the node's own ops (backward_node.h).
 void on_module_path(std::string_view path, size_t depth) noexcept {
   if (!c10::impl::tls_is_dispatch_key_included(kKey)) return;
-  note_path(path, depth);
+  // Back out of a module called inside a graph-building node: the node's path again.
+  const std::vector<NodeSite>& sites = lg::detail::thread_local_ref(t_node_sites);
+  if (!sites.empty() && depth <= sites.back().depth)
+    note_site(sites.back().path);
+  else
+    note_path(path, depth);
   note_module_depth(depth);
 }
 
@@ -164,26 +185,19 @@ void on_module_path(std::string_view path, size_t depth) noexcept {
 void keep_forward_sites() { dispatch::detail::set_module_observer(&on_module_path); }
 
 void note_switch(bool on) {
+  const size_t depth = dispatch::detail::current_module_depth();
+  forget_module_depths(depth);
   if (on)
-    note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
+    note_path(dispatch::detail::current_module_path(), depth);
   else
     note_path({}, 0);
 }
 
-namespace {
-// The module paths of the graph-building nodes running on this thread, innermost last.
-thread_local std::vector<std::string> t_node_sites;
-}  // namespace
-
 bool enter_node_site(uint64_t forward_thread_id, int64_t sequence_nr) noexcept {
   try {
-    std::vector<std::string>& sites = lg::detail::thread_local_ref(t_node_sites);
-    sites.push_back(forward_site(forward_thread_id, sequence_nr));
-    try {
-      this_thread_log().note_site(at::sequence_number::peek(), sites.back());
-    } catch (...) {
-      // Out of memory: the nodes made inside have the path in force before.
-    }
+    std::vector<NodeSite>& sites = lg::detail::thread_local_ref(t_node_sites);
+    sites.push_back({forward_site(forward_thread_id, sequence_nr), dispatch::detail::current_module_depth()});
+    note_site(sites.back().path);
     return true;
   } catch (...) {
     return false;
@@ -191,18 +205,15 @@ bool enter_node_site(uint64_t forward_thread_id, int64_t sequence_nr) noexcept {
 }
 
 void leave_node_site() noexcept {
-  std::vector<std::string>& sites = lg::detail::thread_local_ref(t_node_sites);
+  std::vector<NodeSite>& sites = lg::detail::thread_local_ref(t_node_sites);
   if (sites.empty()) return;
   sites.pop_back();
-  if (sites.empty()) {  // back to the module stack's path
+  if (!sites.empty())
+    note_site(sites.back().path);
+  else if (c10::impl::tls_is_dispatch_key_included(kKey))  // back to the module stack's path
     note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
-    return;
-  }
-  try {
-    this_thread_log().note_site(at::sequence_number::peek(), sites.back());
-  } catch (...) {
-    // Out of memory: the outer node's next nodes keep the inner one's path.
-  }
+  else
+    note_path({}, 0);  // a thread that went off meanwhile follows no path
 }
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {

@@ -547,9 +547,16 @@ Scope::~Scope() {
 
 BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
     : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),
-      builds_graph_(builds_graph) {
+      // A thread off the bridge makes no reports: its pass is not watched.
+      builds_graph_(builds_graph && c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey)) {
   torch_bridge::forget_finished_node();
-  if (builds_graph_) torch_bridge::watch_graph_building_pass();
+  if (!builds_graph_) return;
+  try {
+    torch_bridge::watch_graph_building_pass();
+  } catch (...) {
+    c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
+    throw;
+  }
 }
 
 BackwardOrigin::~BackwardOrigin() {

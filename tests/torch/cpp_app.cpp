@@ -98,11 +98,12 @@ int main() {
   const lg::guard::ViolationRecord* second = nullptr;
   for (const lg::guard::ViolationRecord& v : r.violations)
     if (v.first.autograd_node.find("BackwardBackward") != std::string::npos) second = &v;
-  if (second == nullptr)
+  // _convolution_double_backward loses the format on the CPU in torch 1.13 to 2.11.
+  if (second == nullptr && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR > 11)))
     std::printf("skipped: no double-backward op loses the format on torch %s\n", TORCH_VERSION);
   else
-    expect(second->first.module_path == "critic",
-           "double backward: " + second->first.op + " in the module of the node that made its node");
+    expect(second != nullptr && second->first.module_path == "critic",
+           "double backward: a loss in the second pass, in the module of the node that made its node");
 
   // Throw mode: lg::LayoutViolation at the op, its text the whole dump.
   {

@@ -71,11 +71,13 @@ std::string_view utf8(PyObject* str) {
   return {data, static_cast<size_t>(size)};
 }
 
-void add_root(PyObject* module) {
-  if (g_roots == nullptr) return;
+// Adds `module` to the outermost modules (for the gradient contract); false with the Python
+// error set when the weak set refuses it.
+bool add_root(PyObject* module) {
+  if (g_roots == nullptr) return true;
   PyObject* added = PyObject_CallMethod(g_roots, "add", "O", module);
-  if (added == nullptr) PyErr_Clear();  // not weakly referenceable: its parameters go unchecked
   Py_XDECREF(added);
+  return added != nullptr;
 }
 
 // What each (parent, child) pair was last found under: the child's key in parent._modules; for
@@ -119,7 +121,7 @@ PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
   if (find_module_path(parent, child, path) && !path.empty()) return path_tuple(path);
   // Outside the caller's tree, the child is the top of a tree of its own for the gradient
   // contract (it is named by its class below the caller).
-  add_root(child);
+  if (!add_root(child)) PyErr_Clear();  // not weakly referenceable: its parameters go unchecked
   PyObject* miss = PyWeakref_NewRef(child, nullptr);
   if (miss == nullptr) PyErr_Clear();
   return miss;
@@ -239,10 +241,8 @@ PyObject* call_with_path(PyObject*, PyObject* const* args, size_t nargsf, PyObje
       name = child_name(called.back(), self);
     } else if (lg::torch_bridge::in_backward_node() && path_among_roots(self, path_in_model)) {
       name = path_in_model;
-    } else if (g_roots != nullptr) {
-      PyObject* added = PyObject_CallMethod(g_roots, "add", "O", self);
-      if (added == nullptr) return nullptr;
-      Py_DECREF(added);
+    } else if (!add_root(self)) {
+      return nullptr;
     }
     lg::guard::ModuleScope scope(name);
     called.push_back(self);

@@ -21,8 +21,6 @@ namespace lg::torch_bridge {
 
 #if TORCH_VERSION_MAJOR >= 2
 
-bool in_backward_node() { return ::torch::autograd::get_current_node() != nullptr; }
-
 NodeMark running_node_mark() { return {::torch::autograd::get_current_node().get(), 0}; }
 
 std::optional<BackwardNode> running_backward_node() {
@@ -130,11 +128,6 @@ bool between_nodes(const Nodes& n) { return n.finished_pass != nullptr && runnin
 
 }  // namespace
 
-bool in_backward_node() {
-  const Nodes& n = lg::detail::thread_local_ref(t_nodes);
-  return !n.ranges.empty() || between_nodes(n);
-}
-
 NodeMark running_node_mark() {
   const Nodes& n = lg::detail::thread_local_ref(t_nodes);
   if (n.ranges.empty() && !between_nodes(n)) return {};
@@ -170,6 +163,8 @@ void watch_graph_building_pass() {}
 void unwatch_graph_building_pass() {}
 
 #endif
+
+bool in_backward_node() { return running_node_mark().running(); }
 
 namespace {
 

@@ -180,17 +180,22 @@ void on_module_path(std::string_view path, size_t depth) noexcept {
   note_module_depth(depth);
 }
 
+// From here on, nodes get the module stack's path when the thread is on; none when it is off
+// (the stack's changes are not followed then).
+void note_stack_path(bool on) noexcept {
+  if (on)
+    note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
+  else
+    note_path({}, 0);
+}
+
 }  // namespace
 
 void keep_forward_sites() { dispatch::detail::set_module_observer(&on_module_path); }
 
 void note_switch(bool on) {
-  const size_t depth = dispatch::detail::current_module_depth();
-  forget_module_depths(depth);
-  if (on)
-    note_path(dispatch::detail::current_module_path(), depth);
-  else
-    note_path({}, 0);
+  forget_module_depths(dispatch::detail::current_module_depth());
+  note_stack_path(on);
 }
 
 bool enter_node_site(uint64_t forward_thread_id, int64_t sequence_nr) noexcept {
@@ -210,10 +215,8 @@ void leave_node_site() noexcept {
   sites.pop_back();
   if (!sites.empty())
     note_site(sites.back().path);
-  else if (c10::impl::tls_is_dispatch_key_included(kKey))  // back to the module stack's path
-    note_path(dispatch::detail::current_module_path(), dispatch::detail::current_module_depth());
-  else
-    note_path({}, 0);  // a thread that went off meanwhile follows no path
+  else  // back to the module stack's path, or none on a thread that went off meanwhile
+    note_stack_path(c10::impl::tls_is_dispatch_key_included(kKey));
 }
 
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {

@@ -14,6 +14,7 @@
 #include <torch/csrc/autograd/python_anomaly_mode.h>
 #endif
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,9 +26,11 @@
 #include <layoutguard/torch.h>
 #include <layoutguard/torch_contracts.h>
 
+#include "guard/inherited_files.h"
+#include "guard/records.h"
 #include "module_call.h"
-#include "torch/backward_node.h"
 #include "module_tree.h"
+#include "torch/backward_node.h"
 
 namespace py = pybind11;
 
@@ -262,4 +265,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("clear_report", [] { lg::guard::clear_report(); });
   m.def("options_help", [] { return lg::guard::describe_options(lg::guard::options()); });
   m.def("check_options", [] { (void)lg::guard::options(); });
+  // The files this process's settings write, by key: a spawned child compares its own with its
+  // parent's and writes none of those that came out the same (guard/inherited_files.h).
+  m.def("_output_paths", [] {
+    const lg::guard::Options o = lg::guard::options();
+    std::map<std::string, std::string> paths;
+    for (const auto& [key, path] : {std::pair{"report", &o.report_path}, {"events", &o.events_path},
+                                    {"write_suppressions", &o.write_suppressions_path}})
+      if (!path->empty()) paths.emplace(key, *path);
+    return paths;
+  });
+  m.def("_note_spawned_child", [](int64_t parent, std::vector<std::string> parents_paths) {
+    lg::guard::detail::note_spawned_child(static_cast<pid_t>(parent), std::move(parents_paths));
+  });
+  // The exit handler's work, now and once (a forkserver's children end in _exit).
+  m.def("_finish_process", [] { lg::guard::detail::finish_process(); });
 }

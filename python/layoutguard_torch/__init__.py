@@ -67,10 +67,15 @@ def disable():
     _C.disable()
 
 
+_options_text = None  # the last set_options() text: processes spawned later get it too
+
+
 def set_options(text):
     """Replaces the process-wide options with `text`, in LAYOUTGUARD_OPTIONS syntax
     ("nested=0:summary=0"); the mode stays. A bad key or value raises ConfigError."""
+    global _options_text
     _C.set_options(str(text))
+    _options_text = str(text)
 
 
 def enabled():
@@ -194,6 +199,10 @@ def _install_python_hooks():
             _C.enable("")
 
         threading.setprofile(thread_start)
+        # Processes that multiprocessing spawns from a switched-on thread switch on in the
+        # same mode and options (_spawned.py); forked ones are copies of this one.
+        from . import _spawned
+        _spawned.watch_process_starts(lambda: _options_text)
         _hooks_installed = True
 
 

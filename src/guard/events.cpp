@@ -11,7 +11,7 @@
 #include <layoutguard/error.h>
 
 #include "core/atomic_file.h"
-#include "guard/forked_child.h"
+#include "guard/inherited_files.h"
 
 namespace lg::guard::detail {
 namespace {
@@ -38,7 +38,7 @@ void write_event(const std::string& path, const hooks::OpCall& call, const Findi
                  const ExpectedLoss* expected) {
   // Before the lock: a thread of the parent may have held it at the fork.
   watch_forks();
-  if (in_forked_child()) return;
+  if (parents_file(path)) return;
   nlohmann::json line{{"thread", thread_number()},
                       {"op", call.op},
                       {"policy", layout_policy_name(call.policy)},

@@ -11,11 +11,13 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
 #include <layoutguard/layout.h>
 
-#include "guard/forked_child.h"
+#include "guard/inherited_files.h"
 #include "guard/runtime.h"
 #include "guard/spans.h"
 
@@ -59,8 +61,12 @@ OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
   return st;
 }
 
-void at_exit() {
-  if (in_forked_child()) return;  // its files are the parent's (forked_child.h)
+}  // namespace
+
+void finish_process() {
+  static std::atomic<bool> finished{false};
+  if (finished.exchange(true)) return;
+  if (in_forked_child()) return;  // all its files are the parent's, and its summary would repeat the parent's records
   // The settings in force at exit decide; a broken environment has already been reported.
   Options o;
   try {
@@ -69,14 +75,15 @@ void at_exit() {
     return;
   }
   const Report r = report();
-  if (!o.report_path.empty()) {
+  // A spawned child's paths that came out as its parent's are the parent's to write.
+  if (!o.report_path.empty() && !parents_file(o.report_path)) {
     try {
       write_report(o.report_path);
     } catch (const Error& e) {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
-  if (!o.write_suppressions_path.empty()) {
+  if (!o.write_suppressions_path.empty() && !parents_file(o.write_suppressions_path)) {
     try {
       const size_t n = write_baseline(o.write_suppressions_path, "LAYOUTGUARD_OPTIONS=write_suppressions= at exit");
       std::fprintf(stderr, "[layoutguard] wrote %zu suppressions line%s to %s\n", n, n == 1 ? "" : "s",
@@ -85,11 +92,14 @@ void at_exit() {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
-  if (o.summary && (r.checked_calls > 0 || !r.violations.empty()))
+  if (o.summary && (r.checked_calls > 0 || !r.violations.empty())) {
+    // Several processes' summaries may share one terminal: a spawned child's says whose it is.
+    if (const pid_t parent = spawning_parent())
+      std::fprintf(stderr, "[layoutguard] process %lld, started by process %lld:\n", static_cast<long long>(getpid()),
+                   static_cast<long long>(parent));
     std::fputs(summary_text(r).c_str(), stderr);
+  }
 }
-
-}  // namespace
 
 void ensure_exit_handler() {
   static std::once_flag once;
@@ -98,7 +108,7 @@ void ensure_exit_handler() {
     // destructors of statics constructed earlier, never after.
     (void)store();
     (void)guard::options();
-    std::atexit(at_exit);
+    std::atexit(finish_process);
     watch_forks();
   });
 }

@@ -49,4 +49,9 @@ int64_t conversion_bytes(const std::vector<ConversionRecord>& records);
 // Makes sure the exit handler (summary=1 table, report=FILE) is registered.
 void ensure_exit_handler();
 
+// What the exit handler does -- the report, the baseline, the summary -- done now and at most
+// once per process: the handler does nothing after it. For processes that end without running
+// exit handlers (a multiprocessing forkserver's children end in _exit).
+void finish_process();
+
 }  // namespace lg::guard::detail

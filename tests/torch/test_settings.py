@@ -534,38 +534,6 @@ class Outputs(unittest.TestCase):
         self.assertIn("max_reports", run.stderr)
         self.assertIn("LAYOUTGUARD", run.stderr)
 
-    def test_forked_workers_check_but_write_none_of_the_parents_files(self):
-        # DataLoader workers are forked: they inherit the settings, whose paths name the
-        # parent's files, and a copy of its records. They keep checking (warn mode logs their
-        # losses), but their calls stay out of the parent's event stream and report.
-        program = """
-import torch
-from torch.utils.data import DataLoader, Dataset
-class Images(Dataset):
-    def __len__(self): return 8
-    def __getitem__(self, i):
-        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
-        return torch.softmax(x, 1)[0]  # loses channels_last, in the worker
-conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)
-for batch in DataLoader(Images(), batch_size=4, num_workers=2, multiprocessing_context="fork"):
-    conv(batch.contiguous(memory_format=torch.channels_last)).sum().backward()
-print("program done")
-"""
-        events, report = os.path.join(self.tmp, "events.jsonl"), os.path.join(self.tmp, "report.json")
-        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"events={events}:report={report}:summary=0"},
-                          program=program)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        with open(events) as f:
-            lines = [json.loads(line) for line in f]
-        self.assertIn("aten::conv2d", [e["op"] for e in lines])
-        self.assertNotIn("aten::softmax", [e["op"] for e in lines])
-        self.assertEqual([e["seq"] for e in lines], list(range(lines[0]["seq"], lines[0]["seq"] + len(lines))))
-        with open(report) as f:
-            self.assertEqual([v["op"] for v in json.load(f)["violations"]], [])
-        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("aten::softmax lost channels_last", run.stderr)
-
     def test_events_and_diff_of_two_runs(self):
         a, b = os.path.join(self.tmp, "cl.jsonl"), os.path.join(self.tmp, "cf.jsonl")
         self.assertEqual(run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"events={a}:summary=0"},

@@ -1,0 +1,216 @@
+"""The bridge in the processes a PyTorch program starts: forked ones (DataLoader workers) are
+copies of a switched-on parent and write none of its files; spawned ones (torch.multiprocessing
+spawn, spawn and forkserver pools and DataLoaders) start as fresh interpreters and are switched
+on in the parent's mode and options, writing the files whose paths name them (%p)."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import lg_unittest
+
+
+def run_script(program, env_extra, runner=True):
+    """Runs `program` as a script in a fresh interpreter, under the runner unless told not to."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "program.py")
+        with open(script, "w") as f:
+            f.write(program)
+        env = {k: v for k, v in os.environ.items() if k not in ("LAYOUTGUARD", "LAYOUTGUARD_OPTIONS")}
+        env.update(env_extra)
+        cmd = [sys.executable] + (["-m", "layoutguard_torch"] if runner else []) + [script]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_events(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+# A loss (softmax over C in module "head") in each of two ranks that torch.multiprocessing
+# starts by spawning; the parent runs one conv of its own. Each process prints its id.
+SPAWNED_RANKS = """
+import os, torch
+import torch.multiprocessing as mp
+class Head(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, 1)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 4, 1)
+        self.head = Head()
+    def forward(self, x):
+        return self.head(self.conv(x))
+def rank_main(rank):
+    print("child", os.getpid(), flush=True)
+    net = Net().to(memory_format=torch.channels_last)
+    net(torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)).sum().backward()
+if __name__ == "__main__":
+    print("parent", os.getpid(), flush=True)
+    torch.nn.Conv2d(4, 4, 1)(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last))
+    mp.spawn(rank_main, nprocs=2)
+    print("program done")
+"""
+
+
+def process_ids(stdout):
+    parent = int(re.search(r"^parent (\d+)$", stdout, re.M).group(1))
+    children = sorted(int(p) for p in re.findall(r"^child (\d+)$", stdout, re.M))
+    return parent, children
+
+
+class SpawnedProcesses(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_spawned_ranks_check_and_write_the_files_their_paths_name(self):
+        # %p names one report and one event stream per process: the ranks' hold their own
+        # losses, the parent's only its own calls.
+        report, events = os.path.join(self.tmp, "report-%p.json"), os.path.join(self.tmp, "events-%p.jsonl")
+        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "record",
+                                         "LAYOUTGUARD_OPTIONS": f"report={report}:events={events}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        parent, children = process_ids(run.stdout)
+        self.assertEqual(len(children), 2, run.stdout)
+        self.assertEqual(sorted(glob.glob(os.path.join(self.tmp, "report-*.json"))),
+                         sorted(report.replace("%p", str(p)) for p in [parent] + children))
+        for child in children:
+            found = read_json(report.replace("%p", str(child)))["violations"]
+            self.assertEqual([(v["op"], v["module"]) for v in found], [("aten::softmax", "head")], child)
+            ops = [e["op"] for e in read_events(events.replace("%p", str(child)))]
+            self.assertIn("aten::softmax", ops)
+            self.assertIn("aten::convolution_backward", ops)
+        self.assertEqual(read_json(report.replace("%p", str(parent)))["violations"], [])
+        parent_ops = [e["op"] for e in read_events(events.replace("%p", str(parent)))]
+        self.assertIn("aten::conv2d", parent_ops)
+        self.assertNotIn("aten::softmax", parent_ops)
+
+    def test_a_path_without_placeholder_stays_the_parents(self):
+        # Each rank would replace the parent's report with its own: it writes none, says so, and
+        # its warnings and its summary (headed by its process) go to the shared terminal.
+        report = os.path.join(self.tmp, "report.json")
+        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        parent, children = process_ids(run.stdout)
+        for child in children:
+            self.assertIn(f"[layoutguard] process {child}, started by process {parent}, writes no report file: "
+                          f"'{report}' is its parent's; put %p in the path for one per process", run.stderr)
+            self.assertIn(f"[layoutguard] process {child}, started by process {parent}:\n[layoutguard] summary:",
+                          run.stderr)
+        self.assertEqual(run.stderr.count("aten::softmax lost channels_last"), 2, run.stderr)
+        written = read_json(report)
+        self.assertEqual(written["violations"], [])
+        self.assertNotIn("aten::softmax", [o["op"] for o in written["ops"]])
+        self.assertIn("aten::conv2d", [o["op"] for o in written["ops"]])
+
+    def test_throw_mode_fails_the_rank_at_the_line_of_the_loss(self):
+        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "summary=0"})
+        self.assertNotEqual(run.returncode, 0, run.stdout)
+        self.assertNotIn("program done", run.stdout)
+        self.assertIn("LayoutViolationError", run.stderr)
+        self.assertIn("aten::softmax lost channels_last", run.stderr)
+        self.assertIn("program.py:6 in forward", run.stderr)
+
+    def test_enable_and_set_options_reach_spawned_and_forkserver_workers(self):
+        # No LAYOUTGUARD in the environment: the mode and options set through the API reach a
+        # spawn pool's and a forkserver pool's workers. A process started from a thread in an
+        # off block stays off: it checks nothing, and writes no report.
+        program = f"""
+import concurrent.futures, multiprocessing, os, torch
+import layoutguard_torch as lgt
+def softmax_in_worker(_):
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+    return os.getpid()
+if __name__ == "__main__":
+    lgt.enable("record")
+    lgt.set_options("report={self.tmp}/report-%p.json:summary=0")
+    for method in ("spawn", "forkserver"):
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method)) as pool:
+            print(method, pool.submit(softmax_in_worker, 0).result(), flush=True)
+    with lgt.guard("off"):
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            print("off", pool.submit(softmax_in_worker, 0).result(), flush=True)
+"""
+        run = run_script(program, {}, runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        pids = dict(line.split() for line in run.stdout.split("\n") if line)
+        for method in ("spawn", "forkserver"):
+            found = read_json(os.path.join(self.tmp, f"report-{pids[method]}.json"))["violations"]
+            self.assertEqual([v["op"] for v in found], ["aten::softmax"], method)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids['off']}.json")))
+
+    def test_spawned_dataloader_workers_check_their_calls(self):
+        program = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Images(Dataset):
+    def __len__(self): return 4
+    def __getitem__(self, i):
+        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        return torch.softmax(x, 1)[0]  # loses channels_last, in the worker
+if __name__ == "__main__":
+    for batch in DataLoader(Images(), batch_size=2, num_workers=1, multiprocessing_context="spawn"):
+        pass
+    print("program done")
+"""
+        run = run_script(program, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("program done", run.stdout)
+        self.assertIn("aten::softmax lost channels_last", run.stderr)
+        self.assertIn("program.py:8 in __getitem__", run.stderr)
+
+
+class ForkedProcesses(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_forked_workers_check_but_write_none_of_the_parents_files(self):
+        # DataLoader workers are forked: they inherit the settings, whose paths name the
+        # parent's files, and a copy of its records. They keep checking (warn mode logs their
+        # losses), but their calls stay out of the parent's event stream and report.
+        program = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Images(Dataset):
+    def __len__(self): return 8
+    def __getitem__(self, i):
+        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        return torch.softmax(x, 1)[0]  # loses channels_last, in the worker
+conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)
+for batch in DataLoader(Images(), batch_size=4, num_workers=2, multiprocessing_context="fork"):
+    conv(batch.contiguous(memory_format=torch.channels_last)).sum().backward()
+print("program done")
+"""
+        events, report = os.path.join(self.tmp, "events.jsonl"), os.path.join(self.tmp, "report.json")
+        run = run_script(program, {"LAYOUTGUARD": "record",
+                                   "LAYOUTGUARD_OPTIONS": f"events={events}:report={report}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = read_events(events)
+        self.assertIn("aten::conv2d", [e["op"] for e in lines])
+        self.assertNotIn("aten::softmax", [e["op"] for e in lines])
+        self.assertEqual([e["seq"] for e in lines], list(range(lines[0]["seq"], lines[0]["seq"] + len(lines))))
+        self.assertEqual([v["op"] for v in read_json(report)["violations"]], [])
+        run = run_script(program, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("aten::softmax lost channels_last", run.stderr)
+
+
+if __name__ == "__main__":
+    lg_unittest.main()

@@ -30,12 +30,10 @@ class _SwitchOn:
 def switch_on_in_child(mode, options_text, parents_paths, parent_pid):
     """Runs in the started process while its process object is unpickled."""
     from . import ConfigError, _C, enable, set_options
-    # The report, baseline and summary are written at exit; a forkserver's children end in
-    # os._exit, which runs no exit handler, but every started process runs multiprocessing's
-    # finalizers when its target returns or raises. A forkserver's child clears them as it
-    # starts and then runs its after-fork callbacks, a spawned one does neither: the finalizer
-    # is registered now and again there (it finishes once).
-    _finish_at_the_end(None)
+    # The report, baseline and summary are written at exit. A spawned child exits normally,
+    # after its other threads; a forkserver's child ends in os._exit, which runs no exit
+    # handler, right after multiprocessing's finalizers. It clears those as it starts and then
+    # runs its after-fork callbacks (a spawned child runs none): one registers the finalizer.
     multiprocessing.util.register_after_fork(_C, _finish_at_the_end)
     enable(mode)
     if options_text is not None:
@@ -52,8 +50,7 @@ def switch_on_in_child(mode, options_text, parents_paths, parent_pid):
     return None
 
 
-def _finish_at_the_end(_):
-    from . import _C
+def _finish_at_the_end(_C):
     # Last among the finalizers: after those of the process's own code.
     multiprocessing.util.Finalize(None, _C._finish_process, exitpriority=-1000)
 

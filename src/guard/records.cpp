@@ -63,7 +63,14 @@ OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
 
 }  // namespace
 
+namespace {
+// Set by ensure_exit_handler: a process that never collected anything writes no files, also
+// where it finishes without the exit handler.
+std::atomic<bool> g_collecting{false};
+}  // namespace
+
 void finish_process() {
+  if (!g_collecting.load(std::memory_order_acquire)) return;
   static std::atomic<bool> finished{false};
   if (finished.exchange(true)) return;
   if (in_forked_child()) return;  // all its files are the parent's, and its summary would repeat the parent's records
@@ -109,6 +116,7 @@ void ensure_exit_handler() {
     (void)store();
     (void)guard::options();
     std::atexit(finish_process);
+    g_collecting.store(true, std::memory_order_release);
     watch_forks();
   });
 }

@@ -50,8 +50,9 @@ int64_t conversion_bytes(const std::vector<ConversionRecord>& records);
 void ensure_exit_handler();
 
 // What the exit handler does -- the report, the baseline, the summary -- done now and at most
-// once per process: the handler does nothing after it. For processes that end without running
-// exit handlers (a multiprocessing forkserver's children end in _exit).
+// once per process: the handler does nothing after it, and neither does this where the handler
+// was never registered (nothing was collected). For processes that end without running exit
+// handlers (a multiprocessing forkserver's children end in _exit).
 void finish_process();
 
 }  // namespace lg::guard::detail

@@ -27,6 +27,7 @@
 
 #include "core/env_flag.h"
 #include "core/thread_local_ref.h"
+#include "guard/inherited_files.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
 #include "guard/tally.h"
@@ -507,6 +508,8 @@ namespace lg::torch {
 
 void enable(std::optional<guard::Mode> mode) {
   torch_bridge::register_once();
+  // A child forked before this process's first op writes none of its files all the same.
+  guard::detail::watch_forks();
   if (mode) guard::set_mode(*mode);
   // A thread that runs handed-over work has the key and the callback from its caller already.
   if (enabled()) return;

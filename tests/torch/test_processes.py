@@ -15,7 +15,7 @@ import unittest
 import lg_unittest
 
 
-def run_script(program, env_extra, runner=True):
+def run_script(program, env_extra, runner=True, args=()):
     """Runs `program` as a script in a fresh interpreter, under the runner unless told not to."""
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "program.py")
@@ -23,7 +23,7 @@ def run_script(program, env_extra, runner=True):
             f.write(program)
         env = {k: v for k, v in os.environ.items() if k not in ("LAYOUTGUARD", "LAYOUTGUARD_OPTIONS")}
         env.update(env_extra)
-        cmd = [sys.executable] + (["-m", "layoutguard_torch"] if runner else []) + [script]
+        cmd = [sys.executable] + (["-m", "layoutguard_torch"] if runner else []) + [script, *args]
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -38,10 +38,15 @@ def read_events(path):
 
 
 # A loss (softmax over C in module "head") in each of two ranks that torch.multiprocessing
-# starts by spawning; the parent runs one conv of its own. Each process prints its id.
+# starts by spawning; the parent runs one conv of its own. Each process prints its id. With
+# the argument "_exit" the parent ends without its exit handler: it writes no report. The
+# top level switches on and runs an op: the ranks run it again as their main module's.
 SPAWNED_RANKS = """
-import os, torch
+import os, sys, torch
 import torch.multiprocessing as mp
+import layoutguard_torch as lgt
+lgt.enable()
+SAMPLE = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
 class Head(torch.nn.Module):
     def forward(self, x):
         return torch.softmax(x, 1)
@@ -58,9 +63,11 @@ def rank_main(rank):
     net(torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)).sum().backward()
 if __name__ == "__main__":
     print("parent", os.getpid(), flush=True)
-    torch.nn.Conv2d(4, 4, 1)(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last))
+    torch.nn.Conv2d(4, 4, 1)(SAMPLE)
     mp.spawn(rank_main, nprocs=2)
-    print("program done")
+    print("program done", flush=True)
+    if sys.argv[1:] == ["_exit"]:
+        os._exit(0)
 """
 
 
@@ -100,22 +107,28 @@ class SpawnedProcesses(unittest.TestCase):
         self.assertNotIn("aten::softmax", parent_ops)
 
     def test_a_path_without_placeholder_stays_the_parents(self):
-        # Each rank would replace the parent's report with its own: it writes none, says so, and
-        # its warnings and its summary (headed by its process) go to the shared terminal.
-        report = os.path.join(self.tmp, "report.json")
-        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}"})
+        # Each rank would replace the parent's report and event stream with its own: it writes
+        # neither, says so, and its warnings and its summary (headed by its process) go to the
+        # shared terminal. The parent ends without writing its report, so none may exist.
+        report, events = os.path.join(self.tmp, "report.json"), os.path.join(self.tmp, "events.jsonl")
+        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}:events={events}"},
+                         args=["_exit"])
         self.assertEqual(run.returncode, 0, run.stderr)
         parent, children = process_ids(run.stdout)
+        self.assertEqual(len(children), 2, run.stdout)
         for child in children:
-            self.assertIn(f"[layoutguard] process {child}, started by process {parent}, writes no report file: "
-                          f"'{report}' is its parent's; put %p in the path for one per process", run.stderr)
+            for key, path in (("report", report), ("events", events)):
+                self.assertIn(f"[layoutguard] process {child}, started by process {parent}, writes no {key} file: "
+                              f"'{path}' is its parent's; put %p in the path for one per process", run.stderr)
             self.assertIn(f"[layoutguard] process {child}, started by process {parent}:\n[layoutguard] summary:",
                           run.stderr)
         self.assertEqual(run.stderr.count("aten::softmax lost channels_last"), 2, run.stderr)
-        written = read_json(report)
-        self.assertEqual(written["violations"], [])
-        self.assertNotIn("aten::softmax", [o["op"] for o in written["ops"]])
-        self.assertIn("aten::conv2d", [o["op"] for o in written["ops"]])
+        self.assertFalse(os.path.exists(report))
+        lines = read_events(events)
+        self.assertEqual([e["op"] for e in lines].count("aten::contiguous"), 1)  # the parent's top level
+        self.assertIn("aten::conv2d", [e["op"] for e in lines])
+        self.assertNotIn("aten::softmax", [e["op"] for e in lines])
+        self.assertEqual([e["seq"] for e in lines], list(range(len(lines))))
 
     def test_throw_mode_fails_the_rank_at_the_line_of_the_loss(self):
         run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "summary=0"})
@@ -123,12 +136,15 @@ class SpawnedProcesses(unittest.TestCase):
         self.assertNotIn("program done", run.stdout)
         self.assertIn("LayoutViolationError", run.stderr)
         self.assertIn("aten::softmax lost channels_last", run.stderr)
-        self.assertIn("program.py:6 in forward", run.stderr)
+        line = SPAWNED_RANKS.split("\n").index("        return torch.softmax(x, 1)") + 1
+        self.assertIn(f"program.py:{line} in forward", run.stderr)
 
     def test_enable_and_set_options_reach_spawned_and_forkserver_workers(self):
         # No LAYOUTGUARD in the environment: the mode and options set through the API reach a
-        # spawn pool's and a forkserver pool's workers. A process started from a thread in an
-        # off block stays off: it checks nothing, and writes no report.
+        # spawn pool's and a forkserver pool's workers, and a spawn Pool's (closed and joined:
+        # leaving its with-block terminates the workers before their exit handlers). A process
+        # started from a thread in an off block stays off: it checks nothing, and writes no
+        # report; neither does an idle forkserver worker.
         program = f"""
 import concurrent.futures, multiprocessing, os, torch
 import layoutguard_torch as lgt
@@ -141,6 +157,12 @@ if __name__ == "__main__":
     for method in ("spawn", "forkserver"):
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method)) as pool:
             print(method, pool.submit(softmax_in_worker, 0).result(), flush=True)
+    pool = multiprocessing.get_context("spawn").Pool(1)
+    print("pool", pool.apply(softmax_in_worker, (0,)), flush=True)
+    pool.close()
+    pool.join()
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        print("idle", pool.submit(os.getpid).result(), flush=True)
     with lgt.guard("off"):
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
             print("off", pool.submit(softmax_in_worker, 0).result(), flush=True)
@@ -148,10 +170,47 @@ if __name__ == "__main__":
         run = run_script(program, {}, runner=False)
         self.assertEqual(run.returncode, 0, run.stderr)
         pids = dict(line.split() for line in run.stdout.split("\n") if line)
-        for method in ("spawn", "forkserver"):
-            found = read_json(os.path.join(self.tmp, f"report-{pids[method]}.json"))["violations"]
-            self.assertEqual([v["op"] for v in found], ["aten::softmax"], method)
-        self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids['off']}.json")))
+        for way in ("spawn", "forkserver", "pool"):
+            found = read_json(os.path.join(self.tmp, f"report-{pids[way]}.json"))["violations"]
+            self.assertEqual([v["op"] for v in found], ["aten::softmax"], way)
+        for way in ("idle", "off"):
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids[way]}.json")), way)
+
+    def test_a_child_that_cannot_switch_on_still_runs_its_target(self):
+        # The child cannot import the package (a broken copy first on the parent's sys.path), or
+        # its settings fail (a bad LAYOUTGUARD_TORCH_UNBOXED, read as the bridge switches on):
+        # it says why it checks nothing, and runs its target unchecked.
+        broken = os.path.join(self.tmp, "broken")
+        os.makedirs(os.path.join(broken, "layoutguard_torch"))
+        with open(os.path.join(broken, "layoutguard_torch", "__init__.py"), "w") as f:
+            f.write("raise ImportError('a broken copy')\n")
+        program = f"""
+import multiprocessing, os, sys, torch
+def softmax_in_worker(_):
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+    return os.getpid()
+if __name__ == "__main__":
+    import layoutguard_torch as lgt  # not in the children, which import this file as their main module
+    lgt.enable("warn")
+    path = list(sys.path)
+    sys.path.insert(0, {broken!r})
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print("import", pool.apply(softmax_in_worker, (0,)), flush=True)
+    sys.path[:] = path
+    os.environ["LAYOUTGUARD_TORCH_UNBOXED"] = "sometimes"
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        print("settings", pool.apply(softmax_in_worker, (0,)), flush=True)
+"""
+        run = run_script(program, {"LAYOUTGUARD_OPTIONS": "summary=0"}, runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        pids = dict(line.split() for line in run.stdout.split("\n") if line)
+        self.assertIn(f"[layoutguard] process {pids['import']}, started by process ", run.stderr)
+        self.assertIn("checks nothing: layoutguard_torch cannot be imported here (ImportError: a broken copy)",
+                      run.stderr)
+        self.assertIn(f"[layoutguard] process {pids['settings']}, started by process ", run.stderr)
+        self.assertIn("checks nothing: ConfigError: ", run.stderr)
+        self.assertIn("LAYOUTGUARD_TORCH_UNBOXED", run.stderr)
+        self.assertNotIn("lost channels_last", run.stderr)
 
     def test_spawned_dataloader_workers_check_their_calls(self):
         program = """
@@ -210,6 +269,34 @@ print("program done")
         run = run_script(program, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "summary=0"})
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("aten::softmax lost channels_last", run.stderr)
+
+    def test_a_child_forked_before_the_first_op_writes_none_of_the_parents_files(self):
+        # The parent forks before it ran any op, then writes its first event; the child's first
+        # event comes after it. Were the child not a forked child, its stream would replace the
+        # parent's file, and the parent's later lines would go to the replaced one.
+        events = os.path.join(self.tmp, "events.jsonl")
+        program = """
+import multiprocessing, torch
+def child(go):
+    go.wait()
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("fork")
+    go = ctx.Event()
+    worker = ctx.Process(target=child, args=(go,))
+    worker.start()
+    x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+    go.set()
+    worker.join()
+    torch.nn.functional.relu(torch.nn.Conv2d(4, 4, 1)(x))
+    print("program done")
+"""
+        run = run_script(program, {"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"events={events}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        ops = [e["op"] for e in read_events(events)]
+        self.assertIn("aten::contiguous", ops)
+        self.assertIn("aten::conv2d", ops)
+        self.assertNotIn("aten::softmax", ops)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 wrapping it in DistributedDataParallel (gloo, CPU, gradient_as_bucket_view=True): DDP's
 buckets keep the NCHW strides they were built with, so each convolution weight's .grad (a
 view into its bucket) has strides other than the weight's. Two training steps; run by
-test_ddp.py under layoutguard_torch."""
+test_ddp.py under layoutguard_torch, as a rank of its own or, with --spawn PORT, as the parent
+of two ranks that torch.multiprocessing.spawn starts (the DDP tutorial's way)."""
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -35,8 +37,16 @@ def main():
         opt.step()
     dist.barrier()
     dist.destroy_process_group()
-    print(f"rank {os.environ['RANK']} done")
+    print(f"rank {os.environ['RANK']} done in process {os.getpid()}", flush=True)
+
+
+def spawned_rank(rank, world_size, port):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    main()
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--spawn"]:
+        torch.multiprocessing.spawn(spawned_rank, args=(2, sys.argv[2]), nprocs=2)
+    else:
+        main()

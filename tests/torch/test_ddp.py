@@ -1,8 +1,10 @@
 """2-process DDP (gloo, CPU) under layoutguard_torch: the gradient contract names each
-parameter whose .grad strides differ from its own, in each rank's report (report=...%r.json),
-where DDP itself only warns that "grad strides do not match bucket view strides"."""
+parameter whose .grad strides differ from its own, in each rank's report (report=...%r.json,
+or %p for ranks that torch.multiprocessing.spawn starts), where DDP itself only warns that
+"grad strides do not match bucket view strides"."""
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -36,17 +38,35 @@ class DistributedDataParallel(unittest.TestCase):
             outputs = [p.communicate(timeout=300) for p in procs]
             for rank, (p, (out, err)) in enumerate(zip(procs, outputs)):
                 self.assertEqual(p.returncode, 0, err)
-                self.assertIn(f"rank {rank} done", out)
+                self.assertIn(f"rank {rank} done in process {p.pid}", out)
             for rank in range(2):
-                with open(os.path.join(tmp, f"report-rank{rank}.json")) as f:
-                    violations = json.load(f)["violations"]
-                contract = {v["module"]: v for v in violations if v["op"] == "autograd::grad_strides"}
-                self.assertEqual(sorted(contract), ["module.expand.weight", "module.project.weight"], violations)
-                v = contract["module.expand.weight"]
-                self.assertEqual(v["inputs"][0]["strides"], [72, 1, 24, 8])    # the weight: channels_last
-                self.assertEqual(v["outputs"][0]["strides"], [72, 9, 3, 1])    # its .grad: the bucket's NCHW
-                # The first step only: DDP rebuilds its buckets after it, from the strides then.
-                self.assertEqual(v["count"], 1)
+                self.assert_names_the_weights(os.path.join(tmp, f"report-rank{rank}.json"))
+
+    def test_ranks_started_by_spawn_name_the_parameter(self):
+        # The runner switches on the parent; torch.multiprocessing.spawn's ranks switch on as
+        # they start. They have no RANK when the settings are read: %p names their reports.
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report-%p.json")
+            env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS=f"report={report}:summary=0",
+                       OMP_NUM_THREADS="1")
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", os.path.join(HERE, "ddp_worker.py"),
+                                  "--spawn", str(free_port())], env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            ranks = dict(re.findall(r"^rank (\d) done in process (\d+)$", run.stdout, re.M))
+            self.assertEqual(sorted(ranks), ["0", "1"], run.stdout)
+            for pid in ranks.values():
+                self.assert_names_the_weights(report.replace("%p", pid))
+
+    def assert_names_the_weights(self, report):
+        with open(report) as f:
+            violations = json.load(f)["violations"]
+        contract = {v["module"]: v for v in violations if v["op"] == "autograd::grad_strides"}
+        self.assertEqual(sorted(contract), ["module.expand.weight", "module.project.weight"], violations)
+        v = contract["module.expand.weight"]
+        self.assertEqual(v["inputs"][0]["strides"], [72, 1, 24, 8])    # the weight: channels_last
+        self.assertEqual(v["outputs"][0]["strides"], [72, 9, 3, 1])    # its .grad: the bucket's NCHW
+        # The first step only: DDP rebuilds its buckets after it, from the strides then.
+        self.assertEqual(v["count"], 1)
 
 
 if __name__ == "__main__":

@@ -71,19 +71,33 @@ if __name__ == "__main__":
 """
 
 
+# A dataset whose items lose channels_last in the worker process that makes them (line 8).
+LOSSY_IMAGES = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Images(Dataset):
+    def __len__(self): return 8
+    def __getitem__(self, i):
+        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        return torch.softmax(x, 1)[0]
+"""
+
+
 def process_ids(stdout):
     parent = int(re.search(r"^parent (\d+)$", stdout, re.M).group(1))
     children = sorted(int(p) for p in re.findall(r"^child (\d+)$", stdout, re.M))
     return parent, children
 
 
-class SpawnedProcesses(unittest.TestCase):
+class InTempDir(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+
+class SpawnedProcesses(InTempDir):
     def test_spawned_ranks_check_and_write_the_files_their_paths_name(self):
         # %p names one report and one event stream per process: the ranks' hold their own
         # losses, the parent's only its own calls.
@@ -213,14 +227,7 @@ if __name__ == "__main__":
         self.assertNotIn("lost channels_last", run.stderr)
 
     def test_spawned_dataloader_workers_check_their_calls(self):
-        program = """
-import torch
-from torch.utils.data import DataLoader, Dataset
-class Images(Dataset):
-    def __len__(self): return 4
-    def __getitem__(self, i):
-        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
-        return torch.softmax(x, 1)[0]  # loses channels_last, in the worker
+        program = LOSSY_IMAGES + """
 if __name__ == "__main__":
     for batch in DataLoader(Images(), batch_size=2, num_workers=1, multiprocessing_context="spawn"):
         pass
@@ -233,25 +240,12 @@ if __name__ == "__main__":
         self.assertIn("program.py:8 in __getitem__", run.stderr)
 
 
-class ForkedProcesses(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
+class ForkedProcesses(InTempDir):
     def test_forked_workers_check_but_write_none_of_the_parents_files(self):
         # DataLoader workers are forked: they inherit the settings, whose paths name the
         # parent's files, and a copy of its records. They keep checking (warn mode logs their
         # losses), but their calls stay out of the parent's event stream and report.
-        program = """
-import torch
-from torch.utils.data import DataLoader, Dataset
-class Images(Dataset):
-    def __len__(self): return 8
-    def __getitem__(self, i):
-        x = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
-        return torch.softmax(x, 1)[0]  # loses channels_last, in the worker
+        program = LOSSY_IMAGES + """
 conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)
 for batch in DataLoader(Images(), batch_size=4, num_workers=2, multiprocessing_context="fork"):
     conv(batch.contiguous(memory_format=torch.channels_last)).sum().backward()

@@ -275,6 +275,7 @@ PYBIND11_MODULE(_C, m) {
       if (!path->empty()) paths.emplace(key, *path);
     return paths;
   });
+  m.def("_in_forked_child", [] { return lg::guard::detail::in_forked_child(); });
   m.def("_note_spawned_child", [](int64_t parent, std::vector<std::string> parents_paths) {
     lg::guard::detail::note_spawned_child(static_cast<pid_t>(parent), std::move(parents_paths));
   });

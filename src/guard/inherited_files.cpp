@@ -34,6 +34,8 @@ void watch_forks() {
 bool in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
 
 void note_spawned_child(pid_t parent, std::vector<std::string> paths) {
+  // A forkserver's children are forked, from a server that may have loaded the guard.
+  g_forked_child.store(false, std::memory_order_relaxed);
   watch_forks();  // its own forked children write none of its files, nor its parent's
   g_spawned.store(new SpawnedChild{parent, std::move(paths)}, std::memory_order_release);
 }

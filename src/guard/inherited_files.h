@@ -27,8 +27,10 @@ void watch_forks();
 // Whether this process is a child forked after watch_forks(). A flag, read without a lock.
 bool in_forked_child();
 
-// Marks this process as started by `parent` (a process id), whose output files are `paths`
-// (expanded). Called once, before the first op; a second call replaces the first.
+// Marks this process as started afresh by `parent` (a process id), whose output files are
+// `paths` (expanded): no longer a forked child, if it was forked from a process that loaded the
+// guard (a forkserver; the caller resets the settings and records it copied). Called once,
+// before the first op; a second call replaces the first.
 void note_spawned_child(pid_t parent, std::vector<std::string> paths);
 
 // The parent's id after note_spawned_child(), else 0.

@@ -39,14 +39,14 @@ def read_events(path):
 
 # A loss (softmax over C in module "head") in each of two ranks that torch.multiprocessing
 # starts by spawning; the parent runs one conv of its own. Each process prints its id. With
-# the argument "_exit" the parent ends without its exit handler: it writes no report. The
-# top level switches on and runs an op: the ranks run it again as their main module's.
+# the argument "_exit" the parent ends without its exit handler: it writes no report. The top
+# level runs an op (avg_pool2d) that the ranks run again as their main module's, unchecked
+# unless the top level switches on (ENABLED_AT_TOP_LEVEL).
 SPAWNED_RANKS = """
 import os, sys, torch
 import torch.multiprocessing as mp
-import layoutguard_torch as lgt
-lgt.enable()
-SAMPLE = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+# top level
+SAMPLE = torch.nn.functional.avg_pool2d(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
 class Head(torch.nn.Module):
     def forward(self, x):
         return torch.softmax(x, 1)
@@ -70,6 +70,8 @@ if __name__ == "__main__":
         os._exit(0)
 """
 
+
+ENABLED_AT_TOP_LEVEL = SPAWNED_RANKS.replace("# top level\n", "import layoutguard_torch as lgt\nlgt.enable()\n")
 
 # A dataset whose items lose channels_last in the worker process that makes them (line 8).
 LOSSY_IMAGES = """
@@ -115,31 +117,36 @@ class SpawnedProcesses(InTempDir):
             ops = [e["op"] for e in read_events(events.replace("%p", str(child)))]
             self.assertIn("aten::softmax", ops)
             self.assertIn("aten::convolution_backward", ops)
+            self.assertNotIn("aten::avg_pool2d", ops)  # the top level, run again for its definitions
         self.assertEqual(read_json(report.replace("%p", str(parent)))["violations"], [])
         parent_ops = [e["op"] for e in read_events(events.replace("%p", str(parent)))]
+        self.assertIn("aten::avg_pool2d", parent_ops)
         self.assertIn("aten::conv2d", parent_ops)
         self.assertNotIn("aten::softmax", parent_ops)
 
     def test_a_path_without_placeholder_stays_the_parents(self):
         # Each rank would replace the parent's report and event stream with its own: it writes
         # neither, says so, and its warnings and its summary (headed by its process) go to the
-        # shared terminal. The parent ends without writing its report, so none may exist.
+        # shared terminal. The parent ends without writing its report, so none may exist. The
+        # ranks switch on at the top level too, and check its op there: even that op's event
+        # stays out of the parent's stream.
         report, events = os.path.join(self.tmp, "report.json"), os.path.join(self.tmp, "events.jsonl")
-        run = run_script(SPAWNED_RANKS, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}:events={events}"},
+        run = run_script(ENABLED_AT_TOP_LEVEL,
+                         {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}:events={events}"},
                          args=["_exit"])
         self.assertEqual(run.returncode, 0, run.stderr)
         parent, children = process_ids(run.stdout)
         self.assertEqual(len(children), 2, run.stdout)
         for child in children:
-            for key, path in (("report", report), ("events", events)):
-                self.assertIn(f"[layoutguard] process {child}, started by process {parent}, writes no {key} file: "
+            for what, path in (("report", report), ("event stream", events)):
+                self.assertIn(f"[layoutguard] process {child}, started by process {parent}, writes no {what}: "
                               f"'{path}' is its parent's; put %p in the path for one per process", run.stderr)
             self.assertIn(f"[layoutguard] process {child}, started by process {parent}:\n[layoutguard] summary:",
                           run.stderr)
         self.assertEqual(run.stderr.count("aten::softmax lost channels_last"), 2, run.stderr)
         self.assertFalse(os.path.exists(report))
         lines = read_events(events)
-        self.assertEqual([e["op"] for e in lines].count("aten::contiguous"), 1)  # the parent's top level
+        self.assertEqual([e["op"] for e in lines].count("aten::avg_pool2d"), 1)  # the parent's top level
         self.assertIn("aten::conv2d", [e["op"] for e in lines])
         self.assertNotIn("aten::softmax", [e["op"] for e in lines])
         self.assertEqual([e["seq"] for e in lines], list(range(len(lines))))
@@ -225,6 +232,41 @@ if __name__ == "__main__":
         self.assertIn("checks nothing: ConfigError: ", run.stderr)
         self.assertIn("LAYOUTGUARD_TORCH_UNBOXED", run.stderr)
         self.assertNotIn("lost channels_last", run.stderr)
+
+    def test_workers_of_a_switched_on_forkserver_start_afresh(self):
+        # The forkserver imports a module that switches on and runs an op before it forks the
+        # workers: they are forked children of a process that loaded the bridge, with its
+        # settings and records, and start afresh all the same.
+        with open(os.path.join(self.tmp, "switch_on_early.py"), "w") as f:
+            f.write("import torch, layoutguard_torch as lgt\nlgt.enable()\n"
+                    "torch.nn.functional.avg_pool2d(torch.randn(1, 4, 6, 6).contiguous("
+                    "memory_format=torch.channels_last), 1)\n")
+        program = f"""
+import concurrent.futures, multiprocessing, os, sys, torch
+def softmax_in_worker(_):
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+    return os.getpid()
+if __name__ == "__main__":
+    multiprocessing.set_forkserver_preload(["switch_on_early"])
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        print("forkserver", pool.submit(softmax_in_worker, 0).result(), flush=True)
+"""
+        report = os.path.join(self.tmp, "report-%p.json")
+        # The forkserver imports its preload modules from the environment's path only. One
+        # OpenMP thread: a process forked from one whose OpenMP team ran (the forkserver's op)
+        # hangs in its first parallel region, with or without the bridge.
+        path = os.pathsep.join([self.tmp] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        run = run_script(program, {"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={report}:summary=0",
+                                   "PYTHONPATH": path, "OMP_NUM_THREADS": "1"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        worker = run.stdout.split()[1]
+        # The forkserver wrote its own report at exit, with its own op.
+        servers = [f for f in glob.glob(report.replace("%p", "*")) if f != report.replace("%p", worker)]
+        self.assertEqual(len(servers), 1, servers)
+        self.assertIn("aten::avg_pool2d", [o["op"] for o in read_json(servers[0])["ops"]])
+        written = read_json(report.replace("%p", worker))
+        self.assertEqual([v["op"] for v in written["violations"]], ["aten::softmax"])
+        self.assertNotIn("aten::avg_pool2d", [o["op"] for o in written["ops"]])
 
     def test_spawned_dataloader_workers_check_their_calls(self):
         program = LOSSY_IMAGES + """

@@ -55,9 +55,10 @@ __all__ = ["enable", "disable", "enabled", "guard", "report", "clear_report", "m
 
 
 def enable(mode=None):
-    """Checks the calling thread's ATen ops from now on, and those of threads it starts with
-    `threading`. With a mode ("off", "warn", "throw", "record"; 1 = throw, 0 = off), also sets
-    the process-wide mode; without one, LAYOUTGUARD decides (read at the first op)."""
+    """Checks the calling thread's ATen ops from now on, those of threads it starts with
+    `threading`, and those of processes that multiprocessing starts from it. With a mode
+    ("off", "warn", "throw", "record"; 1 = throw, 0 = off), also sets the process-wide mode;
+    without one, LAYOUTGUARD decides (read at the first op)."""
     _C.enable("" if mode is None else str(mode))
     _install_python_hooks()
 

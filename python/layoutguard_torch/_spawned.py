@@ -23,11 +23,12 @@ import sys
 # Runs in the child, from the pickled entry: builtins' exec of this snippet, so that unpickling
 # cannot fail where the child cannot import this package (another interpreter chosen by
 # multiprocessing.set_executable, a sys.path without it). A child that died there would never
-# run its target, and a Pool would start another one, forever. sys_path is the one
+# run its target, and a Pool would start another one, forever. sys_path and cwd are what
 # multiprocessing sets right after, for the main module.
 _CHILD_START = """
 import os, sys
 sys.path[:] = sys_path
+os.chdir(cwd)
 try:
     from layoutguard_torch._spawned import prepare_child
 except Exception as e:
@@ -44,30 +45,40 @@ _FILE_NAMES = {"report": "report", "events": "event stream", "write_suppressions
 class _SwitchOn:
     """Pickles as the child's start-up snippet, with what the child needs from the parent."""
 
-    def __init__(self, mode, options_text, parents_paths, sys_path):
+    def __init__(self, mode, options_text, parents_paths, data):
         self.names = {"mode": mode, "options_text": options_text, "parents_paths": parents_paths,
-                      "sys_path": sys_path}
+                      "sys_path": data.get("sys_path", list(sys.path)), "cwd": data.get("dir", os.getcwd())}
 
     def __reduce__(self):
         return (exec, (_CHILD_START, dict(self.names, parent_pid=os.getpid())))
 
 
+def _say(text):
+    try:
+        print(text, file=sys.stderr)
+    except OSError:  # a closed stderr must not stop the child before its target
+        pass
+
+
 def prepare_child(mode, options_text, parents_paths, parent_pid):
-    """Takes the parent's settings in a started process, or says why it stays off."""
-    from . import ConfigError, _C, set_options
+    """Takes the parent's settings in a started process, or says why it stays off. Mode "off"
+    (started from a thread that is off) keeps the child off, with the parent's files noted."""
+    from . import ConfigError, _C
+    import layoutguard_torch
     try:
         # Loading the library switched this thread on where LAYOUTGUARD is set: the main
         # module's top level, which runs next, is the parent's, and checked there already.
         _C.disable()
+        # A forkserver's child is forked from a process that may have loaded the library and
+        # set its own settings (expanded for it) and records: none of them are this process's.
+        _C.reset_to_environment()
+        layoutguard_torch._options_text = None
         if _C._in_forked_child():
-            # Forked from a forkserver that switched on: its settings (expanded for it) and its
-            # records are not this process's.
-            _C.reset_to_environment()
             _C.clear_report()
         if mode is not None:
             _C.set_mode(mode)
         if options_text is not None:
-            set_options(options_text)
+            layoutguard_torch.set_options(options_text)
         try:
             paths = _C._output_paths()
         except ConfigError:
@@ -75,52 +86,62 @@ def prepare_child(mode, options_text, parents_paths, parent_pid):
         shared = {key: path for key, path in paths.items() if path in parents_paths}
         _C._note_spawned_child(parent_pid, list(shared.values()))
     except Exception as e:
-        print(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
-              f"{type(e).__name__}: {e}", file=sys.stderr)
+        _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
+             f"{type(e).__name__}: {e}")
+        return
+    if mode == "off":
         return
     for key, path in sorted(shared.items()):
-        print(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, writes no "
-              f"{_FILE_NAMES.get(key, key)}: '{path}' is its parent's; put %p in the path for one per process",
-              file=sys.stderr)
+        _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, writes no "
+             f"{_FILE_NAMES.get(key, key)}: '{path}' is its parent's; put %p in the path for one per process")
     bootstrap = multiprocessing.process.BaseProcess._bootstrap
+    this_process = os.getpid()
 
     @functools.wraps(bootstrap)
     def bootstrap_switched_on(self, *args, **kwargs):
+        # A child that this one forks later inherits the wrapper, and the thread state of the
+        # thread that started it, which decides there, as in any forked child.
+        if os.getpid() != this_process:
+            return bootstrap(self, *args, **kwargs)
         from . import enable
         try:
             enable()
         except Exception as e:  # a setting read as the bridge switches on (LAYOUTGUARD_TORCH_UNBOXED)
-            print(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
-                  f"{type(e).__name__}: {e}", file=sys.stderr)
+            _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
+                 f"{type(e).__name__}: {e}")
         try:
             return bootstrap(self, *args, **kwargs)
         finally:
             # After the target and the process's other threads. A spawned child would finish
             # at exit too, but a forkserver's child ends in os._exit, which runs no exit
-            # handler. (A child forked from this one later finishes nothing: it is a forked
-            # child.)
-            _C._finish_process()
+            # handler. Never in place of the target's exit code.
+            try:
+                _C._finish_process()
+            except Exception as e:
+                _say(f"[layoutguard] process {os.getpid()} could not write its files: {type(e).__name__}: {e}")
 
     multiprocessing.process.BaseProcess._bootstrap = bootstrap_switched_on
 
 
-def _switch_on_entry(current_options_text, sys_path):
-    """The preparation data's entry for a process started now from this thread, or None when
-    the thread is off."""
+def _switch_on_entry(current_options_text, data):
+    """The preparation data's entry for a process started now from this thread, or None."""
     from . import ConfigError, _C
     try:
-        if not _C.enabled():
-            return None
-        mode = _C.mode()
+        mode = _C.mode() if _C.enabled() else "off"
+        if mode == "off" and os.environ.get("LAYOUTGUARD", "").strip() in ("", "off", "0"):
+            return None  # nothing switches the child on: it may not even import torch
+        # From a thread that is off, where LAYOUTGUARD is set: the library would switch the
+        # child on as soon as its code imports the package. The entry keeps it off, with the
+        # parent's files noted.
         paths = list(_C._output_paths().values())
     except ConfigError:
         # LAYOUTGUARD or its options are broken: the child reads them again and its first op
         # raises the error, as this process's does.
-        return _SwitchOn(None, current_options_text, [], sys_path)
+        return _SwitchOn(None, current_options_text, [], data)
     except Exception as e:  # never the user's Process.start() that fails
-        print(f"[layoutguard] a process started now stays off: {type(e).__name__}: {e}", file=sys.stderr)
+        _say(f"[layoutguard] a process started now stays off: {type(e).__name__}: {e}")
         return None
-    return None if mode == "off" else _SwitchOn(mode, current_options_text, paths, sys_path)
+    return _SwitchOn(mode, current_options_text, paths, data)
 
 
 def watch_process_starts(current_options_text):
@@ -132,7 +153,7 @@ def watch_process_starts(current_options_text):
     @functools.wraps(prepare)
     def preparation_data_switching_on(name):
         data = prepare(name)
-        entry = _switch_on_entry(current_options_text(), data.get("sys_path", list(sys.path)))
+        entry = _switch_on_entry(current_options_text(), data)
         if entry is not None:
             data["layoutguard_torch"] = entry  # multiprocessing's prepare() passes over keys it does not know
         return data

@@ -86,7 +86,7 @@ void finish_process() {
   if (!o.report_path.empty() && !parents_file(o.report_path)) {
     try {
       write_report(o.report_path);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // at exit, or from a finishing child: nothing may escape
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
@@ -95,7 +95,7 @@ void finish_process() {
       const size_t n = write_baseline(o.write_suppressions_path, "LAYOUTGUARD_OPTIONS=write_suppressions= at exit");
       std::fprintf(stderr, "[layoutguard] wrote %zu suppressions line%s to %s\n", n, n == 1 ? "" : "s",
                    o.write_suppressions_path.c_str());
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }

@@ -197,6 +197,31 @@ if __name__ == "__main__":
         for way in ("idle", "off"):
             self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids[way]}.json")), way)
 
+    def test_a_child_started_from_an_off_block_stays_off_under_layoutguard(self):
+        # LAYOUTGUARD (the runner sets it) would switch the child on as its main module imports
+        # the package; started from an off block, it stays off, and leaves the parent's report
+        # alone (the parent ends without writing it, so none may exist).
+        report = os.path.join(self.tmp, "report.json")
+        program = """
+import multiprocessing, os, torch
+import layoutguard_torch as lgt
+def softmax():
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+if __name__ == "__main__":
+    with lgt.guard("off"):
+        child = multiprocessing.get_context("spawn").Process(target=softmax)
+        child.start()
+    child.join()
+    print("exit code", child.exitcode, flush=True)
+    os._exit(0)
+"""
+        run = run_script(program, {"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"report={report}"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("exit code 0", run.stdout)
+        self.assertNotIn("lost channels_last", run.stderr)
+        self.assertNotIn("writes no report", run.stderr)
+        self.assertFalse(os.path.exists(report))
+
     def test_a_child_that_cannot_switch_on_still_runs_its_target(self):
         # The child cannot import the package (a broken copy first on the parent's sys.path), or
         # its settings fail (a bad LAYOUTGUARD_TORCH_UNBOXED, read as the bridge switches on):

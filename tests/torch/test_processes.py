@@ -85,6 +85,13 @@ class Images(Dataset):
 """
 
 
+# A pool's task that loses channels_last in the worker and returns the worker's process id.
+SOFTMAX_IN_WORKER = """def softmax_in_worker(_):
+    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
+    return os.getpid()
+"""
+
+
 def process_ids(stdout):
     parent = int(re.search(r"^parent (\d+)$", stdout, re.M).group(1))
     children = sorted(int(p) for p in re.findall(r"^child (\d+)$", stdout, re.M))
@@ -169,10 +176,7 @@ class SpawnedProcesses(InTempDir):
         program = f"""
 import concurrent.futures, multiprocessing, os, torch
 import layoutguard_torch as lgt
-def softmax_in_worker(_):
-    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
-    return os.getpid()
-if __name__ == "__main__":
+""" + SOFTMAX_IN_WORKER + f"""if __name__ == "__main__":
     lgt.enable("record")
     lgt.set_options("report={self.tmp}/report-%p.json:summary=0")
     for method in ("spawn", "forkserver"):
@@ -232,10 +236,7 @@ if __name__ == "__main__":
             f.write("raise ImportError('a broken copy')\n")
         program = f"""
 import multiprocessing, os, sys, torch
-def softmax_in_worker(_):
-    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
-    return os.getpid()
-if __name__ == "__main__":
+""" + SOFTMAX_IN_WORKER + f"""if __name__ == "__main__":
     import layoutguard_torch as lgt  # not in the children, which import this file as their main module
     lgt.enable("warn")
     path = list(sys.path)
@@ -268,10 +269,7 @@ if __name__ == "__main__":
                     "memory_format=torch.channels_last), 1)\n")
         program = f"""
 import concurrent.futures, multiprocessing, os, sys, torch
-def softmax_in_worker(_):
-    torch.softmax(torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last), 1)
-    return os.getpid()
-if __name__ == "__main__":
+""" + SOFTMAX_IN_WORKER + f"""if __name__ == "__main__":
     multiprocessing.set_forkserver_preload(["switch_on_early"])
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
         print("forkserver", pool.submit(softmax_in_worker, 0).result(), flush=True)

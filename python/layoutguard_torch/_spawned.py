@@ -60,6 +60,10 @@ def _say(text):
         pass
 
 
+def _say_as_child(parent_pid, text):
+    _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, {text}")
+
+
 def prepare_child(mode, options_text, parents_paths, parent_pid):
     """Takes the parent's settings in a started process, or says why it stays off. Mode "off"
     (started from a thread that is off) keeps the child off, with the parent's files noted."""
@@ -86,14 +90,13 @@ def prepare_child(mode, options_text, parents_paths, parent_pid):
         shared = {key: path for key, path in paths.items() if path in parents_paths}
         _C._note_spawned_child(parent_pid, list(shared.values()))
     except Exception as e:
-        _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
-             f"{type(e).__name__}: {e}")
+        _say_as_child(parent_pid, f"checks nothing: {type(e).__name__}: {e}")
         return
     if mode == "off":
         return
     for key, path in sorted(shared.items()):
-        _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, writes no "
-             f"{_FILE_NAMES.get(key, key)}: '{path}' is its parent's; put %p in the path for one per process")
+        _say_as_child(parent_pid, f"writes no {_FILE_NAMES.get(key, key)}: '{path}' is its parent's; "
+                                  "put %p in the path for one per process")
     bootstrap = multiprocessing.process.BaseProcess._bootstrap
     this_process = os.getpid()
 
@@ -107,8 +110,7 @@ def prepare_child(mode, options_text, parents_paths, parent_pid):
         try:
             enable()
         except Exception as e:  # a setting read as the bridge switches on (LAYOUTGUARD_TORCH_UNBOXED)
-            _say(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
-                 f"{type(e).__name__}: {e}")
+            _say_as_child(parent_pid, f"checks nothing: {type(e).__name__}: {e}")
         try:
             return bootstrap(self, *args, **kwargs)
         finally:

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <set>
 #include <mutex>
@@ -61,12 +62,10 @@ OpStats& stats_locked(Store& s, uint32_t op_index, std::string_view op) {
   return st;
 }
 
-}  // namespace
-
-namespace {
 // Set by ensure_exit_handler: a process that never collected anything writes no files, also
 // where it finishes without the exit handler.
 std::atomic<bool> g_collecting{false};
+
 }  // namespace
 
 void finish_process() {

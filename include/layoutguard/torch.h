@@ -53,6 +53,29 @@ class Scope {
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;  // put back on exit
 };
 
+// The mode the calling thread's ops are checked in now: its innermost Scope's, else that of a
+// Scope whose work it runs (autograd's threads, at::launch, a thread given a ThreadStart), else
+// guard::mode(). Throws lg::ConfigError where guard::mode() does.
+guard::Mode mode();
+
+// What a thread takes along from the thread that starts it, as PyTorch's own threads do:
+// whether the starter is switched on, and the mode of the Scope it is in, if any. Capture it
+// on the starting thread and adopt() it first thing in the new one; the Python package does
+// this for every thread started with `threading`.
+//   auto start = lg::torch::ThreadStart::here();
+//   std::thread worker([start] { start.adopt(); run(); });
+struct ThreadStart {
+  bool switched_on = false;
+  std::optional<guard::Mode> scope_mode;  // empty: the new thread follows guard::mode()
+
+  // The calling thread's.
+  static ThreadStart here();
+  // Switches the calling thread on if the starter was, in the scope's mode for the rest of
+  // the thread's life (a Scope opened later in it still nests inside); a starter that was off
+  // leaves it as it is.
+  void adopt() const;
+};
+
 // RAII: marks the calling thread as the origin of the autograd work started inside it
 // (backward(), autograd.grad()), for the threads PyTorch hands that work to: autograd's CUDA
 // device threads run no code of the caller, so their reports locate it through `thread`. The

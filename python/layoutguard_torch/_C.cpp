@@ -206,7 +206,20 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("disable", [] { lg::torch::disable(); });
   m.def("enabled", [] { return lg::torch::enabled(); });
-  m.def("mode", [] { return std::string(lg::guard::mode_name(lg::guard::mode())); });
+  m.def("mode", [] { return std::string(lg::guard::mode_name(lg::torch::mode())); });
+  // A thread started now from this one (threading.Thread.start): None when this thread is off,
+  // "" to follow the process-wide mode, else the mode of the block it is in.
+  m.def("_thread_start_state", []() -> py::object {
+    const lg::torch::ThreadStart start = lg::torch::ThreadStart::here();
+    if (!start.switched_on) return py::none();
+    return py::str(start.scope_mode ? lg::guard::mode_name(*start.scope_mode) : "");
+  });
+  m.def("_adopt_thread_start", [](const std::string& scope_mode) {
+    lg::torch::ThreadStart start;
+    start.switched_on = true;
+    if (!scope_mode.empty()) start.scope_mode = parse_mode(scope_mode);
+    start.adopt();
+  });
   m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
   m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
   m.def("set_options", [](const std::string& text) {

@@ -13,6 +13,7 @@ violation. The settings are layoutguard's (LAYOUTGUARD, LAYOUTGUARD_OPTIONS); se
     lgt.report()                        # what was collected, as a dict (the JSON report)
 """
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -91,7 +92,7 @@ def mode():
 
 class guard(contextlib.ContextDecorator):
     """A block of the calling thread checked in `mode` (nests; restores on exit), or a function
-    each of whose calls is such a block:
+    each of whose calls is such a block. Threads and processes started inside keep the mode:
 
         with lgt.guard("throw"):
             y = model(x)
@@ -192,13 +193,29 @@ def _install_python_hooks():
         torch.autograd.backward = backward_with_contracts
         torch.autograd.grad = grad_with_origin
 
-        # Threads started with `threading` from now on switch themselves on: PyTorch carries the
-        # key only to its own threads. (This takes threading's profile hook, which runs once at
-        # each thread's start and removes itself.)
+        # Threads started with `threading` from now on take along what PyTorch hands its own
+        # threads: a thread started from a switched-on one switches itself on, in the mode of
+        # the block it was started in; one started from a thread that is off stays off. Start
+        # notes the starter's state on the Thread; threading's profile hook, which runs once at
+        # the new thread's start and removes itself, adopts it there.
+        start = threading.Thread.start
+
+        @functools.wraps(start)
+        def start_taking_the_mode_along(self, *args, **kwargs):
+            try:
+                self._layoutguard_start = _C._thread_start_state()
+            except Exception:  # a bad LAYOUTGUARD: the thread's first op raises it, as here
+                self._layoutguard_start = ""
+            return start(self, *args, **kwargs)
+
         def thread_start(frame, event, arg):
             sys.setprofile(None)
-            _C.enable("")
+            # A start that bypassed the wrapper (a saved Thread.start) follows the process.
+            state = getattr(threading.current_thread(), "_layoutguard_start", "")
+            if state is not None:
+                _C._adopt_thread_start(state)
 
+        threading.Thread.start = start_taking_the_mode_along
         threading.setprofile(thread_start)
         # Processes that multiprocessing spawns from a switched-on thread switch on in the
         # same mode and options (_spawned.py); forked ones are copies of this one.

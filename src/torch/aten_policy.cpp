@@ -45,6 +45,34 @@ bool takes_no_tensor(const c10::FunctionSchema& schema) {
   return true;
 }
 
+// Whether every result aliases `self` and no other argument: views and in-place ops of their
+// first argument (detach, view, add_), not out= ops, whose `out` may be resized.
+bool results_alias_self_only(const c10::FunctionSchema& schema) {
+  const auto& args = schema.arguments();
+  if (schema.returns().empty() || args[0].alias_info() == nullptr ||
+      args[0].type()->kind() != c10::TypeKind::TensorType)
+    return false;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i].alias_info() != nullptr) return false;
+  for (const c10::Argument& r : schema.returns())
+    if (r.alias_info() == nullptr) return false;
+  return true;
+}
+
+// Whether the op returns nothing and writes in place into `self`, a tensor or a tensor list,
+// and into positional arguments only: the multi-tensor ops of the optimizers and of the
+// gradient scaler (_foreach_add_, _fused_adam_, _amp_foreach_non_finite_check_and_unscale_).
+// Their tensors keep their geometry; an out= op's keyword `out` list does not count.
+bool writes_self_in_place_only(const c10::FunctionSchema& schema) {
+  const auto& args = schema.arguments();
+  if (!schema.returns().empty() || args.empty() || args[0].alias_info() == nullptr ||
+      !is_tensor_like(args[0].type()))
+    return false;
+  for (const c10::Argument& a : args)
+    if (a.alias_info() != nullptr && (!a.alias_info()->isWrite() || a.kwarg_only())) return false;
+  return true;
+}
+
 }  // namespace
 
 AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
@@ -95,15 +123,8 @@ bool passes_by_key(const c10::OperatorHandle& op) {
   if (takes_no_tensor(schema)) return true;
   // Never checked (a view or in-place result; not copy_, no memory_format), ...
   if (derive_policy(schema).checkable) return false;
-  // ... every result an alias of self (not of an out= argument) ...
-  const auto& args = schema.arguments();
-  if (schema.returns().empty() || args[0].alias_info() == nullptr ||
-      args[0].type()->kind() != c10::TypeKind::TensorType)
-    return false;
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i].alias_info() != nullptr) return false;
-  for (const c10::Argument& r : schema.returns())
-    if (r.alias_info() == nullptr) return false;
+  // ... writing or aliasing self alone ...
+  if (!results_alias_self_only(schema) && !writes_self_in_place_only(schema)) return false;
   // ... and a kernel of its own, whose inner calls (if any) are not the op's decomposition.
   return !op.hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
 }

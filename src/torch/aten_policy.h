@@ -42,9 +42,12 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 // arange: it cannot lose a format it was never given, at any depth), or it is a view or an
 // in-place op of its first argument (detach, view, t, add_, relu_: every result aliases
 // `self`, no memory_format argument, not copy_) with a kernel of its own, not one composed of
-// other ops (reshape, flatten), whose inner calls would then reach the key as the user's. Such
-// an op is never checked, and skipping the key saves its dispatch: in a ResNet-50 training
-// step these are half of the ATen calls.
+// other ops (reshape, flatten), whose inner calls would then reach the key as the user's. The
+// in-place multi-tensor ops that return nothing (_foreach_mul_, _fused_sgd_) count as in-place
+// ops of `self`, whose other written arguments are positional (not an out= op's `out` list).
+// Such an op is never checked, and skipping the key saves its dispatch: in a ResNet-50
+// training step these are half of the ATen calls; a multi-tensor op would be boxed, its
+// tensor lists copied into the fallback's stack and out again.
 bool passes_by_key(const c10::OperatorHandle& op);
 
 }  // namespace lg::torch_bridge

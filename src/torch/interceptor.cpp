@@ -527,6 +527,30 @@ void disable() {
 
 bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
 
+guard::Mode mode() { return torch_bridge::mode_of_call(torch_bridge::t_state, guard::mode()); }
+
+ThreadStart ThreadStart::here() {
+  ThreadStart start;
+  start.switched_on = enabled();
+  if (!start.switched_on) return start;
+  if (torch_bridge::t_state.own_scopes > 0)
+    start.scope_mode = guard::mode();  // the innermost Scope's: guard::mode() asks it first
+  else if (const torch_bridge::Carried* c = torch_bridge::carried())
+    start.scope_mode = c->mode;
+  return start;
+}
+
+void ThreadStart::adopt() const {
+  if (!switched_on) return;
+  // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
+  // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
+  if (scope_mode) {
+    torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
+    torch_bridge::push_carried([this](torch_bridge::Carried& c) { c.mode = scope_mode; });
+  }
+  enable();
+}
+
 Scope::Scope(guard::Mode mode)
     : mode_(mode),
       was_enabled_(enabled()),

@@ -7,13 +7,14 @@
 //  - record mode collects into the same report as layoutguard's own ops, with module paths;
 //  - the gradient contract names the parameter;
 //  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
-//    autograd's CUDA device threads alike);
+//    autograd's CUDA device threads alike), and on a std::thread given a ThreadStart;
 //  - a thread switched off pays for no RecordFunction callback.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <string>
+#include <thread>
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -146,6 +147,38 @@ int main() {
   lg::guard::clear_report();
   (void)at::softmax(channels_last_image(), 1);
   expect(lg::guard::report().violations.empty(), "after the Scope, the process mode (off) holds again");
+
+  // A thread of our own takes the starter's state along with a ThreadStart: switched on in the
+  // Scope's mode for its life, or off when the starter is off. The process mode is still off.
+  {
+    lg::torch::ThreadStart in_record, in_off;
+    {
+      lg::torch::Scope recording(lg::guard::Mode::Record);
+      in_record = lg::torch::ThreadStart::here();
+      lg::torch::Scope quiet(lg::guard::Mode::Off);
+      in_off = lg::torch::ThreadStart::here();
+    }
+    bool on = false, off = true;
+    lg::guard::Mode mode = lg::guard::Mode::Off;
+    std::thread recorder([&] {
+      in_record.adopt();
+      on = lg::torch::enabled();
+      mode = lg::torch::mode();
+      (void)at::softmax(channels_last_image(), 1);
+    });
+    recorder.join();
+    std::thread quiet([&] {
+      in_off.adopt();
+      off = !lg::torch::enabled();
+      (void)at::log_softmax(channels_last_image(), 1);
+    });
+    quiet.join();
+    expect(on && mode == lg::guard::Mode::Record, "ThreadStart: a thread started in a Record scope records");
+    expect(off, "ThreadStart: a thread started in an Off scope stays off");
+    lg::guard::Report started = lg::guard::report();
+    expect(find(started, "aten::softmax") != nullptr && find(started, "aten::log_softmax") == nullptr,
+           "ThreadStart: only the recording thread's loss is reported");
+  }
   lg::guard::set_mode(lg::guard::Mode::Record);
 
   // An Off scope takes the thread off the bridge while it lives, and nests.

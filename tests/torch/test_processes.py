@@ -201,6 +201,35 @@ import layoutguard_torch as lgt
         for way in ("idle", "off"):
             self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids[way]}.json")), way)
 
+    def test_replacement_workers_run_in_the_mode_of_the_block_that_made_the_pool(self):
+        # A Pool's replacement workers (maxtasksperchild) are started by the pool's own thread,
+        # which took the mode of the block that made the pool along: record in a record block
+        # (the process-wide mode is warn), off in an off block.
+        program = f"""
+import multiprocessing, os, torch
+import layoutguard_torch as lgt
+""" + SOFTMAX_IN_WORKER + f"""if __name__ == "__main__":
+    lgt.enable("warn")
+    lgt.set_options("report={self.tmp}/report-%p.json:summary=0")
+    for mode in ("record", "off"):
+        with lgt.guard(mode):
+            pool = multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1)
+        print(mode + "-first", pool.apply(softmax_in_worker, (0,)), flush=True)
+        print(mode + "-replacement", pool.apply(softmax_in_worker, (0,)), flush=True)
+        pool.close()
+        pool.join()
+"""
+        run = run_script(program, {}, runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        pids = dict(line.split() for line in run.stdout.split("\n") if line)
+        self.assertNotEqual(pids["record-first"], pids["record-replacement"])
+        for way in ("record-first", "record-replacement"):
+            found = read_json(os.path.join(self.tmp, f"report-{pids[way]}.json"))["violations"]
+            self.assertEqual([v["op"] for v in found], ["aten::softmax"], way)
+        for way in ("off-first", "off-replacement"):
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, f"report-{pids[way]}.json")), way)
+        self.assertNotIn("lost channels_last", run.stderr)  # no worker ran in warn
+
     def test_a_child_started_from_an_off_block_stays_off_under_layoutguard(self):
         # LAYOUTGUARD (the runner sets it) would switch the child on as its main module imports
         # the package; started from an off block, it stays off, and leaves the parent's report

@@ -591,7 +591,8 @@ class BadInput(unittest.TestCase):
         probe = ("import torch, layoutguard_torch as lgt\n"
                  "lgt.enable(); lgt.disable()\n"
                  "for op in ('aten::relu', 'aten::conv2d', 'aten::cudnn_batch_norm', 'aten::softmax.int',\n"
-                 "           'aten::relu_', 'aten::detach'):\n"
+                 "           'aten::relu_', 'aten::detach', 'aten::_foreach_add_.List', 'aten::_foreach_add.List',\n"
+                 "           'aten::_foreach_add.List_out'):\n"
                  "    kernels = [l for l in torch._C._dispatch_dump(op).splitlines() if 'GenericMode' in l]\n"
                  "    print(op, 'passes' if any('fallthrough' in l for l in kernels) else\n"
                  "              'unboxed' if any('unboxed_ops.cpp' in l for l in kernels) else 'fallback')\n")
@@ -600,7 +601,11 @@ class BadInput(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertEqual(run.stdout.split(), ["aten::relu", expected, "aten::conv2d", expected,
                                                   "aten::cudnn_batch_norm", expected, "aten::softmax.int", "fallback",
-                                                  "aten::relu_", "passes", "aten::detach", "passes"])
+                                                  "aten::relu_", "passes", "aten::detach", "passes",
+                                                  # in place, returning nothing: an optimizer's step
+                                                  "aten::_foreach_add_.List", "passes",
+                                                  "aten::_foreach_add.List", "fallback",
+                                                  "aten::_foreach_add.List_out", "fallback"])
 
     def test_bad_unboxed_switch_is_a_config_error(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})
@@ -788,6 +793,49 @@ class Entrypoints(unittest.TestCase):
             thread.join()
             ops = [v["op"] for v in lgt.report()["violations"]]
             self.assertEqual(ops, ["aten::softmax"])
+        finally:
+            lgt.disable()
+            _C_reset()
+
+    def test_threads_take_the_mode_of_the_block_that_starts_them(self):
+        # As PyTorch's own threads do: a thread started in a guard() block runs in its mode, one
+        # started from a thread that is off stays off (its mode() is the process's).
+        def softmax_in_thread(results, key):
+            def run():
+                results[key] = (lgt.enabled(), lgt.mode())
+                torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+            thread = threading.Thread(target=run)
+            thread.start()
+            return thread
+
+        lgt.enable("warn")
+        try:
+            lgt.clear_report()
+            results = {}
+            with lgt.guard("record"):
+                in_record = softmax_in_thread(results, "record")
+            with lgt.guard("off"):
+                in_off = softmax_in_thread(results, "off")
+            lgt.disable()
+            from_disabled = softmax_in_thread(results, "disabled")
+            for thread in (in_record, in_off, from_disabled):
+                thread.join()
+            self.assertEqual(results, {"record": (True, "record"), "off": (False, "warn"),
+                                       "disabled": (False, "warn")})
+            (v,) = lgt.report()["violations"]  # only the recording thread's: warn collects nothing
+            self.assertEqual((v["op"], v["count"]), ("aten::softmax", 1))
+            # The thread's own blocks nest inside the mode it took along.
+            with lgt.guard("throw"):
+                nested = {}
+
+                def run():
+                    with lgt.guard("record"):
+                        nested["inner"] = lgt.mode()
+                    nested["after"] = lgt.mode()
+                thread = threading.Thread(target=run)
+                thread.start()
+                thread.join()
+            self.assertEqual(nested, {"inner": "record", "after": "throw"})
         finally:
             lgt.disable()
             _C_reset()

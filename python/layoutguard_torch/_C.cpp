@@ -289,6 +289,7 @@ PYBIND11_MODULE(_C, m) {
     return paths;
   });
   m.def("_in_forked_child", [] { return lg::guard::detail::in_forked_child(); });
+  m.def("_start_collecting_afresh", [] { lg::guard::detail::start_collecting_afresh(); });
   m.def("_note_spawned_child", [](int64_t parent, std::vector<std::string> parents_paths) {
     lg::guard::detail::note_spawned_child(static_cast<pid_t>(parent), std::move(parents_paths));
   });

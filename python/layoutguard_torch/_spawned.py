@@ -78,7 +78,7 @@ def prepare_child(mode, options_text, parents_paths, parent_pid):
         _C.reset_to_environment()
         layoutguard_torch._options_text = None
         if _C._in_forked_child():
-            _C.clear_report()
+            _C._start_collecting_afresh()  # an idle worker writes none of the server's files
         if mode is not None:
             _C.set_mode(mode)
         if options_text is not None:

@@ -108,6 +108,7 @@ void finish_process() {
 }
 
 void ensure_exit_handler() {
+  if (g_collecting.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   std::call_once(once, [] {
     // Construct what the handler reads before registering it: handlers run before the
@@ -115,9 +116,16 @@ void ensure_exit_handler() {
     (void)store();
     (void)guard::options();
     std::atexit(finish_process);
-    g_collecting.store(true, std::memory_order_release);
     watch_forks();
   });
+  g_collecting.store(true, std::memory_order_release);
+}
+
+void start_collecting_afresh() {
+  // The handler, registered by the process this one was forked from, stays; it finds nothing
+  // to do until this process collects.
+  g_collecting.store(false, std::memory_order_release);
+  clear_report();
 }
 
 uint32_t foreign_op_index(std::string_view name) {

@@ -46,12 +46,18 @@ void record_suppressed(const Suppression& line);
 // The bytes of a list of conversions (the report's ledger, a ConversionTally's).
 int64_t conversion_bytes(const std::vector<ConversionRecord>& records);
 
-// Makes sure the exit handler (summary=1 table, report=FILE) is registered.
+// Makes sure the exit handler (summary=1 table, report=FILE) is registered, and notes that this
+// process collects: one that never did writes no files at exit.
 void ensure_exit_handler();
 
+// Clears the records and forgets that any were collected, for a process forked from one that
+// collected but whose records are not its own (a forkserver's child): it writes files at exit
+// only once it collects itself.
+void start_collecting_afresh();
+
 // What the exit handler does -- the report, the baseline, the summary -- done now and at most
-// once per process: the handler does nothing after it, and neither does this where the handler
-// was never registered (nothing was collected). For processes that end without running exit
+// once per process: the handler does nothing after it, and neither does this where nothing
+// was collected. For processes that end without running exit
 // handlers (a multiprocessing forkserver's children end in _exit).
 void finish_process();
 

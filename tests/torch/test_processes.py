@@ -291,7 +291,8 @@ import multiprocessing, os, sys, torch
     def test_workers_of_a_switched_on_forkserver_start_afresh(self):
         # The forkserver imports a module that switches on and runs an op before it forks the
         # workers: they are forked children of a process that loaded the bridge, with its
-        # settings and records, and start afresh all the same.
+        # settings, records and exit handler, and start afresh all the same. A worker that
+        # checks nothing writes no report.
         with open(os.path.join(self.tmp, "switch_on_early.py"), "w") as f:
             f.write("import torch, layoutguard_torch as lgt\nlgt.enable()\n"
                     "torch.nn.functional.avg_pool2d(torch.randn(1, 4, 6, 6).contiguous("
@@ -302,6 +303,8 @@ import concurrent.futures, multiprocessing, os, sys, torch
     multiprocessing.set_forkserver_preload(["switch_on_early"])
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
         print("forkserver", pool.submit(softmax_in_worker, 0).result(), flush=True)
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        print("idle", pool.submit(os.getpid).result(), flush=True)
 """
         report = os.path.join(self.tmp, "report-%p.json")
         # The forkserver imports its preload modules from the environment's path only. One
@@ -311,7 +314,9 @@ import concurrent.futures, multiprocessing, os, sys, torch
         run = run_script(program, {"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"report={report}:summary=0",
                                    "PYTHONPATH": path, "OMP_NUM_THREADS": "1"})
         self.assertEqual(run.returncode, 0, run.stderr)
-        worker = run.stdout.split()[1]
+        pids = dict(line.split() for line in run.stdout.split("\n") if line)
+        worker = pids["forkserver"]
+        self.assertFalse(os.path.exists(report.replace("%p", pids["idle"])))
         # The forkserver wrote its own report at exit, with its own op.
         servers = [f for f in glob.glob(report.replace("%p", "*")) if f != report.replace("%p", worker)]
         self.assertEqual(len(servers), 1, servers)

@@ -5,9 +5,10 @@
 // Linking the library is enough: when LAYOUTGUARD is set (and not `off`) at load time, the
 // loading thread is switched on, and the threads its PyTorch work reaches take it along
 // (autograd's backward threads, at::launch). Threads of your own switch themselves on with
-// enable() or a Scope. The mode and options come from LAYOUTGUARD / LAYOUTGUARD_OPTIONS, read
-// at the first op (a bad value raises lg::ConfigError there), or from guard::set_mode /
-// guard::Scope, exactly as for layoutguard's own ops. docs/torch.md has the whole story.
+// enable() or a Scope, or take the starting thread's state along with a Handover. The mode
+// and options come from LAYOUTGUARD / LAYOUTGUARD_OPTIONS, read at the first op (a bad value
+// raises lg::ConfigError there), or from guard::set_mode / guard::Scope, exactly as for
+// layoutguard's own ops. docs/torch.md has the whole story.
 //
 // The header needs no PyTorch headers: it is safe to include anywhere.
 #pragma once
@@ -54,26 +55,43 @@ class Scope {
 };
 
 // The mode the calling thread's ops are checked in now: its innermost Scope's, else that of a
-// Scope whose work it runs (autograd's threads, at::launch, a thread given a ThreadStart), else
+// Scope whose work it runs (autograd's threads, at::launch, a Handover), else
 // guard::mode(). Throws lg::ConfigError where guard::mode() does.
 guard::Mode mode();
 
-// What a thread takes along from the thread that starts it, as PyTorch's own threads do:
-// whether the starter is switched on, and the mode of the Scope it is in, if any. Capture it
-// on the starting thread and adopt() it first thing in the new one; the Python package does
-// this for every thread started with `threading`.
-//   auto start = lg::torch::ThreadStart::here();
-//   std::thread worker([start] { start.adopt(); run(); });
-struct ThreadStart {
+// What a thread hands over with the work it starts on another thread, as PyTorch does for its
+// own threads: whether it is switched on, and the mode of the Scope it is in, if any. Capture
+// it on the handing thread with here(); on the other, adopt() it for the rest of a new
+// thread's life, once, or run each task of a pool's thread in a HandoverScope. The Python
+// package does the first for every thread started with `threading`, the second for each task
+// of a concurrent.futures.ThreadPoolExecutor.
+//   auto handover = lg::torch::Handover::here();
+//   std::thread worker([handover] { handover.adopt(); run(); });
+struct Handover {
   bool switched_on = false;
-  std::optional<guard::Mode> scope_mode;  // empty: the new thread follows guard::mode()
+  std::optional<guard::Mode> scope_mode;  // empty: the other thread follows guard::mode()
 
   // The calling thread's.
-  static ThreadStart here();
-  // Switches the calling thread on if the starter was, in the scope's mode for the rest of
-  // the thread's life (a Scope opened later in it still nests inside); a starter that was off
-  // leaves it as it is.
+  static Handover here();
+  // Switches the calling thread on if the handing thread was, in the scope's mode for the
+  // rest of the thread's life (Scopes opened later in it nest inside); a handing thread that
+  // was off leaves it as it is. Once per thread: each call adds to the state every PyTorch
+  // lookup of its thread-local debug info walks.
   void adopt() const;
+};
+
+// RAII: the calling thread runs in a Handover's state -- switched on or off, in its scope's
+// mode or the process's -- while it lives, then as before. For a pool's thread, per task.
+class HandoverScope {
+ public:
+  explicit HandoverScope(const Handover& handover);
+  ~HandoverScope();
+  HandoverScope(const HandoverScope&) = delete;
+  HandoverScope& operator=(const HandoverScope&) = delete;
+
+ private:
+  bool was_enabled_;
+  std::shared_ptr<c10::ThreadLocalDebugInfo> outer_debug_info_;  // put back on exit
 };
 
 // RAII: marks the calling thread as the origin of the autograd work started inside it

@@ -166,6 +166,14 @@ lg::guard::Mode parse_mode(const std::string& text) {
   return lg::guard::parse_options(text, "").mode;
 }
 
+// A Handover from _handover_state's answer.
+lg::torch::Handover handover_of(const std::optional<std::string>& state) {
+  lg::torch::Handover handover;
+  handover.switched_on = state.has_value();
+  if (state && !state->empty()) handover.scope_mode = parse_mode(*state);
+  return handover;
+}
+
 // lg::ConfigError reaches Python as layoutguard_torch.ConfigError (a ValueError), other
 // lg::Error as RuntimeError, with their messages.
 void translate_errors() {
@@ -207,19 +215,21 @@ PYBIND11_MODULE(_C, m) {
   m.def("disable", [] { lg::torch::disable(); });
   m.def("enabled", [] { return lg::torch::enabled(); });
   m.def("mode", [] { return std::string(lg::guard::mode_name(lg::torch::mode())); });
-  // A thread started now from this one (threading.Thread.start): None when this thread is off,
-  // "" to follow the process-wide mode, else the mode of the block it is in.
-  m.def("_thread_start_state", []() -> py::object {
-    const lg::torch::ThreadStart start = lg::torch::ThreadStart::here();
-    if (!start.switched_on) return py::none();
-    return py::str(start.scope_mode ? lg::guard::mode_name(*start.scope_mode) : "");
+  // The calling thread's state, for a thread it starts (threading.Thread.start) or a task it
+  // hands to a pool's thread: None when it is off, "" to follow the process-wide mode, else the
+  // mode of the block it is in.
+  m.def("_handover_state", []() -> py::object {
+    const lg::torch::Handover handover = lg::torch::Handover::here();
+    if (!handover.switched_on) return py::none();
+    return py::str(handover.scope_mode ? lg::guard::mode_name(*handover.scope_mode) : "");
   });
-  m.def("_adopt_thread_start", [](const std::string& scope_mode) {
-    lg::torch::ThreadStart start;
-    start.switched_on = true;
-    if (!scope_mode.empty()) start.scope_mode = parse_mode(scope_mode);
-    start.adopt();
+  // In a new thread, for its life.
+  m.def("_adopt_handover", [](const std::optional<std::string>& state) { handover_of(state).adopt(); });
+  // Around one task of a pool's thread: returns a token for _pop_handover.
+  m.def("_push_handover", [](const std::optional<std::string>& state) {
+    return reinterpret_cast<uintptr_t>(new lg::torch::HandoverScope(handover_of(state)));
   });
+  m.def("_pop_handover", [](uintptr_t token) { delete reinterpret_cast<lg::torch::HandoverScope*>(token); });
   m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
   m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
   m.def("set_options", [](const std::string& text) {

@@ -201,21 +201,34 @@ def _install_python_hooks():
         start = threading.Thread.start
 
         @functools.wraps(start)
-        def start_taking_the_mode_along(self, *args, **kwargs):
-            try:
-                self._layoutguard_start = _C._thread_start_state()
-            except Exception:  # a bad LAYOUTGUARD: the thread's first op raises it, as here
-                self._layoutguard_start = ""
+        def start_handing_over(self, *args, **kwargs):
+            self._layoutguard_handover = _C._handover_state()
             return start(self, *args, **kwargs)
 
         def thread_start(frame, event, arg):
             sys.setprofile(None)
             # A start that bypassed the wrapper (a saved Thread.start) follows the process.
-            state = getattr(threading.current_thread(), "_layoutguard_start", "")
-            if state is not None:
-                _C._adopt_thread_start(state)
+            _C._adopt_handover(getattr(threading.current_thread(), "_layoutguard_handover", ""))
 
-        threading.Thread.start = start_taking_the_mode_along
+        # A ThreadPoolExecutor starts its threads from the first submit()s, and runs later
+        # tasks on them: each task runs in the state of the code that submitted it.
+        from concurrent.futures import thread as futures_thread
+        submit = futures_thread.ThreadPoolExecutor.submit
+
+        @functools.wraps(submit)
+        def submit_handing_over(self, fn, /, *args, **kwargs):
+            state = _C._handover_state()
+
+            def task():
+                token = _C._push_handover(state)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    _C._pop_handover(token)
+            return submit(self, task)
+
+        threading.Thread.start = start_handing_over
+        futures_thread.ThreadPoolExecutor.submit = submit_handing_over
         threading.setprofile(thread_start)
         # Processes that multiprocessing spawns from a switched-on thread switch on in the
         # same mode and options (_spawned.py); forked ones are copies of this one.

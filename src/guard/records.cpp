@@ -108,6 +108,8 @@ void finish_process() {
 }
 
 void ensure_exit_handler() {
+  // The flag, not the once-flag, says whether this process collects: a forked child inherits
+  // both set, and start_collecting_afresh() clears the flag alone.
   if (g_collecting.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   std::call_once(once, [] {

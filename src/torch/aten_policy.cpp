@@ -61,12 +61,15 @@ bool results_alias_self_only(const c10::FunctionSchema& schema) {
 
 // Whether the op returns nothing and writes in place into `self`, a tensor or a tensor list,
 // and into positional arguments only: the multi-tensor ops of the optimizers and of the
-// gradient scaler (_foreach_add_, _fused_adam_, _amp_foreach_non_finite_check_and_unscale_).
-// Their tensors keep their geometry; an out= op's keyword `out` list does not count.
+// gradient scaler (_foreach_add_, _fused_adam_, _amp_foreach_non_finite_check_and_unscale_
+// with its found_inf). Their tensors keep their geometry. The keyword-only clause is a guard
+// for ops to come: no ATen op of torch 1.13 to 2.11 writes `self` and a keyword `out` too.
+// _foreach_copy_ is where a multi-tensor copy converts, as copy_ is: it keeps the key, and its
+// per-tensor copies (the CPU's) stay its nested calls.
 bool writes_self_in_place_only(const c10::FunctionSchema& schema) {
   const auto& args = schema.arguments();
   if (!schema.returns().empty() || args.empty() || args[0].alias_info() == nullptr ||
-      !is_tensor_like(args[0].type()))
+      !is_tensor_like(args[0].type()) || schema.name() == "aten::_foreach_copy_")
     return false;
   for (const c10::Argument& a : args)
     if (a.alias_info() != nullptr && (!a.alias_info()->isWrite() || a.kwarg_only())) return false;

@@ -14,7 +14,7 @@ namespace lg::torch {
 
 bool check_gradient(std::string_view parameter, const at::Tensor& param, const at::Tensor& grad) {
   if (!torch_bridge::breaks_gradient_contract(param, grad)) return true;
-  const guard::Mode mode = guard::detail::current_mode();
+  const guard::Mode mode = lg::torch::mode();  // with a mode carried to this thread
   if (mode == guard::Mode::Off) return false;
   static const std::string op = "autograd::grad_strides";
   static const uint32_t op_index = guard::detail::foreign_op_index(op);

@@ -54,7 +54,8 @@ struct Carried final : c10::DebugInfoBase {
   std::optional<uint64_t> origin;       // the innermost BackwardOrigin's thread
 };
 
-// Set by the first Scope: until then no thread can carry a mode, and a call need not look.
+// Set by the first Scope or Handover with a mode: until then no thread can carry a mode, and a
+// call need not look.
 std::atomic<bool> g_scope_opened{false};
 
 // The carried state, if this thread has one. The type is compared, not cast to: the kind is
@@ -529,18 +530,18 @@ bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kK
 
 guard::Mode mode() { return torch_bridge::mode_of_call(torch_bridge::t_state, guard::mode()); }
 
-ThreadStart ThreadStart::here() {
-  ThreadStart start;
-  start.switched_on = enabled();
-  if (!start.switched_on) return start;
+Handover Handover::here() {
+  Handover handover;
+  handover.switched_on = enabled();
+  if (!handover.switched_on) return handover;
   if (torch_bridge::t_state.own_scopes > 0)
-    start.scope_mode = guard::mode();  // the innermost Scope's: guard::mode() asks it first
+    handover.scope_mode = guard::mode();  // the innermost Scope's: guard::mode() asks it first
   else if (const torch_bridge::Carried* c = torch_bridge::carried())
-    start.scope_mode = c->mode;
-  return start;
+    handover.scope_mode = c->mode;
+  return handover;
 }
 
-void ThreadStart::adopt() const {
+void Handover::adopt() const {
   if (!switched_on) return;
   // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
   // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
@@ -549,6 +550,25 @@ void ThreadStart::adopt() const {
     torch_bridge::push_carried([this](torch_bridge::Carried& c) { c.mode = scope_mode; });
   }
   enable();
+}
+
+HandoverScope::HandoverScope(const Handover& handover)
+    : was_enabled_(enabled()),
+      // Always a mode of its own, also none: a pool's thread may carry the mode that the work
+      // which started it handed over.
+      outer_debug_info_(torch_bridge::push_carried([&handover](torch_bridge::Carried& c) {
+        c.mode = handover.scope_mode;
+      })) {
+  if (handover.scope_mode) torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
+  if (handover.switched_on)
+    enable();
+  else
+    disable();
+}
+
+HandoverScope::~HandoverScope() {
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
+  if (enabled() != was_enabled_) was_enabled_ ? enable() : disable();
 }
 
 Scope::Scope(guard::Mode mode)

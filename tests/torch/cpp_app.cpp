@@ -7,7 +7,7 @@
 //  - record mode collects into the same report as layoutguard's own ops, with module paths;
 //  - the gradient contract names the parameter;
 //  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
-//    autograd's CUDA device threads alike), and on a std::thread given a ThreadStart;
+//    autograd's CUDA device threads alike), and on a std::thread given a Handover;
 //  - a thread switched off pays for no RecordFunction callback.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
@@ -148,15 +148,16 @@ int main() {
   (void)at::softmax(channels_last_image(), 1);
   expect(lg::guard::report().violations.empty(), "after the Scope, the process mode (off) holds again");
 
-  // A thread of our own takes the starter's state along with a ThreadStart: switched on in the
-  // Scope's mode for its life, or off when the starter is off. The process mode is still off.
+  // A thread of our own takes the starter's state along with a Handover: switched on in the
+  // Scope's mode for its life, or off when the starter is off; a HandoverScope does the same
+  // for one task of a thread that already runs. The process mode is still off.
   {
-    lg::torch::ThreadStart in_record, in_off;
+    lg::torch::Handover in_record, in_off;
     {
       lg::torch::Scope recording(lg::guard::Mode::Record);
-      in_record = lg::torch::ThreadStart::here();
+      in_record = lg::torch::Handover::here();
       lg::torch::Scope quiet(lg::guard::Mode::Off);
-      in_off = lg::torch::ThreadStart::here();
+      in_off = lg::torch::Handover::here();
     }
     bool on = false, off = true;
     lg::guard::Mode mode = lg::guard::Mode::Off;
@@ -173,11 +174,34 @@ int main() {
       (void)at::log_softmax(channels_last_image(), 1);
     });
     quiet.join();
-    expect(on && mode == lg::guard::Mode::Record, "ThreadStart: a thread started in a Record scope records");
-    expect(off, "ThreadStart: a thread started in an Off scope stays off");
+    expect(on && mode == lg::guard::Mode::Record, "Handover: a thread started in a Record scope records");
+    expect(off, "Handover: a thread started in an Off scope stays off");
     lg::guard::Report started = lg::guard::report();
     expect(find(started, "aten::softmax") != nullptr && find(started, "aten::log_softmax") == nullptr,
-           "ThreadStart: only the recording thread's loss is reported");
+           "Handover: only the recording thread's loss is reported");
+
+    lg::guard::clear_report();
+    bool task_records = false, after_task_off = false, off_task_off = false;
+    std::thread pool_thread([&] {
+      {
+        lg::torch::HandoverScope task(in_record);
+        task_records = lg::torch::enabled() && lg::torch::mode() == lg::guard::Mode::Record;
+        (void)at::softmax(channels_last_image(), 1);
+      }
+      after_task_off = !lg::torch::enabled();
+      in_record.adopt();
+      {
+        lg::torch::HandoverScope task(in_off);
+        off_task_off = !lg::torch::enabled();
+        (void)at::log_softmax(channels_last_image(), 1);
+      }
+    });
+    pool_thread.join();
+    expect(task_records && after_task_off, "HandoverScope: one task runs in the handed-over Record scope");
+    expect(off_task_off, "HandoverScope: a task handed over from an Off scope runs off");
+    started = lg::guard::report();
+    expect(find(started, "aten::softmax") != nullptr && find(started, "aten::log_softmax") == nullptr,
+           "HandoverScope: only the recording task's loss is reported");
   }
   lg::guard::set_mode(lg::guard::Mode::Record);
 

@@ -592,7 +592,7 @@ class BadInput(unittest.TestCase):
                  "lgt.enable(); lgt.disable()\n"
                  "for op in ('aten::relu', 'aten::conv2d', 'aten::cudnn_batch_norm', 'aten::softmax.int',\n"
                  "           'aten::relu_', 'aten::detach', 'aten::_foreach_add_.List', 'aten::_foreach_add.List',\n"
-                 "           'aten::_foreach_add.List_out'):\n"
+                 "           'aten::_foreach_add.List_out', 'aten::_amp_foreach_non_finite_check_and_unscale_'):\n"
                  "    kernels = [l for l in torch._C._dispatch_dump(op).splitlines() if 'GenericMode' in l]\n"
                  "    print(op, 'passes' if any('fallthrough' in l for l in kernels) else\n"
                  "              'unboxed' if any('unboxed_ops.cpp' in l for l in kernels) else 'fallback')\n")
@@ -605,7 +605,27 @@ class BadInput(unittest.TestCase):
                                                   # in place, returning nothing: an optimizer's step
                                                   "aten::_foreach_add_.List", "passes",
                                                   "aten::_foreach_add.List", "fallback",
-                                                  "aten::_foreach_add.List_out", "fallback"])
+                                                  "aten::_foreach_add.List_out", "fallback",
+                                                  "aten::_amp_foreach_non_finite_check_and_unscale_", "passes"])
+
+    def test_an_optimizers_multi_tensor_step_passes_by(self):
+        # SGD's multi-tensor step updates the parameters and the momentum buffers in place: no
+        # loss, and its _foreach_ ops pass the key by, absent from the op table.
+        conv = torch.nn.Conv2d(4, 4, 3).to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(conv.parameters(), lr=0.1, momentum=0.9, foreach=True)
+        x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            for _ in range(2):  # the first step makes the momentum buffers, the second updates them
+                opt.zero_grad()
+                conv(x).sum().backward()
+                opt.step()
+        report = lgt.report()
+        self.assertEqual(report["violations"], [])
+        ops = [o["op"] for o in report["ops"]]
+        self.assertIn("aten::convolution_backward", ops)
+        self.assertEqual([op for op in ops if op.startswith("aten::_foreach")], [])
+        self.assertTrue(conv.weight.is_contiguous(memory_format=torch.channels_last))
 
     def test_bad_unboxed_switch_is_a_config_error(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})
@@ -822,9 +842,10 @@ class Entrypoints(unittest.TestCase):
                 thread.join()
             self.assertEqual(results, {"record": (True, "record"), "off": (False, "warn"),
                                        "disabled": (False, "warn")})
-            (v,) = lgt.report()["violations"]  # only the recording thread's: warn collects nothing
+            (v,) = lgt.report()["violations"]  # only the recording thread's: the others are off
             self.assertEqual((v["op"], v["count"]), ("aten::softmax", 1))
-            # The thread's own blocks nest inside the mode it took along.
+            # The thread's own blocks nest inside the mode it took along, and the threads it
+            # starts take that mode along in turn.
             with lgt.guard("throw"):
                 nested = {}
 
@@ -832,10 +853,57 @@ class Entrypoints(unittest.TestCase):
                     with lgt.guard("record"):
                         nested["inner"] = lgt.mode()
                     nested["after"] = lgt.mode()
+                    grandchild = threading.Thread(target=lambda: nested.update(grandchild=lgt.mode()))
+                    grandchild.start()
+                    grandchild.join()
                 thread = threading.Thread(target=run)
                 thread.start()
                 thread.join()
-            self.assertEqual(nested, {"inner": "record", "after": "throw"})
+            self.assertEqual(nested, {"inner": "record", "after": "throw", "grandchild": "throw"})
+        finally:
+            lgt.disable()
+            _C_reset()
+
+    def test_a_thread_checks_gradients_in_the_mode_it_took_along(self):
+        conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)
+        conv.weight.grad = torch.zeros(4, 4, 1, 1).as_strided((4, 4, 1, 1), (1, 4, 4, 4))  # neither layout's strides
+        lgt.enable("off")
+        try:
+            lgt.clear_report()
+            with lgt.guard("record"):
+                thread = threading.Thread(target=lgt.check_gradients, args=(conv,))
+                thread.start()
+            thread.join()
+            self.assertEqual([(v["op"], v["module"]) for v in lgt.report()["violations"]],
+                             [("autograd::grad_strides", "weight")])
+        finally:
+            lgt.disable()
+            _C_reset()
+
+    def test_a_thread_pool_runs_each_task_in_the_state_of_its_submitter(self):
+        # concurrent.futures starts its threads lazily, from the first submit(): each task, not
+        # each thread, takes the state of the code that submitted it.
+        import concurrent.futures
+
+        def softmax_task():
+            torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+            return lgt.enabled(), lgt.mode()
+
+        lgt.enable("warn")
+        try:
+            lgt.clear_report()
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                with lgt.guard("off"):
+                    off = pool.submit(softmax_task).result()
+                with lgt.guard("record"):
+                    record = pool.submit(softmax_task).result()
+                plain = pool.submit(softmax_task).result()
+                lgt.disable()
+                disabled = list(pool.map(lambda _: softmax_task(), [0]))[0]
+            self.assertEqual((off, record, plain, disabled),
+                             ((False, "warn"), (True, "record"), (True, "warn"), (False, "warn")))
+            (v,) = lgt.report()["violations"]
+            self.assertEqual((v["op"], v["count"]), ("aten::softmax", 2))  # the record and warn tasks'
         finally:
             lgt.disable()
             _C_reset()

@@ -110,7 +110,7 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
   const bool collect = mode == Mode::Warn || mode == Mode::Record;
   if (collect) {
     ensure_exit_handler();
-    record_call(op_index, call.op);
+    if (foreign == nullptr || foreign->counts_call) record_call(op_index, call.op);
     if (call.depth == 0 && has_unconverted_weight(call.policy, call.inputs))
       record_unconverted_weight(call.op, call.module_path, call.inputs[1]);
   }

@@ -50,6 +50,9 @@ struct ForeignCall {
   const Finding* finding = nullptr;
   // Throw mode raises through this when set (a Python exception type), else LayoutViolation.
   void (*raise)(const LayoutViolation& v) = nullptr;  // must throw
+  // False for the second and later parts of one call checked in parts (a multi-tensor op's
+  // elements): the report counts the call once.
+  bool counts_call = true;
 };
 
 // after_op for a foreign call: the same settings, records, events, suppressions and report;

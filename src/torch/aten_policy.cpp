@@ -37,6 +37,30 @@ bool is_tensor_like(const c10::TypePtr& type) {
   return false;
 }
 
+bool is_tensor_list(const c10::TypePtr& type) {
+  const auto list = type->cast<c10::ListType>();
+  return list && list->getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
+// AtenPolicy::element_lists: a _foreach_ op returning one tensor list, whose tensor-list
+// arguments all come before its single tensors (every such op of torch 1.13 to 2.11).
+uint8_t element_lists_of(const c10::FunctionSchema& schema) {
+  if (schema.name().rfind("aten::_foreach_", 0) != 0 || schema.returns().size() != 1 ||
+      !is_tensor_list(schema.returns()[0].type()))
+    return 0;
+  uint8_t lists = 0;
+  bool single_seen = false;
+  for (const c10::Argument& a : schema.arguments()) {
+    if (is_tensor_list(a.type())) {
+      if (single_seen) return 0;
+      ++lists;
+    } else if (is_tensor_like(a.type())) {
+      single_seen = true;
+    }
+  }
+  return lists;
+}
+
 // Whether no argument of the op is a tensor (empty, zeros, randn, arange...): such an op cannot
 // lose a format it was never given, at any depth.
 bool takes_no_tensor(const c10::FunctionSchema& schema) {
@@ -115,6 +139,7 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
     }
   }
   p.format_request = p.memory_format_arg >= 0;
+  p.element_lists = element_lists_of(schema);
   if (*p.reason == '\0') p.reason = "default: the output keeps the format of a same-rank input";
   // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.
   p.checkable = tensor_in && tensor_out && (p.policy != LayoutPolicy::Explicit || p.is_copy || p.format_request);

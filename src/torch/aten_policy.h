@@ -29,6 +29,10 @@ struct AtenPolicy {
   // dims have size 1 and the format says little), else checked as Preserve (a backward such as
   // value_selecting_reduction_backward carries the forward's keepdim).
   bool keepdim = false;
+  // A multi-tensor op (_foreach_sqrt): its result list's element i is made from element i of
+  // each of its first `element_lists` arguments, all tensor lists, and from the single tensors
+  // after them; each element is checked against those alone. 0: the call is checked whole.
+  uint8_t element_lists = 0;
   uint32_t op_index = 0;          // the guard's foreign op index (the report's per-op table)
   const char* reason = "";        // why: the table's text, or the schema fact that decided
 };

@@ -4,6 +4,7 @@
 // docs/design.md, "The PyTorch bridge", says why a fallback and not RecordFunction.
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -183,6 +184,34 @@ bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool
   return false;
 }
 
+// Calls f(in, out) with each element of a multi-tensor op's call (AtenPolicy::element_lists:
+// output i with element i of each list and the single tensors), else once with the whole
+// call; stops at the first f that returns true, and says whether one did. An Adam step's
+// _foreach_sqrt over a channels-last conv's state and an NCHW conv's keeps each format: the
+// whole call would look like a loss.
+template <typename F>
+bool any_part(const AtenPolicy& p, const Operands& in, const Operands& out, F&& f) {
+  const size_t n = out.size(), lists = p.element_lists;
+  if (lists == 0 || n == 0 || in.size() < lists * n) return f(in, out);
+  Operands in_i, out_i;
+  for (size_t i = 0; i < n; ++i) {
+    in_i.clear();
+    for (size_t k = 0; k < lists; ++k) in_i.push_back(in[k * n + i]);
+    in_i.append(in.begin() + static_cast<std::ptrdiff_t>(lists * n), in.end());
+    out_i.assign(1, out[i]);
+    if (f(in_i, out_i)) return true;
+  }
+  return false;
+}
+
+// may_lose, element by element for a multi-tensor op.
+bool may_lose_in_part(const AtenPolicy& p, LayoutPolicy policy, const Operands& in, const Operands& out,
+                      bool ambiguous) {
+  return any_part(p, in, out, [&](const Operands& in_i, const Operands& out_i) {
+    return may_lose(policy, in_i, out_i, ambiguous);
+  });
+}
+
 bool has_image(const Operands& list) {
   for (const at::Tensor* t : list)
     if (classify(*t) != Class::NotApplicable) return true;
@@ -207,7 +236,8 @@ bool collects(guard::Mode mode) { return mode == guard::Mode::Warn || mode == gu
 
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
-                   const Operands& out, int depth, std::string_view root_op, std::string_view root_cause) {
+                   const Operands& out, int depth, std::string_view root_op, std::string_view root_cause,
+                   bool counts_call = true) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node; forward code run again
   // inside the node (checkpointing's recomputation) to the module that runs it.
@@ -228,7 +258,23 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   if (node) foreign.autograd_node = node->name;
   foreign.locate = g_locator.load(std::memory_order_acquire);
   foreign.raise = g_raiser.load(std::memory_order_acquire);
+  foreign.counts_call = counts_call;
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
+}
+
+// A multi-tensor op's user-level call: each element is checked as a call of its own, against
+// its own inputs (any_part); the report counts the call once.
+void check_parts(const ThreadState& s, const OpEntry& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
+                 const Operands& out, std::string_view root_cause) {
+  bool counted = false;
+  any_part(p, in, out, [&](const Operands& in_i, const Operands& out_i) {
+    if (may_lose(policy, in_i, out_i, s.ambiguous, s.min_bytes) || (s.events && (has_image(in_i) || has_image(out_i)))) {
+      hand_to_guard(p, policy, mode, in_i, out_i, 0, p.name, root_cause, !counted);
+      counted = true;
+    }
+    return false;
+  });
+  if (!counted && collects(mode)) count_call(p);
 }
 
 // Checks a finished user-level call. Inlined into both its callers: out of line, its eight
@@ -238,6 +284,10 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
                                          const Operands& out, std::string_view root_cause) {
   // A factory called by the user, or an op told its memory_format, chose its layout.
   const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
+  if (p.element_lists > 0) {
+    check_parts(s, p, policy, mode, in, out, root_cause != p.name ? root_cause : std::string_view());
+    return;
+  }
   const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
                     (s.events && (has_image(in) || has_image(out)));
   if (!full) {
@@ -311,7 +361,8 @@ LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, con
   run_below(call, s, s.nested);
   if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.ambiguous)) return;
   const ReadAfterCall r(call, p);
-  if (!r.policy.explicit_format && may_lose(r.policy.policy, r.in, r.out, s.ambiguous)) s.root_cause = p.name;
+  if (!r.policy.explicit_format && may_lose_in_part(p, r.policy.policy, r.in, r.out, s.ambiguous))
+    s.root_cause = p.name;
 }
 
 // A user-level call with a channels-last input, of an op whose arguments outlive the call, that
@@ -364,7 +415,8 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   const LayoutPolicy policy = policy_after_call(p, before.policy, in, out);
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
-    if (s.root_cause.empty() && !explicit_format && may_lose(policy, in, out, s.ambiguous)) s.root_cause = p.name;
+    if (s.root_cause.empty() && !explicit_format && may_lose_in_part(p, policy, in, out, s.ambiguous))
+      s.root_cause = p.name;
     // The copies inside x.contiguous() and friends are the conversions the ledger charges
     // to the user-level op.
     if (p.is_copy && is_conversion(in))

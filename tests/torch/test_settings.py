@@ -627,6 +627,30 @@ class BadInput(unittest.TestCase):
         self.assertEqual([op for op in ops if op.startswith("aten::_foreach")], [])
         self.assertTrue(conv.weight.is_contiguous(memory_format=torch.channels_last))
 
+    def test_a_multi_tensor_op_is_checked_element_by_element(self):
+        # Adam's multi-tensor step over a channels-last conv and one left NCHW: _foreach_sqrt
+        # and (1.13) _foreach_add keep each element's format, which the whole call's operands,
+        # taken together, would call a loss. An element that loses the format is still one.
+        a = torch.nn.Conv2d(4, 4, 3).to(memory_format=torch.channels_last)
+        b = torch.nn.Conv2d(4, 4, 3)
+        opt = torch.optim.Adam(list(a.parameters()) + list(b.parameters()), lr=0.1, foreach=True)
+        x = torch.randn(2, 4, 8, 8)
+        cl = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            for _ in range(2):
+                opt.zero_grad()
+                (a(x.contiguous(memory_format=torch.channels_last)).sum() + b(x).sum()).backward()
+                opt.step()
+            self.assertEqual(lgt.report()["violations"], [])
+            # Element 0 adds a channels-last tensor to an NCHW one, as torch.add would lose it.
+            torch._foreach_add([torch.randn(2, 4, 6, 6), cl], [cl, cl])
+        report = lgt.report()
+        self.assertEqual([(v["op"], v["count"], v["formats_in"], v["formats_out"]) for v in report["violations"]],
+                         [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous")])
+        calls = {o["op"]: o["calls"] for o in report["ops"]}
+        self.assertEqual(calls["aten::_foreach_sqrt"], 2)  # one per step, not one per element
+
     def test_bad_unboxed_switch_is_a_config_error(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})
         self.assertEqual(run.returncode, 1, run.stderr)

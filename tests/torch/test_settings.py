@@ -643,13 +643,18 @@ class BadInput(unittest.TestCase):
                 (a(x.contiguous(memory_format=torch.channels_last)).sum() + b(x).sum()).backward()
                 opt.step()
             self.assertEqual(lgt.report()["violations"], [])
-            # Element 0 adds a channels-last tensor to an NCHW one, as torch.add would lose it.
+            adds_before = {o["op"]: o["calls"] for o in lgt.report()["ops"]}.get("aten::_foreach_add", 0)
+            # Element 0 adds a channels-last tensor to an NCHW one, as torch.add would lose it;
+            # then both elements of one call do: two violations, one call.
             torch._foreach_add([torch.randn(2, 4, 6, 6), cl], [cl, cl])
+            torch._foreach_add([torch.randn(2, 4, 6, 6), torch.randn(2, 4, 6, 6)], [cl, cl])
         report = lgt.report()
         self.assertEqual([(v["op"], v["count"], v["formats_in"], v["formats_out"]) for v in report["violations"]],
-                         [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous")])
+                         [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous"),
+                          ("aten::_foreach_add", 2, "contiguous,channels_last", "contiguous")])  # two lines
         calls = {o["op"]: o["calls"] for o in report["ops"]}
-        self.assertEqual(calls["aten::_foreach_sqrt"], 2)  # one per step, not one per element
+        self.assertEqual(calls["aten::_foreach_sqrt"], 2)  # one per step
+        self.assertEqual(calls["aten::_foreach_add"], adds_before + 2)  # one per call, not per element
 
     def test_bad_unboxed_switch_is_a_config_error(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe"})

@@ -57,8 +57,8 @@ void start_collecting_afresh();
 
 // What the exit handler does -- the report, the baseline, the summary -- done now and at most
 // once per process: the handler does nothing after it, and neither does this where nothing
-// was collected. For processes that end without running exit
-// handlers (a multiprocessing forkserver's children end in _exit).
+// was collected. For processes that end without running exit handlers (a multiprocessing
+// forkserver's children end in _exit).
 void finish_process();
 
 }  // namespace lg::guard::detail

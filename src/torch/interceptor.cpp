@@ -81,6 +81,19 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   return outer;
 }
 
+// Pushes a carried state whose scope mode is `mode` (none: the thread's or the process's);
+// returns the state to put back.
+std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried_mode(std::optional<guard::Mode> mode) {
+  if (mode) g_scope_opened.store(true, std::memory_order_relaxed);
+  return push_carried([mode](Carried& c) { c.mode = mode; });
+}
+
+// Puts back a thread's carried state and its switch, as a scope found them.
+void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_enabled) {
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer);
+  if (torch::enabled() != was_enabled) was_enabled ? torch::enable() : torch::disable();
+}
+
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
   bool nested = true;             // the running depth-0 call's nested calls come through here
@@ -263,6 +276,14 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
+// Whether a user-level call (or a multi-tensor op's element) goes to the guard in full: it may
+// have lost the format, it is a conversion, or an events file records it.
+bool needs_full_check(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy, const Operands& in,
+                      const Operands& out) {
+  return may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
+         (s.events && (has_image(in) || has_image(out)));
+}
+
 // A multi-tensor op's user-level call: each element is checked as a call of its own, against
 // its own inputs (any_part): each element that loses is a violation, and with an events file
 // each element with an image an event; the report counts the call once. The root cause, the
@@ -272,7 +293,7 @@ void check_parts(const ThreadState& s, const OpEntry& p, LayoutPolicy policy, gu
                  const Operands& out, std::string_view root_cause) {
   bool counted = false;
   any_part(p, in, out, [&](const Operands& in_i, const Operands& out_i) {
-    if (may_lose(policy, in_i, out_i, s.ambiguous, s.min_bytes) || (s.events && (has_image(in_i) || has_image(out_i)))) {
+    if (needs_full_check(s, p, policy, in_i, out_i)) {
       hand_to_guard(p, policy, mode, in_i, out_i, 0, p.name, root_cause, !counted);
       counted = true;
     }
@@ -292,9 +313,7 @@ void check_parts(const ThreadState& s, const OpEntry& p, LayoutPolicy policy, gu
     check_parts(s, p, policy, mode, in, out, root_cause != p.name ? root_cause : std::string_view());
     return;
   }
-  const bool full = may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
-                    (s.events && (has_image(in) || has_image(out)));
-  if (!full) {
+  if (!needs_full_check(s, p, policy, in, out)) {
     if (collects(mode)) count_call(p);
     return;
   }
@@ -601,10 +620,7 @@ void Handover::adopt() const {
   if (!switched_on) return;
   // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
   // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
-  if (scope_mode) {
-    torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
-    torch_bridge::push_carried([this](torch_bridge::Carried& c) { c.mode = scope_mode; });
-  }
+  if (scope_mode) torch_bridge::push_carried_mode(scope_mode);
   enable();
 }
 
@@ -612,26 +628,19 @@ HandoverScope::HandoverScope(const Handover& handover)
     : was_enabled_(enabled()),
       // Always a mode of its own, also none: a pool's thread may carry the mode that the work
       // which started it handed over.
-      outer_debug_info_(torch_bridge::push_carried([&handover](torch_bridge::Carried& c) {
-        c.mode = handover.scope_mode;
-      })) {
-  if (handover.scope_mode) torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
+      outer_debug_info_(torch_bridge::push_carried_mode(handover.scope_mode)) {
   if (handover.switched_on)
     enable();
   else
     disable();
 }
 
-HandoverScope::~HandoverScope() {
-  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
-  if (enabled() != was_enabled_) was_enabled_ ? enable() : disable();
-}
+HandoverScope::~HandoverScope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
 
 Scope::Scope(guard::Mode mode)
     : mode_(mode),
       was_enabled_(enabled()),
-      outer_debug_info_(torch_bridge::push_carried([mode](torch_bridge::Carried& c) { c.mode = mode; })) {
-  torch_bridge::g_scope_opened.store(true, std::memory_order_relaxed);
+      outer_debug_info_(torch_bridge::push_carried_mode(mode)) {
   ++torch_bridge::t_state.own_scopes;
   // An Off scope takes the key away: its ops, and the work it hands to PyTorch's threads (which
   // inherit the key with the rest of its thread-local state), skip the bridge instead of
@@ -644,8 +653,7 @@ Scope::Scope(guard::Mode mode)
 
 Scope::~Scope() {
   --torch_bridge::t_state.own_scopes;
-  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
-  if (enabled() != was_enabled_) was_enabled_ ? enable() : disable();
+  torch_bridge::put_back(outer_debug_info_, was_enabled_);
 }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)

@@ -1,6 +1,7 @@
 """The native guard's settings, outputs and tools on PyTorch programs, and the bad inputs: a
 bad LAYOUTGUARD value, a missing suppressions file, a torch the package was not built for,
 enabling from many threads at once, and a second copy of the library."""
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -833,8 +834,7 @@ class Entrypoints(unittest.TestCase):
         self.assertEqual(lgt.mode(), outer_mode)
 
     def test_threads_started_after_enable_are_checked(self):
-        lgt.enable("record")
-        try:
+        with switched_on("record"):
             lgt.clear_report()
             thread = threading.Thread(
                 target=lambda: torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1))
@@ -842,9 +842,6 @@ class Entrypoints(unittest.TestCase):
             thread.join()
             ops = [v["op"] for v in lgt.report()["violations"]]
             self.assertEqual(ops, ["aten::softmax"])
-        finally:
-            lgt.disable()
-            _C_reset()
 
     def test_threads_take_the_mode_of_the_block_that_starts_them(self):
         # As PyTorch's own threads do: a thread started in a guard() block runs in its mode, one
@@ -857,8 +854,7 @@ class Entrypoints(unittest.TestCase):
             thread.start()
             return thread
 
-        lgt.enable("warn")
-        try:
+        with switched_on("warn"):
             lgt.clear_report()
             results = {}
             with lgt.guard("record"):
@@ -889,15 +885,11 @@ class Entrypoints(unittest.TestCase):
                 thread.start()
                 thread.join()
             self.assertEqual(nested, {"inner": "record", "after": "throw", "grandchild": "throw"})
-        finally:
-            lgt.disable()
-            _C_reset()
 
     def test_a_thread_checks_gradients_in_the_mode_it_took_along(self):
         conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)
         conv.weight.grad = torch.zeros(4, 4, 1, 1).as_strided((4, 4, 1, 1), (1, 4, 4, 4))  # neither layout's strides
-        lgt.enable("off")
-        try:
+        with switched_on("off"):
             lgt.clear_report()
             with lgt.guard("record"):
                 thread = threading.Thread(target=lgt.check_gradients, args=(conv,))
@@ -905,9 +897,6 @@ class Entrypoints(unittest.TestCase):
             thread.join()
             self.assertEqual([(v["op"], v["module"]) for v in lgt.report()["violations"]],
                              [("autograd::grad_strides", "weight")])
-        finally:
-            lgt.disable()
-            _C_reset()
 
     def test_a_thread_pool_runs_each_task_in_the_state_of_its_submitter(self):
         # concurrent.futures starts its threads lazily, from the first submit(): each task, not
@@ -918,8 +907,7 @@ class Entrypoints(unittest.TestCase):
             torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
             return lgt.enabled(), lgt.mode()
 
-        lgt.enable("warn")
-        try:
+        with switched_on("warn"):
             lgt.clear_report()
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 with lgt.guard("off"):
@@ -933,9 +921,6 @@ class Entrypoints(unittest.TestCase):
                              ((False, "warn"), (True, "record"), (True, "warn"), (False, "warn")))
             (v,) = lgt.report()["violations"]
             self.assertEqual((v["op"], v["count"]), ("aten::softmax", 2))  # the record and warn tasks'
-        finally:
-            lgt.disable()
-            _C_reset()
 
     def test_worked_example_of_the_docs(self):
         example = os.path.join(HERE, "..", "..", "examples", "torch", "train_step.py")
@@ -1041,6 +1026,18 @@ def _C_reset():
     """Puts the process-wide mode back to the environment's (tests run in one process)."""
     from layoutguard_torch import _C
     _C.reset_to_environment()
+
+
+@contextlib.contextmanager
+def switched_on(mode):
+    """The calling thread switched on with `mode` as the process-wide mode, then off again with
+    the environment's mode back."""
+    lgt.enable(mode)
+    try:
+        yield
+    finally:
+        lgt.disable()
+        _C_reset()
 
 
 class SoftmaxHead(torch.nn.Module):

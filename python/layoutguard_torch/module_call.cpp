@@ -276,13 +276,27 @@ PyObject* bind(PyObject* self, PyObject* obj, PyObject*) {
 }
 
 // What introspection asks of a function (inspect.signature, functools.wraps, error messages).
-PyObject* name_of(PyObject*, void*) { return PyUnicode_FromString("__call__"); }
-PyObject* qualified_name_of(PyObject*, void*) { return PyUnicode_FromString("Module.__call__"); }
+// The names and code are those of the function it calls (`_wrapped_call_impl` on torch 2,
+// `_call_impl` on 1.13), for torch.compile: given a module, it compiles the module's
+// `__call__`, and a callable with neither of those names it wraps in a Python function of its
+// own, whose call of a bound method with a C function torch 2.5's compiler cannot trace
+// ("expected FunctionType"); one with those names must have `__code__`. With them it calls
+// this one as it calls the original and compiles the original's frame below.
+PyObject* original_attribute(const char* name, const char* fallback) {
+  if (g_module_call != nullptr) return PyObject_GetAttrString(g_module_call, name);
+  if (fallback != nullptr) return PyUnicode_FromString(fallback);
+  PyErr_SetString(PyExc_AttributeError, name);
+  return nullptr;
+}
+PyObject* name_of(PyObject*, void*) { return original_attribute("__name__", "__call__"); }
+PyObject* qualified_name_of(PyObject*, void*) { return original_attribute("__qualname__", "Module.__call__"); }
+PyObject* code_of(PyObject*, void*) { return original_attribute("__code__", nullptr); }
 PyObject* signature_of(PyObject*, void*) { return PyUnicode_FromString("($self, /, *args, **kwargs)"); }
 
 PyGetSetDef g_attributes[] = {
     {"__name__", name_of, nullptr, nullptr, nullptr},
     {"__qualname__", qualified_name_of, nullptr, nullptr, nullptr},
+    {"__code__", code_of, nullptr, nullptr, nullptr},
     {"__text_signature__", signature_of, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };

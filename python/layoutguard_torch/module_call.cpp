@@ -276,14 +276,19 @@ PyObject* bind(PyObject* self, PyObject* obj, PyObject*) {
 }
 
 // What introspection asks of a function (inspect.signature, functools.wraps, error messages).
-// The names and code are those of the function it calls (`_wrapped_call_impl` on torch 2,
-// `_call_impl` on 1.13), for torch.compile: given a module, it compiles the module's
+// The names and code are those of the function it calls (`_wrapped_call_impl` from torch 2.1,
+// `_call_impl` before), for torch.compile: given a module, it compiles the module's
 // `__call__`, and a callable with neither of those names it wraps in a Python function of its
 // own, whose call of a bound method with a C function torch 2.5's compiler cannot trace
 // ("expected FunctionType"); one with those names must have `__code__`. With them it calls
-// this one as it calls the original and compiles the original's frame below.
+// this one as it calls the original and compiles the original's frame below. An original that
+// lacks one (another tool's callable object) gives the fallback, or no such attribute.
 PyObject* original_attribute(const char* name, const char* fallback) {
-  if (g_module_call != nullptr) return PyObject_GetAttrString(g_module_call, name);
+  if (g_module_call != nullptr) {
+    PyObject* value = PyObject_GetAttrString(g_module_call, name);
+    if (value != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return value;
+    PyErr_Clear();
+  }
   if (fallback != nullptr) return PyUnicode_FromString(fallback);
   PyErr_SetString(PyExc_AttributeError, name);
   return nullptr;
@@ -329,6 +334,11 @@ PyObject* make_module_call() {
 }
 
 void set_module_call(PyObject* original) {
+  // The wrapper itself (the package imported again, a user's reload) would call itself.
+  if (Py_TYPE(original) == module_call_type()) {
+    Py_DECREF(original);
+    return;
+  }
   Py_XDECREF(g_module_call);
   g_module_call = original;
 }

@@ -1140,6 +1140,25 @@ class ModuleCalls(unittest.TestCase):
             torch.nn.Module.__call__ = saved
         self.assertEqual(self.modules_reported(lambda: net(self.x)), ["head"])
 
+    def test_the_replacement_answers_for_an_original_without_names(self):
+        from layoutguard_torch import _C
+        original = getattr(torch.nn.Module, "_wrapped_call_impl", torch.nn.Module._call_impl)
+
+        class Forwarding:  # another tool's callable object, found in nn.Module.__call__
+            def __call__(self, module, *args, **kwargs):
+                return original(module, *args, **kwargs)
+
+        try:
+            _C._set_module_call(Forwarding())
+            self.assertEqual(torch.nn.Module.__call__.__name__, "__call__")
+            with self.assertRaises(AttributeError):
+                torch.nn.Module.__call__.__code__
+            _C._set_module_call(_C.call_module_with_path)  # never its own original
+            self.assertEqual(self.modules_reported(lambda: HeadNet()(self.x)), ["head"])
+        finally:
+            _C._set_module_call(original)
+        self.assertEqual(torch.nn.Module.__call__.__code__, original.__code__)
+
     @unittest.skipUnless(hasattr(torch, "compile"), f"torch.compile needs torch 2 (this is {torch.__version__})")
     def test_torch_compile_runs_modules_called_through_it(self):
         net = HeadNet()

@@ -71,11 +71,14 @@
 #include <ATen/ops/threshold_backward_ops.h>
 #include <ATen/ops/to_ops.h>
 #include <ATen/ops/zeros_like_ops.h>
-// Torch 2.x's CPU batch norm; 1.13 has native_batch_norm only.
+// Torch 2.x's CPU batch norm (its evaluation form from 2.1 on); 1.13 has native_batch_norm only.
 #if __has_include(<ATen/ops/_native_batch_norm_legit_ops.h>)
 #include <ATen/ops/_native_batch_norm_legit_ops.h>
-#include <ATen/ops/_native_batch_norm_legit_no_training_ops.h>
 #define LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT 1
+#endif
+#if __has_include(<ATen/ops/_native_batch_norm_legit_no_training_ops.h>)
+#include <ATen/ops/_native_batch_norm_legit_no_training_ops.h>
+#define LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT_NO_TRAINING 1
 #endif
 
 #include "torch/aten_policy.h"
@@ -265,7 +268,10 @@ void register_unboxed_ops() {
                o::cudnn_batch_norm_backward, o::native_batch_norm, o::native_batch_norm_backward, o::relu,
                o::clamp_min, o::threshold_backward>(*aten, d);
 #ifdef LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT
-  register_all<o::_native_batch_norm_legit, o::_native_batch_norm_legit_no_training>(*aten, d);
+  register_all<o::_native_batch_norm_legit>(*aten, d);
+#endif
+#ifdef LG_TORCH_HAS_NATIVE_BATCH_NORM_LEGIT_NO_TRAINING
+  register_all<o::_native_batch_norm_legit_no_training>(*aten, d);
 #endif
   // Pooling, the classifier head and its loss, residual adds.
   register_all<o::max_pool2d, o::max_pool2d_with_indices, o::max_pool2d_with_indices_backward,

@@ -295,7 +295,9 @@ class Outputs(unittest.TestCase):
         # are still derivative formulas: their format requests are checked as Preserve.
         import snippets
         import torch.utils.checkpoint as checkpoint
-        group_norm = next(s for s in snippets.SNIPPETS if s.name == "group_norm backward")
+        group_norm = next((s for s in snippets.SNIPPETS if s.name == "group_norm backward"), None)
+        if group_norm is None:
+            self.skipTest(f"group_norm's backward of a channels_last tensor crashes plain torch {torch.__version__}")
         if group_norm.loses() != "backward":
             self.skipTest(f"group_norm's backward keeps channels_last on torch {torch.__version__}")
 
@@ -1159,8 +1161,8 @@ class ModuleCalls(unittest.TestCase):
             _C._set_module_call(original)
         self.assertEqual(torch.nn.Module.__call__.__code__, original.__code__)
 
-    @unittest.skipUnless(hasattr(torch, "compile"), f"torch.compile needs torch 2 (this is {torch.__version__})")
     def test_torch_compile_runs_modules_called_through_it(self):
+        lg_unittest.skip_without_torch_compile(self)
         net = HeadNet()
         compiled = torch.compile(net, backend="eager")  # dynamo traces the module calls; no codegen
         results = []

@@ -179,7 +179,7 @@ class Warn(unittest.TestCase):
         run = subprocess.run([sys.executable, "-m", "layoutguard_torch", os.path.join(HERE, "run_snippets.py")],
                              env=env, capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("ran 15 snippets", run.stdout)
+        self.assertIn(f"ran {len(SNIPPETS)} snippets", run.stdout)
         # One warning per losing snippet (two where a backward-only one loses in forward too):
         # three snippets share aten::pad, each at its own line.
         twice = sum(1 for s in LOSING if s.backward_only and LOSES[s.name] == "forward")
@@ -196,7 +196,7 @@ class Warn(unittest.TestCase):
         run = subprocess.run([sys.executable, "-m", "layoutguard_torch", "--", os.path.join(HERE, "run_snippets.py")],
                              env=env, capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn(" lost channels_last" if LOSING else "ran 15 snippets", run.stderr + run.stdout)
+        self.assertIn(" lost channels_last" if LOSING else f"ran {len(SNIPPETS)} snippets", run.stderr + run.stdout)
 
 
 if __name__ == "__main__":

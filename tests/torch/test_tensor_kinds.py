@@ -177,8 +177,8 @@ class TensorKinds(unittest.TestCase):
                 torch.softmax(mode.from_tensor(x), 1)
         self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
 
-    @unittest.skipIf(not hasattr(torch, "compile"), f"torch {torch.__version__} has no torch.compile (it came with 2.0)")
     def test_compiled_functions_are_checked_as_traced(self):
+        lg_unittest.skip_without_torch_compile(self)
         # The compiler traces the function's ops on fake tensors, with eager PyTorch's strides,
         # once per compilation: those calls are checked and named at the compiled call's line;
         # the compiled code's own runs are not dispatched op by op.

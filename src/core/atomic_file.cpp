@@ -23,9 +23,9 @@ namespace fs = std::filesystem;
 std::atomic<int64_t> g_bytes_before_failure{-1};
 
 // By the errno value: comparing with std::errc compares error categories by address, and a
-// process may hold two generic categories. pip's libtorch_cpu.so up to 2.6 exports a copy of
-// libstdc++'s std::generic_category(), which the library's own calls then reach, while
-// libstdc++'s filesystem code returns its own.
+// process may hold two generic categories. The libtorch_cpu.so of pip's older wheels (2.0.1 to
+// 2.5.1) exports a copy of libstdc++'s std::generic_category(), which the library's own calls
+// then reach, while libstdc++'s filesystem code returns its own.
 bool missing(const std::error_code& e) { return e.value() == ENOENT; }
 
 std::string path_problem(const std::string& path, bool replacing) {

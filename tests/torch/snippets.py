@@ -90,7 +90,7 @@ SNIPPETS = [
             node="MseLossBackward0"),
 ]
 # Plain torch 2.0 on the CPU crashes (SIGSEGV) in group_norm's backward of a channels_last
-# tensor, guard or not; 2.1 made the kernel align the gradient's format with the input's.
+# tensor, guard or not (2.1 does not).
 CRASH_PLAIN_TORCH = ({"group_norm backward"} if torch.__version__.startswith("2.0.") and DEVICE.type == "cpu"
                      else set())
 SNIPPETS = [s for s in SNIPPETS if s.name not in CRASH_PLAIN_TORCH]

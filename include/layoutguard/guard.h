@@ -157,6 +157,11 @@ Mode mode();
 // Process-wide overrides of the environment.
 void set_mode(Mode mode);
 void set_options(const Options& options);
+// Replaces the process-wide options with `options_text` (LAYOUTGUARD_OPTIONS syntax) and keeps
+// the process-wide mode: the API's, else LAYOUTGUARD's. Scopes do not count, and neither does
+// LAYOUTGUARD_OPTIONS, which this replaces: its errors are not raised. ConfigError for a bad
+// `options_text`, or for a bad LAYOUTGUARD when no API mode replaces it.
+void set_options_keeping_mode(std::string_view options_text);
 // Forgets the cached environment and API overrides; the next use reads the environment again.
 void reset_to_environment();
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <layoutguard/error.h>
@@ -47,14 +48,25 @@ struct PythonViolation : torch::PyTorchError {
 
 void raise_violation(const lg::LayoutViolation& v) { throw PythonViolation(v.what()); }
 
-// The package's and torch's own files are not the user's.
-bool is_library_file(const std::string& file, const std::vector<std::string>& roots) {
-  for (const std::string& root : roots)
-    if (!root.empty() && file.compare(0, root.size(), root) == 0) return true;
-  return file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string::npos;
+// Where files that are not the user's begin (torch, the package, the standard library) and
+// where the user's begin again inside those (site-packages): the longest prefix decides.
+struct Root {
+  std::string prefix;
+  bool library;
+};
+
+bool is_library_file(const std::string& file, const std::vector<Root>& roots) {
+  size_t longest = 0;
+  bool library = false;
+  for (const Root& root : roots)
+    if (root.prefix.size() > longest && file.compare(0, root.prefix.size(), root.prefix) == 0) {
+      longest = root.prefix.size();
+      library = root.library;
+    }
+  return library || file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string::npos;
 }
 
-std::vector<std::string> g_library_roots;  // set once at import, read under the GIL
+std::vector<Root> g_library_roots;  // set once at import, read under the GIL
 
 std::string attr_string(PyObject* obj, const char* name) {
   PyObject* v = PyObject_GetAttrString(obj, name);
@@ -198,12 +210,15 @@ PYBIND11_MODULE(_C, m) {
   lg::torch::set_locator(&locate);
 
   m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
-  m.def("_set_types", [](py::object violation, py::object config_error, std::vector<std::string> roots) {
+  m.def("_set_types", [](py::object violation, py::object config_error,
+                         const std::vector<std::pair<std::string, bool>>& roots) {
     Py_XDECREF(g_violation_type);
     Py_XDECREF(g_config_error_type);
     g_violation_type = violation.release().ptr();
     g_config_error_type = config_error.release().ptr();
-    g_library_roots = std::move(roots);
+    g_library_roots.clear();
+    for (const auto& [prefix, library] : roots)
+      if (!prefix.empty()) g_library_roots.push_back({prefix, library});
     lg::torch::set_raiser(&raise_violation);
   });
   m.def("enable", [](const std::string& mode) {
@@ -232,9 +247,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_pop_handover", [](uintptr_t token) { delete reinterpret_cast<lg::torch::HandoverScope*>(token); });
   m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
   m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
-  m.def("set_options", [](const std::string& text) {
-    lg::guard::set_options(lg::guard::parse_options(lg::guard::mode_name(lg::guard::options().mode), text));
-  });
+  m.def("set_options", [](const std::string& text) { lg::guard::set_options_keeping_mode(text); });
   // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope, which
   // takes only the thread's innermost one (a Scope restores what was in force when it began).
   m.def("push_scope", [](const std::string& mode) {

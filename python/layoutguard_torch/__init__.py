@@ -42,17 +42,37 @@ if torch.__version__ != _build_info.TORCH_VERSION:
 
 from . import _C  # noqa: E402  (after the version check: a mismatched torch may not even load it)
 
-_LIBRARY_ROOTS = sorted({
-    os.path.dirname(torch.__file__) + os.sep,
-    os.path.dirname(os.path.abspath(__file__)) + os.sep,
-    sysconfig.get_paths()["stdlib"] + os.sep,
-})
-_C._set_types(LayoutViolationError, ConfigError, _LIBRARY_ROOTS)
+
+
+def _library_roots():
+    """Where the files that are not the user's begin, as (prefix, is_library): the longest
+    prefix of a file decides. Torch, this package and the standard library are not the user's;
+    site-packages are, although some installs (pyenv, python.org, conda) keep them inside the
+    standard library's directory."""
+    paths = sysconfig.get_paths()
+    roots = {paths["stdlib"]: True, paths["platstdlib"]: True, paths["purelib"]: False, paths["platlib"]: False,
+             os.path.dirname(torch.__file__): True, os.path.dirname(os.path.abspath(__file__)): True}
+    return sorted((os.path.join(root, ""), library) for root, library in roots.items())
+
+
+_C._set_types(LayoutViolationError, ConfigError, _library_roots())
 
 MODES = ("off", "warn", "throw", "record")
+_MODE_TEXTS = MODES + ("1", "0")  # what LAYOUTGUARD accepts: 1 = throw, 0 = off
 
-__all__ = ["enable", "disable", "enabled", "guard", "report", "clear_report", "mode",
+__all__ = ["enable", "disable", "enabled", "guard", "report", "clear_report", "summary", "mode", "set_options",
            "LayoutViolationError", "ConfigError", "module_path_tracking", "check_gradients"]
+
+
+def _mode_text(function, mode):
+    """`mode` checked where the caller passed it, as the native parser's text."""
+    if isinstance(mode, bool) or not isinstance(mode, (str, int)):
+        raise TypeError(f"layoutguard_torch.{function}: mode must be one of {', '.join(MODES)} (or 1 = throw, "
+                        f"0 = off), got {type(mode).__name__} {mode!r}")
+    if str(mode) not in _MODE_TEXTS:
+        raise ConfigError(f"layoutguard_torch.{function}: {str(mode)!r} is not a mode; allowed values: "
+                          f"{', '.join(MODES)}, 1 (= throw), 0 (= off)")
+    return str(mode)
 
 
 def enable(mode=None):
@@ -60,7 +80,7 @@ def enable(mode=None):
     `threading`, and those of processes that multiprocessing starts from it. With a mode
     ("off", "warn", "throw", "record"; 1 = throw, 0 = off), also sets the process-wide mode;
     without one, LAYOUTGUARD decides (read at the first op)."""
-    _C.enable("" if mode is None else str(mode))
+    _C.enable("" if mode is None else _mode_text("enable", mode))
     _install_python_hooks()
 
 
@@ -76,8 +96,14 @@ def set_options(text):
     """Replaces the process-wide options with `text`, in LAYOUTGUARD_OPTIONS syntax
     ("nested=0:summary=0"); the mode stays. A bad key or value raises ConfigError."""
     global _options_text
-    _C.set_options(str(text))
-    _options_text = str(text)
+    if not isinstance(text, str):
+        raise TypeError(f"layoutguard_torch.set_options: needs a string in LAYOUTGUARD_OPTIONS syntax, got "
+                        f"{type(text).__name__} {text!r}")
+    try:
+        _C.set_options(text)
+    except ConfigError as e:
+        raise ConfigError(f"layoutguard_torch.set_options: {e}") from None
+    _options_text = text
 
 
 def enabled():
@@ -105,7 +131,7 @@ class guard(contextlib.ContextDecorator):
     function the block covers making the coroutine or generator, not running it."""
 
     def __init__(self, mode="throw"):
-        self._mode = str(mode)
+        self._mode = _mode_text("guard", mode)
         self._tokens = {}  # thread id -> the tokens of its open entries, innermost last
 
     def __enter__(self):
@@ -196,19 +222,27 @@ def _install_python_hooks():
         # Threads started with `threading` from now on take along what PyTorch hands its own
         # threads: a thread started from a switched-on one switches itself on, in the mode of
         # the block it was started in; one started from a thread that is off stays off. Start
-        # notes the starter's state on the Thread; threading's profile hook, which runs once at
-        # the new thread's start and removes itself, adopts it there.
+        # notes the starter's state and gives the Thread a run() of its own (an attribute, so
+        # it wraps a subclass's run() too) that adopts the state in the new thread first. No
+        # profile or trace hook is taken: those belong to the user's profilers.
         start = threading.Thread.start
 
         @functools.wraps(start)
         def start_handing_over(self, *args, **kwargs):
-            self._layoutguard_handover = _C._handover_state()
-            return start(self, *args, **kwargs)
+            state = _C._handover_state()
+            run = self.run
 
-        def thread_start(frame, event, arg):
-            sys.setprofile(None)
-            # A start that bypassed the wrapper (a saved Thread.start) follows the process.
-            _C._adopt_handover(getattr(threading.current_thread(), "_layoutguard_handover", ""))
+            def run_handed_over():
+                self.__dict__.pop("run", None)  # the Thread and its run() no longer hold each other
+                _C._adopt_handover(state)
+                run()
+
+            self.run = run_handed_over
+            try:
+                return start(self, *args, **kwargs)
+            except BaseException:
+                self.__dict__.pop("run", None)  # not started (started twice, no thread left)
+                raise
 
         # A ThreadPoolExecutor starts its threads from the first submit()s, and runs later
         # tasks on them: each task runs in the state of the code that submitted it.
@@ -229,7 +263,6 @@ def _install_python_hooks():
 
         threading.Thread.start = start_handing_over
         futures_thread.ThreadPoolExecutor.submit = submit_handing_over
-        threading.setprofile(thread_start)
         # Processes that multiprocessing spawns from a switched-on thread switch on in the
         # same mode and options (_spawned.py); forked ones are copies of this one.
         from . import _spawned
@@ -263,3 +296,10 @@ def check_gradients(modules=None):
             raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
                             f"got {type(root).__name__}")
     _C.check_gradients(targets)
+
+
+# A LAYOUTGUARD set when the package loaded switched the importing thread on, as linking the
+# library does in C++: the Python side of the checks (module paths, threads, processes, the
+# gradient contract) comes with it.
+if _C.enabled():
+    _install_python_hooks()

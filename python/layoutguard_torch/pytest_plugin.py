@@ -22,7 +22,10 @@ class LayoutAssertionError(AssertionError):
 
 
 def _key(v):
-    return (v["op"], v["module"], v.get("signature"), v.get("source_location"))
+    # What tells two records apart (the guard keeps one per op, module, call site, source line,
+    # autograd node and operand layouts).
+    return (v["op"], v["module"], v.get("call_site"), v.get("source_location"), v.get("autograd_node"),
+            v.get("signature"))
 
 
 class _Recording:
@@ -51,7 +54,8 @@ class _Recording:
 
 @contextlib.contextmanager
 def no_layout_loss():
-    """Records the block's ATen ops on this thread and fails with every violation found."""
+    """Records the block's ATen ops on this thread and fails with every violation found. The
+    report is the process's: violations that other recording threads add meanwhile count too."""
     recording = _Recording()
     try:
         yield
@@ -63,7 +67,13 @@ def no_layout_loss():
 @contextlib.contextmanager
 def conversions_at_most(limit_bytes):
     """Fails when the block's layout conversions (copies between dim orders, as the report's
-    ledger counts them) move more than `limit_bytes` bytes."""
+    ledger counts them) move more than `limit_bytes` bytes (a non-negative int)."""
+    if isinstance(limit_bytes, bool) or not isinstance(limit_bytes, int):
+        raise TypeError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be an int, got "
+                        f"{type(limit_bytes).__name__} {limit_bytes!r}")
+    if limit_bytes < 0:
+        raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
+                         f"{limit_bytes}")
     before = lgt.report().get("conversion_bytes", 0)
     with lgt.guard("record"):
         yield

@@ -110,9 +110,20 @@ Mode current_mode() {
 
 CallSettings current_call_settings() {
   ThreadView& view = lg::detail::thread_local_ref(t_view);
-  if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, nullptr};
+  if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, nullptr, true};
   const Options& o = options_seen_by(view);
-  return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), &o};
+  return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), &o, !view.scope_modes.empty()};
+}
+
+std::optional<Mode> scope_mode() {
+  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) return modes.back();
+  return std::nullopt;
+}
+
+Mode checked_mode(Mode mode, std::string_view where) {
+  if (!mode_name(mode).empty()) return mode;
+  throw ValueError(lg::detail::str("[", where, "] mode ", static_cast<int>(mode),
+                                   " is not a guard::Mode; required: Off, Warn, Throw or Record"));
 }
 
 }  // namespace detail
@@ -132,6 +143,7 @@ Mode mode() {
 }
 
 void set_mode(Mode m) {
+  detail::checked_mode(m, "lg::guard::set_mode");
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.api_mode = m;
@@ -141,6 +153,7 @@ void set_mode(Mode m) {
 }
 
 void set_options(const Options& o) {
+  detail::checked_mode(o.mode, "lg::guard::set_options");
   Options copy = o;
   // Everything set through the API counts as "api" in help=1, whatever the caller's sources say.
   copy.sources.assign(option_keys().size() + 1, Source::Api);
@@ -148,6 +161,17 @@ void set_options(const Options& o) {
   std::lock_guard lock(s.mutex);
   s.api_options = std::move(copy);
   s.api_mode = o.mode;
+  if (s.environment) recompute_locked(s);
+}
+
+void set_options_keeping_mode(std::string_view options_text) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  const Mode mode = s.api_mode ? *s.api_mode : parse_options(env("LAYOUTGUARD"), "").mode;
+  Options o = parse_options(mode_name(mode), options_text);
+  o.sources.assign(option_keys().size() + 1, Source::Api);
+  s.api_options = std::move(o);
+  s.api_mode = mode;
   if (s.environment) recompute_locked(s);
 }
 
@@ -163,6 +187,7 @@ void reset_to_environment() {
 }
 
 Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())) {
+  detail::checked_mode(m, "lg::guard::Scope");
   t_view.scope_modes.push_back(m);
   dispatch::detail::g_slow_reasons.fetch_add(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }

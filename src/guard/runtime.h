@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <layoutguard/guard.h>
@@ -28,8 +30,15 @@ Mode current_mode();
 struct CallSettings {
   Mode mode;
   const Options* options;
+  bool scoped;  // the mode is the calling thread's innermost Scope's
 };
 CallSettings current_call_settings();
+// The calling thread's innermost Scope's mode, if it has one.
+std::optional<Mode> scope_mode();
+
+// `mode`, or lg::ValueError "[where] mode N is not a guard::Mode; ..." for a value cast from an
+// integer that no enumerator has. Every entry point that takes a Mode checks it first.
+Mode checked_mode(Mode mode, std::string_view where);
 
 // Whether a rerunnable call of an op with `policy` at nesting `depth` is shadow-compared
 // (shadow=1, top-level, Preserve or ConvLike). The dispatcher asks before the op runs, so that

@@ -19,6 +19,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Exception.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/library.h>
@@ -67,9 +68,30 @@ const Carried* carried() {
   return info != nullptr && typeid(*info) == typeid(Carried) ? static_cast<const Carried*>(info) : nullptr;
 }
 
-// Pushes a copy of the carried state with `change` applied; returns the state to put back.
+// The debug info is one stack per thread, shared with PyTorch's profiler, which pushes its
+// state when it starts and pops it when it stops, and refuses to stop unless its state is on
+// top. A profiler started outside a scope may stop inside it (torch.profiler's schedule, with
+// prof.step() inside a guard()-decorated step), one started inside may stop after it. So the
+// profiler's state stays on top across a scope: the scope's entry goes below it, and the
+// scope's exit puts back the profiler's state of that moment, if any, over the outer chain.
+constexpr c10::DebugInfoKind kProfilerKind = c10::DebugInfoKind::PROFILER_STATE;
+
+// The profiler's state if it is the top of the stack, else null.
+std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
+  if (c10::ThreadLocalDebugInfo::get(kProfilerKind) == nullptr) return nullptr;
+  try {
+    return c10::ThreadLocalDebugInfo::_peek(kProfilerKind);  // raises unless on top
+  } catch (const c10::Error&) {
+    return nullptr;
+  }
+}
+
+// Pushes a copy of the carried state with `change` applied, below the profiler's state;
+// returns the chain to put back with put_back_chain, without the profiler's state.
 template <typename Change>
 std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
+  const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
+  if (profiler) c10::ThreadLocalDebugInfo::_pop(kProfilerKind);
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer = c10::ThreadLocalDebugInfo::current();
   auto next = std::make_shared<Carried>();
   if (const Carried* c = carried()) {
@@ -78,19 +100,30 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   }
   change(*next);
   c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
+  if (profiler) c10::ThreadLocalDebugInfo::_push(kProfilerKind, profiler);
   return outer;
 }
 
+// Puts back the chain that push_carried returned, with the profiler's state of now on top.
+void put_back_chain(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer) {
+  const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
+  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer);
+  if (profiler && c10::ThreadLocalDebugInfo::get(kProfilerKind) == nullptr)
+    c10::ThreadLocalDebugInfo::_push(kProfilerKind, profiler);
+}
+
 // Pushes a carried state whose scope mode is `mode` (none: the thread's or the process's);
-// returns the state to put back.
-std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried_mode(std::optional<guard::Mode> mode) {
+// returns the state to put back. `where`: the entry point, for a mode that is not one.
+std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried_mode(std::optional<guard::Mode> mode,
+                                                             std::string_view where) {
+  if (mode) guard::detail::checked_mode(*mode, where);
   if (mode) g_scope_opened.store(true, std::memory_order_relaxed);
   return push_carried([mode](Carried& c) { c.mode = mode; });
 }
 
 // Puts back a thread's carried state and its switch, as a scope found them.
 void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_enabled) {
-  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer);
+  put_back_chain(outer);
   if (torch::enabled() != was_enabled) was_enabled ? torch::enable() : torch::disable();
 }
 
@@ -105,7 +138,6 @@ struct ThreadState {
   // The first nested op that lost the format in this depth-0 call: its name lives in the op
   // table, which is never destroyed.
   std::string_view root_cause;
-  int own_scopes = 0;             // Scopes open on this thread
 };
 // Trivially destructible: a thread_local with a destructor is reached through a wrapper that
 // registers it at the thread's first use, a second call on every access.
@@ -121,16 +153,16 @@ thread_local ThreadState t_state;
 #define LG_STATE_BY_REFERENCE
 #endif
 
-// The mode of a depth-0 call: the innermost Scope's, also when the scope was opened on the
-// thread that handed this one its work; else `own`, the thread's or process's (the settings
-// read by intercept(): the first call reads the environment, and a bad value raises its
-// ConfigError there, at the user's call). A thread inside its own Scope finds the mode in the
-// guard's thread scopes, which a Scope also pushes: the carried state is looked up only by
-// threads that run handed-over work (a lookup costs about a hundred instructions).
-guard::Mode mode_of_call(const ThreadState& s, guard::Mode own) {
-  if (s.own_scopes == 0 && g_scope_opened.load(std::memory_order_relaxed))
+// The mode of a depth-0 call: the innermost Scope of the thread's own (an lg::torch::Scope
+// pushes a guard::Scope too), else that of the Scope whose work the thread runs (carried
+// here), else the process's (the settings read by intercept(): the first call reads the
+// environment, and a bad value raises its ConfigError there, at the user's call). The carried
+// state is looked up only by threads without a Scope once a Scope with a mode was opened (a
+// lookup costs about a hundred instructions).
+guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
+  if (!settings.scoped && g_scope_opened.load(std::memory_order_relaxed))
     if (const Carried* c = carried(); c && c->mode) return *c->mode;
-  return own;
+  return settings.mode;
 }
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
@@ -515,12 +547,28 @@ void pass_ops_by_key(c10::Dispatcher& d) {
   }
 }
 
+// A bad LAYOUTGUARD_TORCH_UNBOXED, as its ConfigError's text: read once, when the bridge first
+// switches on. Every enable() then raises it, and so does every user-level call of a thread
+// that is switched on all the same (by LAYOUTGUARD at load, where nothing can raise).
+std::atomic<const std::string*> g_settings_error{nullptr};
+
+[[noreturn, gnu::cold]] void raise_settings_error() {
+  throw ConfigError(*g_settings_error.load(std::memory_order_acquire));
+}
+
+// Registers the key's kernels, once; raises the settings' error after registering.
 void register_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // Read before anything is registered: a bad value raises here and leaves the next
-    // enable() to try again.
-    const bool unboxed = lg::detail::env_flag("LAYOUTGUARD_TORCH_UNBOXED", true);
+    bool unboxed = true;
+    try {
+      unboxed = lg::detail::env_flag("LAYOUTGUARD_TORCH_UNBOXED", true);
+    } catch (const ConfigError& e) {
+      // Registered all the same, boxed only (every op seen): a thread switched on at load
+      // needs the key's kernels to raise the error at its ops.
+      g_settings_error.store(new std::string(e.what()), std::memory_order_release);
+      unboxed = false;
+    }
     c10::Dispatcher& d = c10::Dispatcher::singleton();
     // A second fallback for the key aborts the process: a second copy of this library (or
     // another tool on the same key) has registered first, and its fallback serves.
@@ -541,14 +589,29 @@ void register_once() {
   });
 }
 
-// Linking the library and setting LAYOUTGUARD switches the loading thread on; the value is
-// parsed at the first op, where an error can reach the user.
+// Switches the calling thread on; the kernels are registered. A thread that runs handed-over
+// work has the key and the callback from its caller already.
+void switch_thread_on() {
+  // A child forked before this process's first op writes none of its files all the same.
+  guard::detail::watch_forks();
+  if (torch::enabled()) return;
+  watch_backward_nodes();
+  c10::impl::tls_set_dispatch_key_included(kKey, true);
+  note_switch(true);
+}
+
+// Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
+// parsed at the first op, where an error can reach the user: a bad LAYOUTGUARD_TORCH_UNBOXED
+// too, which the thread switched on all the same raises there.
 struct SwitchOnAtLoad {
   SwitchOnAtLoad() {
     const char* v = std::getenv("LAYOUTGUARD");
     if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) return;
     try {
       torch::enable();
+    } catch (const ConfigError&) {
+      if (g_settings_error.load(std::memory_order_acquire) == nullptr) throw;  // cannot happen: enable() has no mode
+      switch_thread_on();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[layoutguard] layoutguard_torch could not switch on at load: %s\n", e.what());
     }
@@ -560,9 +623,11 @@ struct SwitchOnAtLoad {
 void intercept(InterceptedCall& call) {
   ThreadState& s = lg::detail::thread_local_ref(t_state);
   if (s.depth == 0) {
+    if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+      raise_settings_error();
     // The settings are read once per user-level call; its nested calls take them from `s`.
     const guard::detail::CallSettings settings = guard::detail::current_call_settings();
-    s.mode = mode_of_call(s, settings.mode);
+    s.mode = mode_of_call(settings);
     if (s.mode != guard::Mode::Off) {
       const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
       s.nested = options.nested;
@@ -583,15 +648,11 @@ void intercept(InterceptedCall& call) {
 namespace lg::torch {
 
 void enable(std::optional<guard::Mode> mode) {
+  if (mode) guard::detail::checked_mode(*mode, "lg::torch::enable");
   torch_bridge::register_once();
-  // A child forked before this process's first op writes none of its files all the same.
-  guard::detail::watch_forks();
+  if (torch_bridge::g_settings_error.load(std::memory_order_acquire) != nullptr) torch_bridge::raise_settings_error();
   if (mode) guard::set_mode(*mode);
-  // A thread that runs handed-over work has the key and the callback from its caller already.
-  if (enabled()) return;
-  torch_bridge::watch_backward_nodes();
-  c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, true);
-  torch_bridge::note_switch(true);
+  torch_bridge::switch_thread_on();
 }
 
 void disable() {
@@ -603,58 +664,75 @@ void disable() {
 
 bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
 
-guard::Mode mode() { return torch_bridge::mode_of_call(torch_bridge::t_state, guard::mode()); }
+guard::Mode mode() {
+  if (const std::optional<guard::Mode> own = guard::detail::scope_mode()) return *own;
+  if (const torch_bridge::Carried* c = torch_bridge::carried(); c && c->mode) return *c->mode;
+  return guard::mode();
+}
 
 Handover Handover::here() {
   Handover handover;
   handover.switched_on = enabled();
   if (!handover.switched_on) return handover;
-  if (torch_bridge::t_state.own_scopes > 0)
-    handover.scope_mode = guard::mode();  // the innermost Scope's: guard::mode() asks it first
-  else if (const torch_bridge::Carried* c = torch_bridge::carried())
-    handover.scope_mode = c->mode;
+  handover.scope_mode = guard::detail::scope_mode();
+  if (!handover.scope_mode)
+    if (const torch_bridge::Carried* c = torch_bridge::carried()) handover.scope_mode = c->mode;
   return handover;
 }
 
 void Handover::adopt() const {
+  if (scope_mode) guard::detail::checked_mode(*scope_mode, "lg::torch::Handover::adopt");
   if (!switched_on) return;
   // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
   // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
-  if (scope_mode) torch_bridge::push_carried_mode(scope_mode);
-  enable();
+  if (!scope_mode) return enable();
+  const std::shared_ptr<c10::ThreadLocalDebugInfo> outer =
+      torch_bridge::push_carried_mode(scope_mode, "lg::torch::Handover::adopt");
+  try {
+    enable();
+  } catch (...) {  // a bad LAYOUTGUARD_TORCH_UNBOXED: the thread carries nothing either
+    torch_bridge::put_back_chain(outer);
+    throw;
+  }
 }
 
 HandoverScope::HandoverScope(const Handover& handover)
     : was_enabled_(enabled()),
       // Always a mode of its own, also none: a pool's thread may carry the mode that the work
       // which started it handed over.
-      outer_debug_info_(torch_bridge::push_carried_mode(handover.scope_mode)) {
-  if (handover.switched_on)
-    enable();
-  else
-    disable();
+      outer_debug_info_(torch_bridge::push_carried_mode(handover.scope_mode, "lg::torch::HandoverScope")) {
+  try {
+    if (handover.switched_on)
+      enable();
+    else
+      disable();
+  } catch (...) {  // no destructor runs: put the thread back here
+    torch_bridge::put_back(outer_debug_info_, was_enabled_);
+    throw;
+  }
 }
 
 HandoverScope::~HandoverScope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
 
 Scope::Scope(guard::Mode mode)
-    : mode_(mode),
+    : mode_(guard::detail::checked_mode(mode, "lg::torch::Scope")),
       was_enabled_(enabled()),
-      outer_debug_info_(torch_bridge::push_carried_mode(mode)) {
-  ++torch_bridge::t_state.own_scopes;
+      outer_debug_info_(torch_bridge::push_carried_mode(mode, "lg::torch::Scope")) {
   // An Off scope takes the key away: its ops, and the work it hands to PyTorch's threads (which
   // inherit the key with the rest of its thread-local state), skip the bridge instead of
   // passing through it to learn that the mode is off.
-  if (mode != guard::Mode::Off)
-    enable();
-  else if (was_enabled_)
-    disable();
+  try {
+    if (mode != guard::Mode::Off)
+      enable();
+    else if (was_enabled_)
+      disable();
+  } catch (...) {  // a bad LAYOUTGUARD_TORCH_UNBOXED; no destructor runs: put the thread back here
+    torch_bridge::put_back(outer_debug_info_, was_enabled_);
+    throw;
+  }
 }
 
-Scope::~Scope() {
-  --torch_bridge::t_state.own_scopes;
-  torch_bridge::put_back(outer_debug_info_, was_enabled_);
-}
+Scope::~Scope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
     : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),
@@ -665,14 +743,14 @@ BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
   try {
     torch_bridge::watch_graph_building_pass();
   } catch (...) {
-    c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
+    torch_bridge::put_back_chain(outer_debug_info_);
     throw;
   }
 }
 
 BackwardOrigin::~BackwardOrigin() {
   if (builds_graph_) torch_bridge::unwatch_graph_building_pass();
-  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer_debug_info_);
+  torch_bridge::put_back_chain(outer_debug_info_);
 }
 
 std::optional<uint64_t> backward_origin() {

@@ -329,6 +329,48 @@ TEST_CASE("the environment is read on first use; set_mode and Scope override it"
   CHECK(lg::guard::mode() == Mode::Record);
 }
 
+TEST_CASE("set_options_keeping_mode keeps the process-wide mode, not a Scope's, and replaces a bad LAYOUTGUARD_OPTIONS") {
+  {
+    EnvVar mode("LAYOUTGUARD", "warn");
+    EnvVar opts("LAYOUTGUARD_OPTIONS", "min_bytes=ten");  // replaced, so never raised
+    lg::guard::reset_to_environment();
+    {
+      lg::guard::Scope scope(Mode::Throw);
+      lg::guard::set_options_keeping_mode("max_reports=4");
+      CHECK(lg::guard::mode() == Mode::Throw);
+    }
+    CHECK(lg::guard::mode() == Mode::Warn);  // LAYOUTGUARD's, not the Scope's
+    CHECK(lg::guard::options().max_reports == 4);
+    lg::guard::set_mode(Mode::Record);
+    lg::guard::set_options_keeping_mode("min_bytes=8");
+    CHECK(lg::guard::mode() == Mode::Record);  // the API's mode
+    CHECK(lg::guard::options().min_bytes == 8);
+    CHECK(lg::guard::options().max_reports != 4);  // replaced, not merged
+    CHECK_THROWS_WITH_AS(lg::guard::set_options_keeping_mode("max_reports=many"), doctest::Contains("max_reports"),
+                         lg::ConfigError);
+    CHECK(lg::guard::options().min_bytes == 8);  // a refused text changes nothing
+    EnvVar bad_mode("LAYOUTGUARD", "sometimes");
+    lg::guard::reset_to_environment();
+    CHECK_THROWS_WITH_AS(lg::guard::set_options_keeping_mode("min_bytes=8"), doctest::Contains("sometimes"),
+                         lg::ConfigError);
+  }
+  lg::guard::reset_to_environment();  // after the variables are put back
+}
+
+TEST_CASE("a Mode cast from an integer is refused by set_mode, set_options and Scope") {
+  lg::guard::reset_to_environment();
+  const Mode before = lg::guard::mode();
+  const auto bad = static_cast<Mode>(7);
+  CHECK_THROWS_WITH_AS(lg::guard::set_mode(bad), doctest::Contains("[lg::guard::set_mode] mode 7 is not a guard::Mode"),
+                       lg::ValueError);
+  lg::guard::Options options = lg::guard::parse_options("", "");
+  options.mode = bad;
+  CHECK_THROWS_WITH_AS(lg::guard::set_options(options), doctest::Contains("[lg::guard::set_options] mode 7"),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::guard::Scope{bad}, doctest::Contains("[lg::guard::Scope] mode 7"), lg::ValueError);
+  CHECK(lg::guard::mode() == before);
+}
+
 TEST_CASE("an invalid environment raises ConfigError on every use until fixed") {
   {
     EnvVar mode("LAYOUTGUARD", "sometimes");

@@ -8,7 +8,9 @@
 //  - the gradient contract names the parameter;
 //  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
 //    autograd's CUDA device threads alike), and on a std::thread given a Handover;
-//  - a thread switched off pays for no RecordFunction callback.
+//  - a thread switched off pays for no RecordFunction callback;
+//  - a Mode cast from an integer is refused; with --bad-unboxed-switch (and a bad
+//    LAYOUTGUARD_TORCH_UNBOXED), a thread switched on at load raises the ConfigError at its ops.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
 #include <cstdlib>
@@ -43,9 +45,46 @@ const lg::guard::ViolationRecord* find(const lg::guard::Report& r, const std::st
   return nullptr;
 }
 
+// Whether f throws an E whose message contains `text`.
+template <typename E, typename F>
+bool refuses(F f, const std::string& text) {
+  try {
+    f();
+  } catch (const E& e) {
+    if (std::string(e.what()).find(text) != std::string::npos) return true;
+    std::printf("  (raised: %s)\n", e.what());
+  }
+  return false;
+}
+
+// Run with LAYOUTGUARD=record and a bad LAYOUTGUARD_TORCH_UNBOXED: the thread is switched on
+// at load all the same, and its ops, enable() and a Scope raise the ConfigError.
+int bad_unboxed_switch() {
+  expect(lg::torch::enabled(), "a bad LAYOUTGUARD_TORCH_UNBOXED: the main thread is switched on at load");
+  const char* text = "LAYOUTGUARD_TORCH_UNBOXED='maybe' is not a switch";
+  expect(refuses<lg::ConfigError>([] { (void)at::softmax(channels_last_image(), 1); }, text),
+         "the first op raises the ConfigError");
+  expect(refuses<lg::ConfigError>([] { (void)at::relu(channels_last_image()); }, text), "every op raises it");
+  expect(refuses<lg::ConfigError>([] { lg::torch::enable(); }, text), "enable() raises it");
+  lg::torch::disable();
+  expect(refuses<lg::ConfigError>([] { lg::torch::Scope s(lg::guard::Mode::Throw); }, text), "a Scope raises it");
+  expect(!lg::torch::enabled() && lg::guard::mode() == lg::guard::Mode::Record,
+         "the refused Scope leaves the thread as it was");
+  bool ran = true;
+  try {
+    (void)at::softmax(channels_last_image(), 1);
+  } catch (const std::exception&) {
+    ran = false;
+  }
+  expect(ran, "a thread switched off runs its ops");
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--bad-unboxed-switch") return bad_unboxed_switch();
   const char* env = std::getenv("LAYOUTGUARD");
   expect(env != nullptr && std::string(env) == "record", "run with LAYOUTGUARD=record");
   expect(lg::torch::enabled(), "linking the library and setting LAYOUTGUARD switched the main thread on");
@@ -160,12 +199,16 @@ int main() {
       in_off = lg::torch::Handover::here();
     }
     bool on = false, off = true;
-    lg::guard::Mode mode = lg::guard::Mode::Off;
+    lg::guard::Mode mode = lg::guard::Mode::Off, in_own_scope = lg::guard::Mode::Record;
     std::thread recorder([&] {
       in_record.adopt();
       on = lg::torch::enabled();
       mode = lg::torch::mode();
       (void)at::softmax(channels_last_image(), 1);
+      // The thread's own guard::Scope comes before the carried mode.
+      lg::guard::Scope own(lg::guard::Mode::Off);
+      in_own_scope = lg::torch::mode();
+      (void)at::log_softmax(channels_last_image(), 1);
     });
     recorder.join();
     std::thread quiet([&] {
@@ -176,6 +219,7 @@ int main() {
     quiet.join();
     expect(on && mode == lg::guard::Mode::Record, "Handover: a thread started in a Record scope records");
     expect(off, "Handover: a thread started in an Off scope stays off");
+    expect(in_own_scope == lg::guard::Mode::Off, "Handover: the thread's own guard::Scope comes first");
     lg::guard::Report started = lg::guard::report();
     expect(find(started, "aten::softmax") != nullptr && find(started, "aten::log_softmax") == nullptr,
            "Handover: only the recording thread's loss is reported");
@@ -222,6 +266,23 @@ int main() {
   expect(lg::torch::enabled(), "the Off scope's exit switches the thread on again");
   const lg::guard::ViolationRecord* quiet_softmax = find(lg::guard::report(), "aten::softmax");
   expect(quiet_softmax != nullptr && quiet_softmax->count == 1, "only the Record scope's softmax is reported");
+
+  // A Mode cast from an integer is refused, and leaves the thread as it was.
+  const auto bad_mode = static_cast<lg::guard::Mode>(7);
+  const bool was_on = lg::torch::enabled();
+  expect(refuses<lg::ValueError>([&] { lg::torch::Scope s(bad_mode); }, "[lg::torch::Scope] mode 7 is not"),
+         "Scope refuses a Mode that is not one");
+  expect(refuses<lg::ValueError>([&] { lg::torch::enable(bad_mode); }, "[lg::torch::enable] mode 7 is not"),
+         "enable refuses a Mode that is not one");
+  lg::torch::Handover bad_handover;
+  bad_handover.switched_on = true;
+  bad_handover.scope_mode = bad_mode;
+  expect(refuses<lg::ValueError>([&] { lg::torch::HandoverScope s(bad_handover); }, "HandoverScope] mode 7"),
+         "HandoverScope refuses a Mode that is not one");
+  expect(refuses<lg::ValueError>([&] { bad_handover.adopt(); }, "Handover::adopt] mode 7"),
+         "Handover::adopt refuses a Mode that is not one");
+  expect(lg::torch::enabled() == was_on && lg::torch::mode() == lg::guard::Mode::Record,
+         "a refused Mode changes nothing");
 
   // Switching on twice, off and on again.
   lg::torch::enable();

@@ -688,9 +688,56 @@ class BadInput(unittest.TestCase):
             _C.check_gradients(["conv.weight"], [torch.nn.Parameter(torch.zeros(1))])
 
     def test_bad_mode_from_the_api(self):
+        # Refused where passed (a guard at its making, not when entered), naming the function;
+        # nothing changes. An empty or blank mode is not "off", a bool not "1" or "0".
+        mode_before, enabled_before = lgt.mode(), lgt.enabled()
+        for function in (lgt.enable, lgt.guard):
+            name = function.__name__
+            for bad in ("sometimes", "", "  ", "Throw", "2", 2):
+                with self.assertRaises(lgt.ConfigError, msg=repr(bad)) as caught:
+                    function(bad)
+                self.assertIn(f"layoutguard_torch.{name}: {str(bad)!r} is not a mode; allowed values: off, warn, "
+                              "throw, record, 1 (= throw), 0 (= off)", str(caught.exception))
+            for bad in (True, 1.0, None if function is lgt.guard else b"warn", ["warn"]):
+                with self.assertRaises(TypeError, msg=repr(bad)) as caught:
+                    function(bad)
+                self.assertIn(f"layoutguard_torch.{name}: mode must be one of off, warn, throw, record",
+                              str(caught.exception))
+                self.assertIn(type(bad).__name__, str(caught.exception))
+        self.assertEqual((lgt.mode(), lgt.enabled()), (mode_before, enabled_before))
+        self.assertEqual(lgt.guard(1)._mode, "1")  # 1 = throw, as LAYOUTGUARD takes it
+
+    def test_bad_options_from_the_api(self):
+        with self.assertRaises(TypeError) as caught:
+            lgt.set_options(None)
+        self.assertIn("layoutguard_torch.set_options: needs a string in LAYOUTGUARD_OPTIONS syntax, got NoneType",
+                      str(caught.exception))
         with self.assertRaises(lgt.ConfigError) as caught:
-            lgt.enable("sometimes")
-        self.assertIn("sometimes", str(caught.exception))
+            lgt.set_options("max_reports=many")
+        self.assertIn("layoutguard_torch.set_options: LAYOUTGUARD_OPTIONS: key 'max_reports'", str(caught.exception))
+        from layoutguard_torch import pytest_plugin
+        for bad, error in ((None, TypeError), ("0", TypeError), (True, TypeError), (-1, ValueError)):
+            with self.assertRaises(error, msg=repr(bad)) as caught:
+                with pytest_plugin.conversions_at_most(bad):
+                    self.fail("the block runs only with a valid limit")
+            self.assertIn("conversions_at_most: limit_bytes must be", str(caught.exception))
+
+    def test_set_options_keeps_the_process_mode_and_replaces_bad_environment_options(self):
+        # Inside a block, the block's mode is not the process's: the mode after the block is
+        # the one before it. A bad LAYOUTGUARD_OPTIONS is what set_options replaces: never raised.
+        program = """
+import torch, layoutguard_torch as lgt
+with lgt.guard("throw"):
+    lgt.set_options("summary=0:max_reports=2")
+print("after the block:", lgt.mode())
+lgt.enable()
+torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+print("violations:", len(lgt.report()["violations"]))
+"""
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "max_reports=many"}, program=program,
+                          module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("after the block: record\nviolations: 1\n", run.stdout)
 
     def test_other_torch_version_refused_at_import(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -887,6 +934,121 @@ class Entrypoints(unittest.TestCase):
                 thread.start()
                 thread.join()
             self.assertEqual(nested, {"inner": "record", "after": "throw", "grandchild": "throw"})
+
+    def test_a_profiler_may_start_or_stop_inside_a_guard_block(self):
+        # PyTorch's profiler keeps its state on the thread's debug-info stack, where guard
+        # blocks keep their mode, and stops only with its state on top of it: started outside a
+        # block and stopped inside, started inside and stopped after, and stepped on a schedule
+        # inside a decorated function, as without the bridge.
+        x = torch.randn(1, 4, 3, 3)
+        with switched_on("warn"):
+            profiler = torch.profiler.profile()
+            profiler.start()
+            with lgt.guard("record"):
+                torch.relu(x)
+                profiler.stop()
+                self.assertEqual(lgt.mode(), "record")
+            self.assertEqual(lgt.mode(), "warn")
+            self.assertIn("aten::relu", {e.key for e in profiler.key_averages()})
+
+            profiler = torch.profiler.profile()
+            with lgt.guard("record"):
+                profiler.start()
+                torch.relu(x)
+            self.assertEqual(lgt.mode(), "warn")
+            torch.sigmoid(x)
+            profiler.stop()
+            self.assertLessEqual({"aten::relu", "aten::sigmoid"}, {e.key for e in profiler.key_averages()})
+
+            @lgt.guard("record")
+            def step():
+                torch.relu(x)
+                scheduled.step()
+                return lgt.mode()
+
+            schedule = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1)
+            with torch.profiler.profile(schedule=schedule) as scheduled:
+                self.assertEqual([step() for _ in range(6)], ["record"] * 6)
+            self.assertEqual(lgt.mode(), "warn")
+            self.assertIn("aten::relu", {e.key for e in scheduled.key_averages()})
+
+    def test_threads_keep_the_users_profile_hook(self):
+        # The handover takes no profile or trace hook: a profiler's hook set with threading
+        # before or after the bridge switched on still reaches new threads, and they still take
+        # the starter's state along.
+        calls = []
+
+        def hook(frame, event, arg):
+            calls.append(threading.get_ident())
+
+        threading.setprofile(hook)
+        try:
+            with switched_on("off"):
+                lgt.clear_report()
+                results = {}
+                with lgt.guard("record"):
+                    def run():
+                        sys.setprofile(None)
+                        results["state"] = (lgt.enabled(), lgt.mode())
+                        torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+                    thread = threading.Thread(target=run)
+                    thread.start()
+                thread.join()
+                self.assertEqual(results["state"], (True, "record"))
+                self.assertIn(thread.ident, calls)
+                self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
+                self.assertNotIn("run", thread.__dict__)  # the Thread no longer holds the wrapper
+        finally:
+            threading.setprofile(None)
+
+    def test_library_frames_end_where_site_packages_begin(self):
+        # The longest root decides: a file under a library root is the user's when a longer
+        # root that is not a library's holds it (site-packages inside the standard library's
+        # directory, as pyenv and python.org builds have it).
+        from layoutguard_torch import _C
+        with tempfile.TemporaryDirectory() as tmp:
+            library, user = os.path.join(tmp, "lib"), os.path.join(tmp, "lib", "site-packages")
+            os.makedirs(user)
+            for folder, name in ((library, "lib_softmax"), (user, "user_softmax")):
+                with open(os.path.join(folder, name + ".py"), "w") as f:
+                    f.write("import torch\n\ndef softmax(x):\n    return torch.softmax(x, 1)\n")
+            sys.path[:0] = [library, user]
+            try:
+                import lib_softmax
+                import user_softmax
+                _C._set_types(lgt.LayoutViolationError, lgt.ConfigError,
+                              lgt._library_roots() + [(os.path.join(library, ""), True), (os.path.join(user, ""), False)])
+                x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+                with switched_on("record"):
+                    lgt.clear_report()
+                    user_softmax.softmax(x)
+                    lib_softmax.softmax(x)
+                    places = [v["source_location"] for v in lgt.report()["violations"]]
+            finally:
+                sys.path[:] = [p for p in sys.path if p not in (library, user)]
+                sys.modules.pop("lib_softmax", None)
+                sys.modules.pop("user_softmax", None)
+                _C._set_types(lgt.LayoutViolationError, lgt.ConfigError, lgt._library_roots())
+        self.assertEqual(len(places), 2, places)
+        self.assertEqual(sum(p == os.path.join(user, "user_softmax.py") + ":4 in softmax" for p in places), 1, places)
+        # lib_softmax is a library's: its caller is named
+        self.assertEqual(sum(os.path.basename(__file__) + ":" in p for p in places), 1, places)
+
+    def test_layoutguard_at_import_brings_the_python_side(self):
+        # LAYOUTGUARD set when the package loads switches the importing thread on, as in C++,
+        # and with it the module paths (and the rest of the Python side).
+        program = """
+import torch, layoutguard_torch as lgt
+print("switched on:", lgt.enabled(), lgt.module_path_tracking())
+""" + PROGRAM.split("fmt = ")[0] + """
+net = Net().to(memory_format=torch.channels_last)
+net(torch.randn(2, 4, 8, 8).contiguous(memory_format=torch.channels_last))
+print("modules:", [v["module"] for v in lgt.report()["violations"]])
+"""
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program,
+                          module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("switched on: True True\nmodules: ['head']\n", run.stdout)
 
     def test_a_thread_checks_gradients_in_the_mode_it_took_along(self):
         conv = torch.nn.Conv2d(4, 4, 1).to(memory_format=torch.channels_last)

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct ViolationInfo {
                                 // ("aten::new_empty" inside "aten::pad"); "" when it is op itself
   std::string autograd_node;    // the backward node that ran op ("UpsampleBicubic2DBackward0")
   std::string source_location;  // the user's source line ("train.py:42 in step"); "" if unknown
+  // A multi-tensor op (torch._foreach_add) is checked element by element: the index in its
+  // tensor lists of the element whose output lost the format (the first one, in a record that
+  // counts several); the operands above are that element's. Empty for other ops.
+  std::optional<size_t> element;
 };
 
 // The what() text of a LayoutViolation with these facts.

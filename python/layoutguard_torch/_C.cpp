@@ -168,10 +168,31 @@ void locate(std::string& source_location, std::string& stack) {
   PyGILState_Release(gil);
 }
 
-// The Scopes of this thread's open guard() blocks, innermost last. A thread that ends inside a
-// block (an abandoned generator) leaves its Scopes undestroyed: at thread exit the thread-locals
-// they would restore may already be gone.
-thread_local std::vector<lg::torch::Scope*> t_guard_scopes;
+// The objects behind a thread's tokens (its open guard() blocks, handed-over tasks and
+// backward calls), innermost last. A token is taken back only as its thread's innermost one:
+// a wrong or stale token is a ValueError, never a delete of something else. A thread that
+// ends inside a block (an abandoned generator) leaves its objects undestroyed: at thread exit
+// the thread-locals they would restore may already be gone.
+template <typename T>
+class TokenStack {
+ public:
+  uintptr_t push(std::unique_ptr<T> object) {
+    objects_.push_back(object.get());
+    return reinterpret_cast<uintptr_t>(object.release());
+  }
+  void pop(uintptr_t token, const char* misuse) {
+    if (objects_.empty() || reinterpret_cast<uintptr_t>(objects_.back()) != token) throw py::value_error(misuse);
+    const std::unique_ptr<T> innermost(objects_.back());
+    objects_.pop_back();
+  }
+
+ private:
+  std::vector<T*> objects_;
+};
+
+thread_local TokenStack<lg::torch::Scope> t_guard_scopes;
+thread_local TokenStack<lg::torch::HandoverScope> t_handed_over_tasks;
+thread_local TokenStack<lg::torch::BackwardOrigin> t_backward_origins;
 
 lg::guard::Mode parse_mode(const std::string& text) {
   // The native parser: the same values and the same ConfigError text.
@@ -242,36 +263,37 @@ PYBIND11_MODULE(_C, m) {
   m.def("_adopt_handover", [](const std::optional<std::string>& state) { handover_of(state).adopt(); });
   // Around one task of a pool's thread: returns a token for _pop_handover.
   m.def("_push_handover", [](const std::optional<std::string>& state) {
-    return reinterpret_cast<uintptr_t>(new lg::torch::HandoverScope(handover_of(state)));
+    return t_handed_over_tasks.push(std::make_unique<lg::torch::HandoverScope>(handover_of(state)));
   });
-  m.def("_pop_handover", [](uintptr_t token) { delete reinterpret_cast<lg::torch::HandoverScope*>(token); });
+  m.def("_pop_handover", [](uintptr_t token) {
+    t_handed_over_tasks.pop(token, "layoutguard_torch: _pop_handover needs the token of its thread's innermost task");
+  });
   m.def("set_mode", [](const std::string& mode) { lg::guard::set_mode(parse_mode(mode)); });
   m.def("reset_to_environment", [] { lg::guard::reset_to_environment(); });
   m.def("set_options", [](const std::string& text) { lg::guard::set_options_keeping_mode(text); });
   // A mode for the calling thread, nested (lgt.guard()): returns a token for pop_scope, which
   // takes only the thread's innermost one (a Scope restores what was in force when it began).
   m.def("push_scope", [](const std::string& mode) {
-    auto scope = std::make_unique<lg::torch::Scope>(parse_mode(mode));
-    t_guard_scopes.push_back(scope.get());
-    return reinterpret_cast<uintptr_t>(scope.release());
+    return t_guard_scopes.push(std::make_unique<lg::torch::Scope>(parse_mode(mode)));
   });
   m.def("pop_scope", [](uintptr_t token) {
-    if (t_guard_scopes.empty() || reinterpret_cast<uintptr_t>(t_guard_scopes.back()) != token)
-      throw py::value_error(
-          "layoutguard_torch: a guard() block was left out of order, or on a thread other than the one that "
-          "entered it; guard blocks must nest, each left on its own thread");
-    delete t_guard_scopes.back();
-    t_guard_scopes.pop_back();
+    t_guard_scopes.pop(token,
+                       "layoutguard_torch: a guard() block was left out of order, or on a thread other than the one "
+                       "that entered it; guard blocks must nest, each left on its own thread");
   });
   // Around backward() and autograd.grad(): the calling thread, for the reports of the device
   // threads that run the backward ops.
   m.def(
       "push_backward_origin",
       [](bool builds_graph) {
-        return reinterpret_cast<uintptr_t>(new lg::torch::BackwardOrigin(PyThread_get_thread_ident(), builds_graph));
+        return t_backward_origins.push(
+            std::make_unique<lg::torch::BackwardOrigin>(PyThread_get_thread_ident(), builds_graph));
       },
       py::arg("builds_graph") = false);
-  m.def("pop_backward_origin", [](uintptr_t token) { delete reinterpret_cast<lg::torch::BackwardOrigin*>(token); });
+  m.def("pop_backward_origin", [](uintptr_t token) {
+    t_backward_origins.pop(token,
+                           "layoutguard_torch: pop_backward_origin needs the token of its thread's innermost backward");
+  });
   m.def("_set_roots", [](py::object roots) { lg_python::set_roots(roots.release().ptr()); });
   m.def("_set_module_call", [](py::object call) { lg_python::set_module_call(call.release().ptr()); });
   PyObject* module_call = lg_python::make_module_call();

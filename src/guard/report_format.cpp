@@ -101,6 +101,7 @@ std::string report_json(const Report& r) {
     if (!f.root_cause.empty()) added["root_cause"] = f.root_cause;
     if (!f.autograd_node.empty()) added["autograd_node"] = f.autograd_node;
     if (!f.source_location.empty()) added["source_location"] = f.source_location;
+    if (f.element) added["element"] = *f.element;
   }
   j["conversions"] = nlohmann::json::array();
   for (const ConversionRecord& c : r.conversions)

@@ -152,6 +152,7 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
     if (foreign) {
       v.root_cause = foreign->root_cause;
       v.autograd_node = foreign->autograd_node;
+      v.element = foreign->element;
       v.source_location = source_location;
       if (o.backtrace && !foreign_stack.empty()) v.backtrace = foreign_stack;
     }

@@ -62,6 +62,8 @@ std::string format_violation(const ViolationInfo& v) {
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
   if (!v.autograd_node.empty()) text += "\n  autograd node: " + v.autograd_node + " (a backward op)";
+  if (v.element)
+    text += "\n  element: " + std::to_string(*v.element) + " of the op's tensor lists (the operands above are its)";
   if (!v.source_location.empty()) text += "\n  at: " + v.source_location;
   text += "\n  suppressions line that silences it here: " + guard::suppression_line_for(v) + "\n";
   text += "  (with these layouts only: " + guard::signature_suppression_line_for(v) + ")\n";

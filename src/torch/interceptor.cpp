@@ -229,22 +229,23 @@ bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool
   return false;
 }
 
-// Calls f(in, out) with each element of a multi-tensor op's call (AtenPolicy::element_lists:
-// output i with element i of each list and the single tensors), else once with the whole
-// call; stops at the first f that returns true, and says whether one did. An Adam step's
+// Calls f(element, in, out) with each element of a multi-tensor op's call
+// (AtenPolicy::element_lists: output i with element i of each list and the single tensors),
+// else once with the whole call and no element; stops at the first f that returns true, and
+// says whether one did. An Adam step's
 // _foreach_sqrt over a channels-last conv's state and an NCHW conv's keeps each format: the
 // whole call would look like a loss.
 template <typename F>
 bool any_part(const AtenPolicy& p, const Operands& in, const Operands& out, F&& f) {
   const size_t n = out.size(), lists = p.element_lists;
-  if (lists == 0 || n == 0 || in.size() < lists * n) return f(in, out);
+  if (lists == 0 || n == 0 || in.size() < lists * n) return f(std::optional<size_t>(), in, out);
   Operands in_i, out_i;
   for (size_t i = 0; i < n; ++i) {
     in_i.clear();
     for (size_t k = 0; k < lists; ++k) in_i.push_back(in[k * n + i]);
     in_i.append(in.begin() + static_cast<std::ptrdiff_t>(lists * n), in.end());
     out_i.assign(1, out[i]);
-    if (f(in_i, out_i)) return true;
+    if (f(std::optional<size_t>(i), in_i, out_i)) return true;
   }
   return false;
 }
@@ -253,7 +254,7 @@ bool any_part(const AtenPolicy& p, const Operands& in, const Operands& out, F&& 
 [[gnu::always_inline]] inline bool may_lose_in_part(const AtenPolicy& p, LayoutPolicy policy, const Operands& in,
                                                     const Operands& out, bool ambiguous) {
   if (p.element_lists == 0) return may_lose(policy, in, out, ambiguous);
-  return any_part(p, in, out, [&](const Operands& in_i, const Operands& out_i) {
+  return any_part(p, in, out, [&](std::optional<size_t>, const Operands& in_i, const Operands& out_i) {
     return may_lose(policy, in_i, out_i, ambiguous);
   });
 }
@@ -283,7 +284,7 @@ bool collects(guard::Mode mode) { return mode == guard::Mode::Warn || mode == gu
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
                    const Operands& out, int depth, std::string_view root_op, std::string_view root_cause,
-                   bool counts_call = true) {
+                   bool counts_call = true, std::optional<size_t> element = std::nullopt) {
   StandIns stand_ins(in, out);
   // A backward op belongs to the module whose forward made its node; forward code run again
   // inside the node (checkpointing's recomputation) to the module that runs it.
@@ -305,6 +306,7 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   foreign.locate = g_locator.load(std::memory_order_acquire);
   foreign.raise = g_raiser.load(std::memory_order_acquire);
   foreign.counts_call = counts_call;
+  foreign.element = element;
   guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
 }
 
@@ -324,9 +326,9 @@ bool needs_full_check(const ThreadState& s, const AtenPolicy& p, LayoutPolicy po
 void check_parts(const ThreadState& s, const OpEntry& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
                  const Operands& out, std::string_view root_cause) {
   bool counted = false;
-  any_part(p, in, out, [&](const Operands& in_i, const Operands& out_i) {
+  any_part(p, in, out, [&](std::optional<size_t> element, const Operands& in_i, const Operands& out_i) {
     if (needs_full_check(s, p, policy, in_i, out_i)) {
-      hand_to_guard(p, policy, mode, in_i, out_i, 0, p.name, root_cause, !counted);
+      hand_to_guard(p, policy, mode, in_i, out_i, 0, p.name, root_cause, !counted, element);
       counted = true;
     }
     return false;

@@ -655,6 +655,13 @@ class BadInput(unittest.TestCase):
         self.assertEqual([(v["op"], v["count"], v["formats_in"], v["formats_out"]) for v in report["violations"]],
                          [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous"),
                           ("aten::_foreach_add", 2, "contiguous,channels_last", "contiguous")])  # two lines
+        self.assertEqual([v["element"] for v in report["violations"]], [0, 0])  # the first element of each
+        # Throw mode names the element that lost the format, here the second.
+        with lgt.guard("throw"), self.assertRaises(lgt.LayoutViolationError) as caught:
+            torch._foreach_add([cl, torch.randn(2, 4, 6, 6)], [cl, cl])
+        self.assertIn("\n  element: 1 of the op's tensor lists (the operands above are its)\n",
+                      str(caught.exception))
+        self.assertIn("input 0:  float32 cpu (2,4,6,6):(144,36,6,1) order=abcd contiguous", str(caught.exception))
         calls = {o["op"]: o["calls"] for o in report["ops"]}
         self.assertEqual(calls["aten::_foreach_sqrt"], 2)  # one per step
         self.assertEqual(calls["aten::_foreach_add"], adds_before + 2)  # one per call, not per element
@@ -686,6 +693,16 @@ class BadInput(unittest.TestCase):
         self.assertIn("named_parameters()), got str", str(caught.exception))
         with self.assertRaises(TypeError):
             _C.check_gradients(["conv.weight"], [torch.nn.Parameter(torch.zeros(1))])
+        # A token that is not the thread's innermost one is refused, never deleted.
+        for pop, what in ((_C.pop_scope, "guard() block"), (_C._pop_handover, "innermost task"),
+                          (_C.pop_backward_origin, "innermost backward")):
+            with self.assertRaises(ValueError) as caught:
+                pop(12345)
+            self.assertIn(what, str(caught.exception))
+        token = _C.push_backward_origin()
+        with self.assertRaises(ValueError):
+            _C.pop_backward_origin(token + 8)
+        _C.pop_backward_origin(token)
 
     def test_bad_mode_from_the_api(self):
         # Refused where passed (a guard at its making, not when entered), naming the function;

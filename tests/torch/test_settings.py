@@ -41,6 +41,11 @@ net(x).sum().backward()
 print("program done")
 """
 
+# The end of a program: one loss (softmax over C), and the count of violations it printed.
+SOFTMAX_COUNTED = """torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
+print("violations:", len(lgt.report()["violations"]))
+"""
+
 
 def failures_in_threads(target, count):
     """Runs `target` on `count` threads at once; returns the exceptions they raised (a thread's
@@ -748,9 +753,7 @@ with lgt.guard("throw"):
     lgt.set_options("summary=0:max_reports=2")
 print("after the block:", lgt.mode())
 lgt.enable()
-torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
-print("violations:", len(lgt.report()["violations"]))
-"""
+""" + SOFTMAX_COUNTED
         run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "max_reports=many"}, program=program,
                           module_runner=False)
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -794,13 +797,11 @@ import ctypes, torch
 import layoutguard_torch as lgt
 lgt.enable("record")
 ctypes.CDLL({copy!r})
-torch.softmax(torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last), 1)
-print("violations", len(lgt.report()["violations"]))
-"""
+""" + SOFTMAX_COUNTED
             run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program,
                               module_runner=False)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("violations 1", run.stdout)
+        self.assertIn("violations: 1", run.stdout)
         self.assertIn("already has a fallback", run.stderr)
 
 

@@ -227,21 +227,32 @@ def _install_python_hooks():
         # profile or trace hook is taken: those belong to the user's profilers.
         start = threading.Thread.start
 
+        no_run = object()
+
+        def put_back_run(thread, own_run):
+            # The instance's own run attribute, if it had one (the user's, or the wrapper of a
+            # start that has not run yet), else none.
+            if own_run is no_run:
+                thread.__dict__.pop("run", None)
+            else:
+                thread.run = own_run
+
         @functools.wraps(start)
         def start_handing_over(self, *args, **kwargs):
             state = _C._handover_state()
-            run = self.run
+            run, own_run = self.run, self.__dict__.get("run", no_run)
 
             def run_handed_over():
-                self.__dict__.pop("run", None)  # the Thread and its run() no longer hold each other
+                put_back_run(self, own_run)  # the Thread and its run() no longer hold each other
                 _C._adopt_handover(state)
                 run()
 
             self.run = run_handed_over
             try:
                 return start(self, *args, **kwargs)
-            except BaseException:
-                self.__dict__.pop("run", None)  # not started (started twice, no thread left)
+            except BaseException:  # not started (started twice; no thread left)
+                if self.__dict__.get("run") is run_handed_over:
+                    put_back_run(self, own_run)
                 raise
 
         # A ThreadPoolExecutor starts its threads from the first submit()s, and runs later

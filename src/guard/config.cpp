@@ -110,9 +110,9 @@ Mode current_mode() {
 
 CallSettings current_call_settings() {
   ThreadView& view = lg::detail::thread_local_ref(t_view);
-  if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, nullptr, true};
+  if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, true, nullptr};
   const Options& o = options_seen_by(view);
-  return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), &o, !view.scope_modes.empty()};
+  return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), !view.scope_modes.empty(), &o};
 }
 
 std::optional<Mode> scope_mode() {
@@ -167,7 +167,10 @@ void set_options(const Options& o) {
 void set_options_keeping_mode(std::string_view options_text) {
   State& s = state();
   std::lock_guard lock(s.mutex);
-  const Mode mode = s.api_mode ? *s.api_mode : parse_options(env("LAYOUTGUARD"), "").mode;
+  // The mode in force: the API's, else LAYOUTGUARD's as read (or, not read yet, as it is now).
+  const Mode mode = s.api_mode      ? *s.api_mode
+                    : s.environment ? s.environment->mode
+                                    : parse_options(env("LAYOUTGUARD"), "").mode;
   Options o = parse_options(mode_name(mode), options_text);
   o.sources.assign(option_keys().size() + 1, Source::Api);
   s.api_options = std::move(o);

@@ -27,10 +27,10 @@ Mode current_mode();
 // Both at once, for a caller that needs both per call (the bridge): one thread-local lookup
 // instead of three. Under a Scope that is off, `options` is null: the settings are not read
 // (nor the environment parsed), as current_mode() does not read them there.
-struct CallSettings {
+struct CallSettings {  // 16 bytes: returned in registers
   Mode mode;
-  const Options* options;
   bool scoped;  // the mode is the calling thread's innermost Scope's
+  const Options* options;
 };
 CallSettings current_call_settings();
 // The calling thread's innermost Scope's mode, if it has one.

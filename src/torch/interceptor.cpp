@@ -116,15 +116,20 @@ void put_back_chain(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer) {
 // returns the state to put back. `where`: the entry point, for a mode that is not one.
 std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried_mode(std::optional<guard::Mode> mode,
                                                              std::string_view where) {
-  if (mode) guard::detail::checked_mode(*mode, where);
-  if (mode) g_scope_opened.store(true, std::memory_order_relaxed);
+  if (mode) {
+    guard::detail::checked_mode(*mode, where);
+    g_scope_opened.store(true, std::memory_order_relaxed);
+  }
   return push_carried([mode](Carried& c) { c.mode = mode; });
 }
 
-// Puts back a thread's carried state and its switch, as a scope found them.
+void switch_thread_on();
+
+// Puts back a thread's carried state and its switch, as a scope found them. Never raises: a
+// thread that was on is switched on again as it was, settings' error or not.
 void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_enabled) {
   put_back_chain(outer);
-  if (torch::enabled() != was_enabled) was_enabled ? torch::enable() : torch::disable();
+  if (torch::enabled() != was_enabled) was_enabled ? switch_thread_on() : torch::disable();
 }
 
 struct ThreadState {
@@ -591,8 +596,8 @@ void register_once() {
   });
 }
 
-// Switches the calling thread on; the kernels are registered. A thread that runs handed-over
-// work has the key and the callback from its caller already.
+// Switches the calling thread on, whatever the settings' error: the kernels are registered. A
+// thread that runs handed-over work has the key and the callback from its caller already.
 void switch_thread_on() {
   // A child forked before this process's first op writes none of its files all the same.
   guard::detail::watch_forks();
@@ -600,6 +605,14 @@ void switch_thread_on() {
   watch_backward_nodes();
   c10::impl::tls_set_dispatch_key_included(kKey, true);
   note_switch(true);
+}
+
+// Switches on a thread that takes a switched-on thread's state along. With the settings'
+// error pending, its ops raise it, not its start: a pool's threads, and threads that run no
+// op at all, must start.
+void switch_on_handed_over() {
+  register_once();
+  switch_thread_on();
 }
 
 // Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
@@ -610,10 +623,14 @@ struct SwitchOnAtLoad {
     const char* v = std::getenv("LAYOUTGUARD");
     if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) return;
     try {
-      torch::enable();
-    } catch (const ConfigError&) {
-      if (g_settings_error.load(std::memory_order_acquire) == nullptr) throw;  // cannot happen: enable() has no mode
-      switch_thread_on();
+      try {
+        torch::enable();
+      } catch (const ConfigError&) {
+        // A bad LAYOUTGUARD_TORCH_UNBOXED (enable() is given no mode here): switched on all
+        // the same, the thread's ops raise it.
+        if (g_settings_error.load(std::memory_order_acquire) == nullptr) throw;
+        switch_thread_on();
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[layoutguard] layoutguard_torch could not switch on at load: %s\n", e.what());
     }
@@ -687,12 +704,12 @@ void Handover::adopt() const {
   if (!switched_on) return;
   // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
   // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
-  if (!scope_mode) return enable();
+  if (!scope_mode) return torch_bridge::switch_on_handed_over();
   const std::shared_ptr<c10::ThreadLocalDebugInfo> outer =
       torch_bridge::push_carried_mode(scope_mode, "lg::torch::Handover::adopt");
   try {
-    enable();
-  } catch (...) {  // a bad LAYOUTGUARD_TORCH_UNBOXED: the thread carries nothing either
+    torch_bridge::switch_on_handed_over();
+  } catch (...) {  // the thread carries nothing either
     torch_bridge::put_back_chain(outer);
     throw;
   }
@@ -705,7 +722,7 @@ HandoverScope::HandoverScope(const Handover& handover)
       outer_debug_info_(torch_bridge::push_carried_mode(handover.scope_mode, "lg::torch::HandoverScope")) {
   try {
     if (handover.switched_on)
-      enable();
+      torch_bridge::switch_on_handed_over();
     else
       disable();
   } catch (...) {  // no destructor runs: put the thread back here

@@ -349,6 +349,13 @@ TEST_CASE("set_options_keeping_mode keeps the process-wide mode, not a Scope's, 
     CHECK_THROWS_WITH_AS(lg::guard::set_options_keeping_mode("max_reports=many"), doctest::Contains("max_reports"),
                          lg::ConfigError);
     CHECK(lg::guard::options().min_bytes == 8);  // a refused text changes nothing
+    // Without an API mode, the mode is LAYOUTGUARD's as it was read, not as it is now.
+    EnvVar no_options("LAYOUTGUARD_OPTIONS", nullptr);
+    lg::guard::reset_to_environment();
+    CHECK(lg::guard::mode() == Mode::Warn);
+    EnvVar changed("LAYOUTGUARD", "sometimes");
+    lg::guard::set_options_keeping_mode("min_bytes=2");
+    CHECK(lg::guard::mode() == Mode::Warn);
     EnvVar bad_mode("LAYOUTGUARD", "sometimes");
     lg::guard::reset_to_environment();
     CHECK_THROWS_WITH_AS(lg::guard::set_options_keeping_mode("min_bytes=8"), doctest::Contains("sometimes"),

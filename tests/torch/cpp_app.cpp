@@ -58,14 +58,32 @@ bool refuses(F f, const std::string& text) {
 }
 
 // Run with LAYOUTGUARD=record and a bad LAYOUTGUARD_TORCH_UNBOXED: the thread is switched on
-// at load all the same, and its ops, enable() and a Scope raise the ConfigError.
+// at load all the same, and its ops, enable() and a Scope raise the ConfigError; threads that
+// take its state along start, and their ops raise it.
 int bad_unboxed_switch() {
   expect(lg::torch::enabled(), "a bad LAYOUTGUARD_TORCH_UNBOXED: the main thread is switched on at load");
   const char* text = "LAYOUTGUARD_TORCH_UNBOXED='maybe' is not a switch";
-  expect(refuses<lg::ConfigError>([] { (void)at::softmax(channels_last_image(), 1); }, text),
-         "the first op raises the ConfigError");
-  expect(refuses<lg::ConfigError>([] { (void)at::relu(channels_last_image()); }, text), "every op raises it");
+  at::Tensor x;
+  {
+    lg::torch::Scope off(lg::guard::Mode::Off);  // no op of the bridge, no error
+    x = channels_last_image();
+  }
+  expect(lg::torch::enabled(), "an Off scope's exit switches the thread on again, without raising");
+  expect(refuses<lg::ConfigError>([&] { (void)at::softmax(x, 1); }, text), "the first op raises the ConfigError");
+  expect(refuses<lg::ConfigError>([&] { (void)at::relu(x); }, text), "every op raises it");
   expect(refuses<lg::ConfigError>([] { lg::torch::enable(); }, text), "enable() raises it");
+  bool started_on = false, op_raised = false, task_on = false;
+  std::thread worker([&, handover = lg::torch::Handover::here()] {
+    handover.adopt();  // does not raise: a thread that runs no op must start
+    started_on = lg::torch::enabled();
+    op_raised = refuses<lg::ConfigError>([&] { (void)at::relu(x); }, text);
+    lg::torch::disable();
+    lg::torch::HandoverScope task(handover);
+    task_on = lg::torch::enabled();
+  });
+  worker.join();
+  expect(started_on && op_raised, "a thread given the state starts switched on, and its ops raise it");
+  expect(task_on, "a HandoverScope switches on without raising");
   lg::torch::disable();
   expect(refuses<lg::ConfigError>([] { lg::torch::Scope s(lg::guard::Mode::Throw); }, text), "a Scope raises it");
   expect(!lg::torch::enabled() && lg::guard::mode() == lg::guard::Mode::Record,

@@ -678,6 +678,39 @@ class BadInput(unittest.TestCase):
         self.assertIn("ConfigError", run.stderr)
         self.assertNotIn("program done", run.stdout)
 
+    def test_bad_unboxed_switch_lets_threads_start_and_raises_at_their_ops(self):
+        # LAYOUTGUARD at load switches the importing thread on all the same: threads and pool
+        # tasks that take its state along start (a pool's thread may run no op at all), their
+        # ops raise the ConfigError, and an off block is left without raising.
+        program = """
+import concurrent.futures, threading, torch, layoutguard_torch as lgt
+with lgt.guard("off"):
+    x = torch.randn(1, 4, 3, 3)
+print("off block left, on:", lgt.enabled())
+with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    print("task without ops:", pool.submit(lambda: 7).result())
+    try:
+        pool.submit(torch.relu, x).result()
+    except RuntimeError as e:  # raised inside an op: torch's RuntimeError with the text
+        print("task op:", e)
+errors = []
+def run():
+    try:
+        torch.relu(x)
+    except RuntimeError as e:
+        errors.append(str(e))
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+print("thread op:", errors)
+"""
+        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_TORCH_UNBOXED": "maybe",
+                           "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program, module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        text = "LAYOUTGUARD_TORCH_UNBOXED='maybe' is not a switch"
+        self.assertIn("off block left, on: True\ntask without ops: 7\ntask op: ", run.stdout)
+        self.assertEqual(run.stdout.count(text), 2, run.stdout)
+
     def test_missing_suppressions_file(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "suppressions=/nonexistent/s.txt"})
         self.assertEqual(run.returncode, 1, run.stderr)
@@ -990,10 +1023,28 @@ class Entrypoints(unittest.TestCase):
             self.assertEqual(lgt.mode(), "warn")
             self.assertIn("aten::relu", {e.key for e in scheduled.key_averages()})
 
+    def test_a_profile_hook_set_before_switching_on_stays(self):
+        program = """
+import sys, threading, torch, layoutguard_torch as lgt
+calls = []
+threading.setprofile(lambda frame, event, arg: calls.append(threading.get_ident()))
+lgt.enable("record")
+def run():
+    sys.setprofile(None)
+    print("state:", lgt.enabled(), lgt.mode())
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+print("hook ran in the thread:", thread.ident in calls)
+"""
+        run = run_program({"LAYOUTGUARD_OPTIONS": "summary=0"}, program=program, module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("state: True record\nhook ran in the thread: True\n", run.stdout)
+
     def test_threads_keep_the_users_profile_hook(self):
         # The handover takes no profile or trace hook: a profiler's hook set with threading
-        # before or after the bridge switched on still reaches new threads, and they still take
-        # the starter's state along.
+        # after the bridge switched on still reaches new threads, and they still take the
+        # starter's state along; so does one set before (the test above).
         calls = []
 
         def hook(frame, event, arg):
@@ -1016,6 +1067,14 @@ class Entrypoints(unittest.TestCase):
                 self.assertIn(thread.ident, calls)
                 self.assertEqual([v["op"] for v in lgt.report()["violations"]], ["aten::softmax"])
                 self.assertNotIn("run", thread.__dict__)  # the Thread no longer holds the wrapper
+                # A run attribute of the thread's own is called, and put back.
+                own = threading.Thread()
+                own.run = lambda: results.update(own=lgt.mode())
+                with lgt.guard("warn"):
+                    own.start()
+                own.join()
+                self.assertEqual(results["own"], "warn")
+                self.assertIn("run", own.__dict__)
         finally:
             threading.setprofile(None)
 

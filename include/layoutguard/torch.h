@@ -31,6 +31,9 @@ namespace lg::torch {
 
 // Intercepts the calling thread's ATen ops from now on (idempotent; any thread may call it,
 // concurrently). With a mode, also sets the process-wide guard mode (guard::set_mode).
+// lg::ValueError for a Mode cast from an integer that names none; lg::ConfigError for a bad
+// LAYOUTGUARD_TORCH_UNBOXED (read once, at the first switch-on of the process), which every
+// enable() and every Scope other than Off raise again.
 void enable(std::optional<guard::Mode> mode = std::nullopt);
 // Stops intercepting the calling thread's ops (the settings stay as they are).
 void disable();
@@ -76,7 +79,8 @@ struct Handover {
   // Switches the calling thread on if the handing thread was, in the scope's mode for the
   // rest of the thread's life (Scopes opened later in it nest inside); a handing thread that
   // was off leaves it as it is. Once per thread: each call adds to the state every PyTorch
-  // lookup of its thread-local debug info walks.
+  // lookup of its thread-local debug info walks. Never raises a bad LAYOUTGUARD_TORCH_UNBOXED
+  // (a thread that runs no op must start): the thread's ops do.
   void adopt() const;
 };
 

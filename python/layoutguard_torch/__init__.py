@@ -175,6 +175,17 @@ _hooks_lock = threading.Lock()
 _roots = None  # weak set of the outermost modules called (their parameters' gradients are checked)
 
 
+def _tell_dynamo(original_call, replacement):
+    """torch.compile's tracer notes nn.Module.__call__ when it is imported, and traces a module
+    whose __call__ is another one as a Python function, which the replacement (C) is not:
+    torch 2.7 fails there ("expected FunctionType"). Imported after the replacement, it notes
+    the replacement and traces the module's own call; imported before, it is told now, alike."""
+    for name in ("torch._dynamo.utils", "torch._dynamo.variables.nn_module"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "unpatched_nn_module_call", None) is original_call:
+            module.unpatched_nn_module_call = replacement
+
+
 def _install_python_hooks():
     global _hooks_installed, _roots
     with _hooks_lock:
@@ -187,8 +198,10 @@ def _install_python_hooks():
         # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is C that binds
         # like a function (_C.cpp, ModuleCall): code that saves and restores
         # nn.Module.__call__ keeps working, and a module call runs no Python frame of ours.
-        _C._set_module_call(torch.nn.Module.__call__)
+        original_call = torch.nn.Module.__call__
+        _C._set_module_call(original_call)
         torch.nn.Module.__call__ = _C.call_module_with_path
+        _tell_dynamo(original_call, _C.call_module_with_path)
 
         backward = torch.autograd.backward
         grad = torch.autograd.grad

@@ -43,7 +43,6 @@ if torch.__version__ != _build_info.TORCH_VERSION:
 from . import _C  # noqa: E402  (after the version check: a mismatched torch may not even load it)
 
 
-
 def _library_roots():
     """Where the files that are not the user's begin, as (prefix, is_library): the longest
     prefix of a file decides. Torch, this package and the standard library are not the user's;

@@ -563,7 +563,8 @@ std::atomic<const std::string*> g_settings_error{nullptr};
   throw ConfigError(*g_settings_error.load(std::memory_order_acquire));
 }
 
-// Registers the key's kernels, once; raises the settings' error after registering.
+// Registers the key's kernels, once. Never raises the settings' error: it notes it for
+// enable() and the ops (g_settings_error), registering all the same.
 void register_once() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -45,11 +46,25 @@
 namespace lg::torch_bridge {
 namespace {
 
+// The kind of debug info the bridge's carried state is pushed as. Torch up to 2.13 has a
+// closed enum of kinds, and the bridge takes one PyTorch reserves for tests, as the key is;
+// later versions make DebugInfoKind a class whose identity is the address of a name, so that
+// a library can have a kind of its own.
+template <typename Kind = c10::DebugInfoKind>
+Kind carried_kind() {
+  if constexpr (std::is_enum_v<Kind>) {
+    return Kind::TEST_INFO_2;
+  } else {
+    static constexpr std::string_view kName = "layoutguard_torch: carried state";
+    return Kind(&kName);
+  }
+}
+
 // What a thread hands to the threads that run its work: PyTorch passes its ThreadLocalState
 // (debug info included, layoutguard's own thread-locals not) to autograd's device threads and
-// to at::launch. The kind is one PyTorch reserves for tests, as the key is. Immutable: a Scope
-// or BackwardOrigin pushes a changed copy and puts the outer one back on exit.
-constexpr c10::DebugInfoKind kCarriedKind = c10::DebugInfoKind::TEST_INFO_2;
+// to at::launch. Immutable: a Scope or BackwardOrigin pushes a changed copy and puts the outer
+// one back on exit. Not constexpr: the later kinds are objects of libc10's.
+const c10::DebugInfoKind kCarriedKind = carried_kind();
 
 struct Carried final : c10::DebugInfoBase {
   std::optional<guard::Mode> mode;      // the innermost Scope's
@@ -74,7 +89,7 @@ const Carried* carried() {
 // prof.step() inside a guard()-decorated step), one started inside may stop after it. So the
 // profiler's state stays on top across a scope: the scope's entry goes below it, and the
 // scope's exit puts back the profiler's state of that moment, if any, over the outer chain.
-constexpr c10::DebugInfoKind kProfilerKind = c10::DebugInfoKind::PROFILER_STATE;
+const c10::DebugInfoKind kProfilerKind = c10::DebugInfoKind::PROFILER_STATE;
 
 // The profiler's state if it is the top of the stack, else null.
 std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {

@@ -86,7 +86,7 @@ std::string attr_string(PyObject* obj, const char* name) {
 // the running node (get_current_node is 2.x). Under the GIL.
 std::string forward_site_of_running_node() {
 #if TORCH_VERSION_MAJOR >= 2
-  const auto node = torch::autograd::get_current_node();  // shared_ptr, intrusive_ptr from 2.14
+  const auto node = torch::autograd::get_current_node();  // shared_ptr, intrusive_ptr from 2.13
   if (!node) return {};
   // In a Python process the engine is PythonEngine, whose nodes carry PyAnomalyMetadata (its
   // type info is not exported, so no dynamic_cast).

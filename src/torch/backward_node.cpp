@@ -24,7 +24,7 @@ namespace lg::torch_bridge {
 NodeMark running_node_mark() { return {::torch::autograd::get_current_node().get(), 0}; }
 
 std::optional<BackwardNode> running_backward_node() {
-  // A shared_ptr up to torch 2.13, an intrusive_ptr from 2.14 on.
+  // A shared_ptr up to torch 2.12, an intrusive_ptr from 2.13 on.
   const auto node = ::torch::autograd::get_current_node();
   if (!node) return std::nullopt;
   return BackwardNode{node->name(), forward_site(node->thread_id(), static_cast<int64_t>(node->sequence_nr()))};

@@ -46,7 +46,7 @@
 namespace lg::torch_bridge {
 namespace {
 
-// The kind of debug info the bridge's carried state is pushed as. Torch up to 2.13 has a
+// The kind of debug info the bridge's carried state is pushed as. Torch up to 2.12 has a
 // closed enum of kinds, and the bridge takes one PyTorch reserves for tests, as the key is;
 // later versions make DebugInfoKind a class whose identity is the address of a name, so that
 // a library can have a kind of its own.

@@ -172,14 +172,15 @@ def ns_per_add(channels_last, calls, repeats):
     return medians(interleaved(CONFIGS, repeats, run_once))
 
 
-def resnet50_training(batch, device, amp, size, foreach=None):
-    """A channels_last ResNet-50 with SGD, its input and target, the GradScaler under `amp`
-    (else None) and the function that waits for the device. `foreach`: SGD's choice (None: its
-    default, the multi-tensor kernels on CUDA only)."""
+def resnet50_training(batch, device, amp, size, foreach=None, optimizer="sgd"):
+    """A channels_last ResNet-50 with SGD (or Adam), its input and target, the GradScaler under
+    `amp` (else None) and the function that waits for the device. `foreach`: the optimizer's
+    choice (None: its default, the multi-tensor kernels on CUDA only)."""
     import torchvision
     torch.manual_seed(0)
     model = torchvision.models.resnet50().to(device=device, memory_format=torch.channels_last).train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, foreach=foreach)
+    make = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}[optimizer]
+    opt = make(model.parameters(), lr=0.01, foreach=foreach)
     x = torch.randn(batch, 3, size, size, device=device).contiguous(memory_format=torch.channels_last)
     target = torch.randint(0, 1000, (batch,), device=device)
     # torch.amp.GradScaler is 2.3's name; 1.13 has only the CUDA one.
@@ -189,13 +190,13 @@ def resnet50_training(batch, device, amp, size, foreach=None):
     return model, opt, x, target, scaler, sync
 
 
-def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None):
+def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None, optimizer="sgd"):
     """ResNet-50 training steps in channels_last, as a function that runs `per_sample` of them
     back to back (one wait for the device at each end) and returns their mean wall ms and the
     mean CPU ms the process spent on them. On a GPU whose step is bound by the host, CPU time
     is the host's work without the waits and the preemptions that make wall time noisy (the
     waits for the device spin, so it never falls below wall time there)."""
-    model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size, foreach)
+    model, opt, x, target, scaler, sync = resnet50_training(batch, device, amp, size, foreach, optimizer)
     cuda = device.type == "cuda"
 
     def run_once(steps=per_sample):
@@ -218,10 +219,10 @@ def resnet50_step(batch, device, amp, size, per_sample=1, foreach=None):
     return run_once
 
 
-def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sample=1):
+def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sample=1, optimizer="sgd"):
     """The samples per way (medians and ratios are the caller's): wall ms per step, and the
     process's CPU ms per step (all its threads: the caller's, autograd's device thread)."""
-    run_once = resnet50_step(batch, device, amp, size, per_sample)
+    run_once = resnet50_step(batch, device, amp, size, per_sample, optimizer=optimizer)
     for _ in range(3 if device.type == "cuda" else 0):  # cuDNN's autotuning and the allocator's first pass
         run_once()
     if op_counts:
@@ -232,14 +233,15 @@ def resnet50_step_ms(steps, batch, device, amp, op_counts=0, size=224, per_sampl
     return wall, cpu
 
 
-def marked_steps(batch, size, amp):
+def marked_steps(batch, size, amp, optimizer="sgd"):
     """For scripts/torch-step-instructions: per way, a first step (one-time costs) and then one
     between two calls of getppid(), where callgrind (--dump-before=getppid) starts a new dump:
     the second dump of each way holds its step, exactly, whatever the machine's noise. With
     `amp`, the step has the CUDA AMP step's calls on the CPU: bfloat16 autocast, the GradScaler
-    where this torch has one for the CPU, and SGD's multi-tensor kernels (CUDA's default)."""
+    where this torch has one for the CPU, and the optimizer's multi-tensor kernels (CUDA's
+    default)."""
     print(f"torch {torch.__version__}", flush=True)
-    run_once = resnet50_step(batch, torch.device("cpu"), amp, size, foreach=True if amp else None)
+    run_once = resnet50_step(batch, torch.device("cpu"), amp, size, foreach=True if amp else None, optimizer=optimizer)
     run_once()
     for c in CONFIGS:
         with CONFIGS[c]():
@@ -286,6 +288,8 @@ def main():
     parser.add_argument("--per-sample", type=int, default=1, metavar="K",
                         help="steps run back to back per sample, reported as their mean (default 1)")
     parser.add_argument("--size", type=int, default=224, help="image side (default 224)")
+    parser.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",
+                        help="the ResNet-50 step's optimizer (default sgd)")
     parser.add_argument("--marked-steps", action="store_true",
                         help="CPU training steps between marks for callgrind (scripts/torch-step-instructions)")
     parser.add_argument("--split", action="store_true",
@@ -325,7 +329,7 @@ def main():
             if c not in wanted:
                 del CONFIGS[c]
     if args.marked_steps:
-        marked_steps(args.batch or 1, args.size, args.amp)
+        marked_steps(args.batch or 1, args.size, args.amp, args.optimizer)
         return
     calls, repeats = (2000, 5) if args.quick else (20000, 11)
     result = {"machine": cpu_name(), "torch": torch.__version__, "threads_op": 1, "ns_per_add": {}, "resnet50": {}}
@@ -348,13 +352,16 @@ def main():
         where = result.get("gpu", f"CPU ({torch.get_num_threads()} threads)")
         amp = f", AMP {'float16' if device.type == 'cuda' else 'bfloat16'}" if args.amp else ""
         print(f"ResNet-50 training step, {where}, batch {batch}, {args.size}x{args.size}, channels_last{amp}, "
+              f"{'Adam' if args.optimizer == 'adam' else 'SGD'}, "
               f"{steps} {'steps' if args.per_sample == 1 else f'samples of {args.per_sample} steps'} per way "
               "(the ways interleaved)")
-        samples, cpu = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size, args.per_sample)
+        samples, cpu = resnet50_step_ms(steps, batch, device, args.amp, args.op_counts, args.size, args.per_sample,
+                                        args.optimizer)
         row, ratio = medians(samples), ratios_to_plain(samples)
         cpu_row, cpu_ratio = medians(cpu), ratios_to_plain(cpu)
         iqr, cpu_iqr = ratio_quartiles(samples), ratio_quartiles(cpu)
         result["resnet50"] = {"batch": batch, "size": args.size, "threads": torch.get_num_threads(),
+                              "optimizer": args.optimizer,
                               "device": str(device), "amp": args.amp, "steps_per_sample": args.per_sample, "ms": row,
                               "ratio_to_plain": ratio, "samples_ms": samples, "cpu_ms": cpu_row,
                               "cpu_ratio_to_plain": cpu_ratio, "cpu_samples_ms": cpu}

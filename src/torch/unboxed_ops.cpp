@@ -4,8 +4,8 @@
 // kernels take the op's C++ arguments as the dispatcher passes them, hand the same check
 // (intercept(), through InterceptedCall) views of them, and redispatch unboxed. Which ops: the
 // most called ones of a ResNet-50 training step, with and without CUDA and autocast
-// (bench/torch_overhead.py --op-counts); the list only makes a call cheaper, never decides
-// whether it is checked.
+// (bench/torch_overhead.py --op-counts), and the multi-tensor ops of the optimizers' steps; the
+// list only makes a call cheaper, never decides whether it is checked.
 #include <cstring>
 #include <optional>
 #include <string>
@@ -21,6 +21,13 @@
 #include <ATen/ops/_adaptive_avg_pool2d_ops.h>
 #include <ATen/ops/_batch_norm_impl_index_ops.h>
 #include <ATen/ops/_convolution_ops.h>
+#include <ATen/ops/_foreach_abs_ops.h>
+#include <ATen/ops/_foreach_add_ops.h>
+#include <ATen/ops/_foreach_div_ops.h>
+#include <ATen/ops/_foreach_mul_ops.h>
+#include <ATen/ops/_foreach_norm_ops.h>
+#include <ATen/ops/_foreach_sqrt_ops.h>
+#include <ATen/ops/_foreach_sub_ops.h>
 #include <ATen/ops/_log_softmax_backward_data_ops.h>
 #include <ATen/ops/_log_softmax_ops.h>
 #include <ATen/ops/_slow_conv2d_backward_ops.h>
@@ -285,6 +292,14 @@ void register_unboxed_ops() {
   // Casts, copies and fills: autocast's, the optimizer's, and those inside other kernels.
   register_all<o::to_dtype, o::to_dtype_layout, o::to_device, o::to_other, o::_to_copy, o::copy_, o::contiguous,
                o::clone, o::empty_like, o::zeros_like, o::ones_like, o::resize_>(*aten, d);
+  // The multi-tensor ops that return new lists, which the optimizers' foreach steps (Adam's
+  // _foreach_sqrt; 1.13's _foreach_add) and clip_grad_norm_ (_foreach_norm) call once per step
+  // over every parameter: boxed, each list is copied into the stack and out again. Those that
+  // update their lists in place pass the key by.
+  register_all<o::_foreach_sqrt, o::_foreach_abs, o::_foreach_norm_Scalar, o::_foreach_add_List, o::_foreach_add_Scalar,
+               o::_foreach_add_ScalarList, o::_foreach_sub_List, o::_foreach_sub_Scalar, o::_foreach_mul_List,
+               o::_foreach_mul_Scalar, o::_foreach_mul_ScalarList, o::_foreach_div_List, o::_foreach_div_Scalar,
+               o::_foreach_div_ScalarList>(*aten, d);
 }
 
 }  // namespace lg::torch_bridge

@@ -612,7 +612,8 @@ class BadInput(unittest.TestCase):
                                                   "aten::relu_", "passes", "aten::detach", "passes",
                                                   # in place, returning nothing: an optimizer's step
                                                   "aten::_foreach_add_.List", "passes",
-                                                  "aten::_foreach_add.List", "fallback",
+                                                  # returning new lists: Adam's step
+                                                  "aten::_foreach_add.List", expected,
                                                   "aten::_foreach_add.List_out", "fallback",
                                                   "aten::_amp_foreach_non_finite_check_and_unscale_", "passes"])
 
@@ -656,11 +657,14 @@ class BadInput(unittest.TestCase):
             # then both elements of one call do: two violations, one call.
             torch._foreach_add([torch.randn(2, 4, 6, 6), cl], [cl, cl])
             torch._foreach_add([torch.randn(2, 4, 6, 6), torch.randn(2, 4, 6, 6)], [cl, cl])
+            # The same through the boxed fallback: _foreach_maximum has no unboxed kernel.
+            torch._foreach_maximum([cl, torch.randn(2, 4, 6, 6)], [cl, cl])
         report = lgt.report()
         self.assertEqual([(v["op"], v["count"], v["formats_in"], v["formats_out"]) for v in report["violations"]],
                          [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous"),
-                          ("aten::_foreach_add", 2, "contiguous,channels_last", "contiguous")])  # two lines
-        self.assertEqual([v["element"] for v in report["violations"]], [0, 0])  # the first element of each
+                          ("aten::_foreach_add", 2, "contiguous,channels_last", "contiguous"),  # two lines
+                          ("aten::_foreach_maximum", 1, "contiguous,channels_last", "contiguous")])
+        self.assertEqual([v["element"] for v in report["violations"]], [0, 0, 1])  # the first element of each
         # Throw mode names the element that lost the format, here the second.
         with lgt.guard("throw"), self.assertRaises(lgt.LayoutViolationError) as caught:
             torch._foreach_add([cl, torch.randn(2, 4, 6, 6)], [cl, cl])

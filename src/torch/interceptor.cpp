@@ -49,22 +49,22 @@ namespace {
 // The kind of debug info the bridge's carried state is pushed as. Torch up to 2.12 has a
 // closed enum of kinds, and the bridge takes one PyTorch reserves for tests, as the key is;
 // later versions make DebugInfoKind a class whose identity is the address of a name, so that
-// a library can have a kind of its own.
+// a library can have a kind of its own. Constant either way: initialised before any code of
+// the process runs.
+constexpr std::string_view kCarriedKindName = "layoutguard_torch: carried state";
 template <typename Kind = c10::DebugInfoKind>
-Kind carried_kind() {
-  if constexpr (std::is_enum_v<Kind>) {
+constexpr Kind carried_kind() {
+  if constexpr (std::is_enum_v<Kind>)
     return Kind::TEST_INFO_2;
-  } else {
-    static constexpr std::string_view kName = "layoutguard_torch: carried state";
-    return Kind(&kName);
-  }
+  else
+    return Kind(&kCarriedKindName);
 }
 
 // What a thread hands to the threads that run its work: PyTorch passes its ThreadLocalState
 // (debug info included, layoutguard's own thread-locals not) to autograd's device threads and
 // to at::launch. Immutable: a Scope or BackwardOrigin pushes a changed copy and puts the outer
-// one back on exit. Not constexpr: the later kinds are objects of libc10's.
-const c10::DebugInfoKind kCarriedKind = carried_kind();
+// one back on exit.
+constexpr c10::DebugInfoKind kCarriedKind = carried_kind();
 
 struct Carried final : c10::DebugInfoBase {
   std::optional<guard::Mode> mode;      // the innermost Scope's
@@ -75,8 +75,8 @@ struct Carried final : c10::DebugInfoBase {
 // call need not look.
 std::atomic<bool> g_scope_opened{false};
 
-// The carried state, if this thread has one. The type is compared, not cast to: the kind is
-// shared with PyTorch's own tests. (Carried lives in an anonymous namespace, so its type_info
+// The carried state, if this thread has one. The type is compared, not cast to: up to torch
+// 2.12 the kind is shared with PyTorch's own tests. (Carried lives in an anonymous namespace, so its type_info
 // compares by address: a few loads, where a dynamic_cast cost a hundred instructions per op.)
 const Carried* carried() {
   c10::DebugInfoBase* info = c10::ThreadLocalDebugInfo::get(kCarriedKind);
@@ -89,13 +89,14 @@ const Carried* carried() {
 // prof.step() inside a guard()-decorated step), one started inside may stop after it. So the
 // profiler's state stays on top across a scope: the scope's entry goes below it, and the
 // scope's exit puts back the profiler's state of that moment, if any, over the outer chain.
-const c10::DebugInfoKind kProfilerKind = c10::DebugInfoKind::PROFILER_STATE;
+// An object of libc10's from torch 2.13 on, read at each use, not copied at load.
+c10::DebugInfoKind profiler_kind() { return c10::DebugInfoKind::PROFILER_STATE; }
 
 // The profiler's state if it is the top of the stack, else null.
 std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
-  if (c10::ThreadLocalDebugInfo::get(kProfilerKind) == nullptr) return nullptr;
+  if (c10::ThreadLocalDebugInfo::get(profiler_kind()) == nullptr) return nullptr;
   try {
-    return c10::ThreadLocalDebugInfo::_peek(kProfilerKind);  // raises unless on top
+    return c10::ThreadLocalDebugInfo::_peek(profiler_kind());  // raises unless on top
   } catch (const c10::Error&) {
     return nullptr;
   }
@@ -106,7 +107,7 @@ std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
 template <typename Change>
 std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
-  if (profiler) c10::ThreadLocalDebugInfo::_pop(kProfilerKind);
+  if (profiler) c10::ThreadLocalDebugInfo::_pop(profiler_kind());
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer = c10::ThreadLocalDebugInfo::current();
   auto next = std::make_shared<Carried>();
   if (const Carried* c = carried()) {
@@ -115,7 +116,7 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   }
   change(*next);
   c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
-  if (profiler) c10::ThreadLocalDebugInfo::_push(kProfilerKind, profiler);
+  if (profiler) c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
   return outer;
 }
 
@@ -123,8 +124,8 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
 void put_back_chain(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer) {
   const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
   c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer);
-  if (profiler && c10::ThreadLocalDebugInfo::get(kProfilerKind) == nullptr)
-    c10::ThreadLocalDebugInfo::_push(kProfilerKind, profiler);
+  if (profiler && c10::ThreadLocalDebugInfo::get(profiler_kind()) == nullptr)
+    c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
 }
 
 // Pushes a carried state whose scope mode is `mode` (none: the thread's or the process's);

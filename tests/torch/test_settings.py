@@ -664,7 +664,8 @@ class BadInput(unittest.TestCase):
                          [("aten::_foreach_add", 1, "contiguous,channels_last", "contiguous"),
                           ("aten::_foreach_add", 2, "contiguous,channels_last", "contiguous"),  # two lines
                           ("aten::_foreach_maximum", 1, "contiguous,channels_last", "contiguous")])
-        self.assertEqual([v["element"] for v in report["violations"]], [0, 0, 1])  # the first element of each
+        # The first element that lost the format, of the first call of each record.
+        self.assertEqual([v["element"] for v in report["violations"]], [0, 0, 1])
         # Throw mode names the element that lost the format, here the second.
         with lgt.guard("throw"), self.assertRaises(lgt.LayoutViolationError) as caught:
             torch._foreach_add([cl, torch.randn(2, 4, 6, 6)], [cl, cl])

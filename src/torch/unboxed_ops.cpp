@@ -28,6 +28,7 @@
 #include <ATen/ops/_foreach_norm_ops.h>
 #include <ATen/ops/_foreach_sqrt_ops.h>
 #include <ATen/ops/_foreach_sub_ops.h>
+#include <ATen/ops/_local_scalar_dense_ops.h>
 #include <ATen/ops/_log_softmax_backward_data_ops.h>
 #include <ATen/ops/_log_softmax_ops.h>
 #include <ATen/ops/_slow_conv2d_backward_ops.h>
@@ -52,6 +53,7 @@
 #include <ATen/ops/div_ops.h>
 #include <ATen/ops/empty_like_ops.h>
 #include <ATen/ops/flatten_ops.h>
+#include <ATen/ops/item_ops.h>
 #include <ATen/ops/linear_ops.h>
 #include <ATen/ops/log_softmax_ops.h>
 #include <ATen/ops/max_pool2d_ops.h>
@@ -300,6 +302,9 @@ void register_unboxed_ops() {
                o::_foreach_add_ScalarList, o::_foreach_sub_List, o::_foreach_sub_Scalar, o::_foreach_mul_List,
                o::_foreach_mul_Scalar, o::_foreach_mul_ScalarList, o::_foreach_div_List, o::_foreach_div_Scalar,
                o::_foreach_div_ScalarList>(*aten, d);
+  // A tensor's value read as a number: the optimizers' per-parameter step counts (Adam's bias
+  // corrections read each one), the GradScaler's. Nothing to check, but each call takes a tensor.
+  register_all<o::item, o::_local_scalar_dense>(*aten, d);
 }
 
 }  // namespace lg::torch_bridge

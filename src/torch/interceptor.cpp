@@ -76,8 +76,9 @@ struct Carried final : c10::DebugInfoBase {
 std::atomic<bool> g_scope_opened{false};
 
 // The carried state, if this thread has one. The type is compared, not cast to: up to torch
-// 2.12 the kind is shared with PyTorch's own tests. (Carried lives in an anonymous namespace, so its type_info
-// compares by address: a few loads, where a dynamic_cast cost a hundred instructions per op.)
+// 2.12 the kind is shared with PyTorch's own tests. (Carried lives in an anonymous namespace,
+// so its type_info compares by address: a few loads, where a dynamic_cast cost a hundred
+// instructions per op.)
 const Carried* carried() {
   c10::DebugInfoBase* info = c10::ThreadLocalDebugInfo::get(kCarriedKind);
   return info != nullptr && typeid(*info) == typeid(Carried) ? static_cast<const Carried*>(info) : nullptr;

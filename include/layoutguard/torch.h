@@ -131,6 +131,9 @@ std::string_view built_torch_version();
 // How throw mode raises: called with the violation, must throw (default: throws it as is).
 using Raiser = void (*)(const LayoutViolation& violation);
 void set_raiser(Raiser raise);
+// How shadow=1 raises a difference, in every mode: the same contract (default: throws it).
+using MismatchRaiser = void (*)(const ShadowMismatch& mismatch);
+void set_mismatch_raiser(MismatchRaiser raise);
 // The user's source line and stack for a violation, asked only when one is reported; leave
 // both empty when unknown (default: C++ stack trace only).
 using Locator = void (*)(std::string& source_location, std::string& stack);

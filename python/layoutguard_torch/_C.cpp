@@ -39,6 +39,7 @@ namespace {
 
 PyObject* g_violation_type = nullptr;  // layoutguard_torch.LayoutViolationError (a strong ref)
 PyObject* g_config_error_type = nullptr;  // layoutguard_torch.ConfigError
+PyObject* g_mismatch_type = nullptr;  // layoutguard_torch.ShadowMismatchError
 
 // torch's Python bindings turn a PyTorchError into its python_type() with the message.
 struct PythonViolation : torch::PyTorchError {
@@ -47,6 +48,13 @@ struct PythonViolation : torch::PyTorchError {
 };
 
 void raise_violation(const lg::LayoutViolation& v) { throw PythonViolation(v.what()); }
+
+struct PythonMismatch : torch::PyTorchError {
+  using torch::PyTorchError::PyTorchError;
+  PyObject* python_type() override { return g_mismatch_type ? g_mismatch_type : PyExc_RuntimeError; }
+};
+
+void raise_mismatch(const lg::ShadowMismatch& m) { throw PythonMismatch(m.what()); }
 
 // Where files that are not the user's begin (torch, the package, the standard library) and
 // where the user's begin again inside those (site-packages): the longest prefix decides.
@@ -241,6 +249,11 @@ PYBIND11_MODULE(_C, m) {
     for (const auto& [prefix, library] : roots)
       if (!prefix.empty()) g_library_roots.push_back({prefix, library});
     lg::torch::set_raiser(&raise_violation);
+  });
+  m.def("_set_mismatch_type", [](py::object mismatch) {
+    Py_XDECREF(g_mismatch_type);
+    g_mismatch_type = mismatch.release().ptr();
+    lg::torch::set_mismatch_raiser(&raise_mismatch);
   });
   m.def("enable", [](const std::string& mode) {
     if (mode.empty())

@@ -30,6 +30,12 @@ class LayoutViolationError(RuntimeError):
     operand's sizes, strides and format, the module path, the root cause and the stack."""
 
 
+class ShadowMismatchError(RuntimeError):
+    """With shadow=1, an ATen op's result differs from the same call on contiguous copies of its
+    arguments (raised in every mode). The message names the op, the output, the largest
+    difference and where, every operand's layout, the module path and the stack."""
+
+
 class ConfigError(ValueError):
     """LAYOUTGUARD or LAYOUTGUARD_OPTIONS holds a value layoutguard does not accept."""
 
@@ -55,12 +61,13 @@ def _library_roots():
 
 
 _C._set_types(LayoutViolationError, ConfigError, _library_roots())
+_C._set_mismatch_type(ShadowMismatchError)
 
 MODES = ("off", "warn", "throw", "record")
 _MODE_TEXTS = MODES + ("1", "0")  # what LAYOUTGUARD accepts: 1 = throw, 0 = off
 
 __all__ = ["enable", "disable", "enabled", "guard", "report", "clear_report", "summary", "mode", "set_options",
-           "LayoutViolationError", "ConfigError", "module_path_tracking", "check_gradients"]
+           "LayoutViolationError", "ShadowMismatchError", "ConfigError", "module_path_tracking", "check_gradients"]
 
 
 def _mode_text(function, mode):

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <layoutguard/hooks.h>
@@ -33,7 +34,7 @@ class CallChecker {
   // Whether a rerunnable call must be rerun on copies of its inputs after it ran (shadow=1):
   // asked before the call, so the copies hold what the call read (an in-place op changes its
   // inputs). The copies are taken by copies_for_rerun with the re-entrancy flag set.
-  virtual bool wants_rerun(LayoutPolicy policy, int depth) = 0;
+  virtual bool wants_rerun(std::string_view op, LayoutPolicy policy, int depth) = 0;
   virtual std::vector<Tensor> copies_for_rerun(std::span<const Tensor> inputs) = 0;
   // Checks one finished call (mode != 0), after the hooks saw it. `rerun` and `rerun_inputs`
   // are given when wants_rerun said so. May throw (throw mode).

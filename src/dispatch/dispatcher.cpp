@@ -128,7 +128,7 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
   // Shadow mode reruns the op on copies of its inputs taken now, before an in-place op changes
   // them. The copies are made with the re-entrancy guard set, so they are not checked as ops.
   std::vector<Tensor> rerun_inputs;
-  const bool rerun = rerunnable && mode != 0 && checker.wants_rerun(op.policy, frame.depth());
+  const bool rerun = rerunnable && mode != 0 && checker.wants_rerun(op.name, op.policy, frame.depth());
   if (rerun) {
     const std::string_view kernel = tls.kernel;  // the copies' kernels must not become the op's
     tls.in_hook = true;

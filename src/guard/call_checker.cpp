@@ -18,7 +18,9 @@ class GuardChecker final : public dispatch::detail::CallChecker {
  public:
   void initialise() override { detail::initialise(); }
   dispatch::detail::CheckMode mode() override { return static_cast<dispatch::detail::CheckMode>(current_mode()); }
-  bool wants_rerun(LayoutPolicy policy, int depth) override { return shadow_wanted(policy, depth); }
+  bool wants_rerun(std::string_view op, LayoutPolicy policy, int depth) override {
+    return shadow_wanted(op, policy, depth);
+  }
   std::vector<Tensor> copies_for_rerun(std::span<const Tensor> inputs) override { return shadow_copies(inputs); }
   void after_call(const hooks::OpCall& call, dispatch::detail::CheckMode mode, uint32_t op_index,
                   const dispatch::detail::BodyRef* rerun, const std::vector<Tensor>* rerun_inputs) override {

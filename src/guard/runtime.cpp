@@ -95,9 +95,10 @@ void warn(const Options& o, const ViolationRecord& first, int64_t distinct) {
 
 }  // namespace
 
-bool shadow_wanted(LayoutPolicy policy, int depth) {
-  return current_options().shadow && depth == 0 &&
-         (policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike);
+bool shadow_wanted(std::string_view op, LayoutPolicy policy, int depth) {
+  const Options& o = current_options();
+  return o.shadow && depth == 0 && (policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike) &&
+         std::find(o.allow.begin(), o.allow.end(), op) == o.allow.end();
 }
 
 namespace {

@@ -40,10 +40,10 @@ std::optional<Mode> scope_mode();
 // integer that no enumerator has. Every entry point that takes a Mode checks it first.
 Mode checked_mode(Mode mode, std::string_view where);
 
-// Whether a rerunnable call of an op with `policy` at nesting `depth` is shadow-compared
-// (shadow=1, top-level, Preserve or ConvLike). The dispatcher asks before the op runs, so that
+// Whether a rerunnable call of `op` with `policy` at nesting `depth` is shadow-compared
+// (shadow=1, top-level, Preserve or ConvLike, not named by allow=). The dispatcher asks before the op runs, so that
 // it can copy the inputs while they still hold what the op read (an in-place op changes them).
-bool shadow_wanted(LayoutPolicy policy, int depth);
+bool shadow_wanted(std::string_view op, LayoutPolicy policy, int depth);
 
 // What a call from outside the dispatcher (the PyTorch bridge) adds to the check. The bridge's
 // tensors are stand-ins that describe a torch tensor's layout and hold no data.

@@ -9,12 +9,17 @@
 namespace lg::guard::detail {
 namespace {
 
-struct Tolerance {
-  double atol, rtol;
-};
+Tensor as_cpu_float64(const Tensor& t) {
+  return t.to(TensorOptions().dtype(kFloat64).device(kCPU), false, MemoryFormat::Contiguous).contiguous();
+}
 
-// Loose enough for a different summation order, tight enough for a wrong index.
-Tolerance tolerance_for(DType dt) {
+[[noreturn]] void mismatch(const hooks::OpCall& call, size_t output, double diff, const std::string& what) {
+  throw ShadowMismatch(std::string(call.op), output, diff, shadow_mismatch_text(call.op, output, what, call.kernel));
+}
+
+}  // namespace
+
+ShadowTolerance shadow_tolerance(DType dt) {
   switch (dt) {
     case DType::Float64: return {1e-10, 1e-9};
     case DType::Float32: return {1e-5, 1e-4};
@@ -24,18 +29,20 @@ Tolerance tolerance_for(DType dt) {
   }
 }
 
-Tensor as_cpu_float64(const Tensor& t) {
-  return t.to(TensorOptions().dtype(kFloat64).device(kCPU), false, MemoryFormat::Contiguous).contiguous();
+std::string shadow_difference_text(double difference, int64_t flat_index, double got, double expected,
+                                   ShadowTolerance tolerance, std::string_view tolerance_of) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "largest difference %.6g at flat index %lld (got %.9g, expected %.9g; ", difference,
+                static_cast<long long>(flat_index), got, expected);
+  return std::string(buf) + "tolerance " + std::to_string(tolerance.atol) + " + " + std::to_string(tolerance.rtol) +
+         " * |expected| for " + std::string(tolerance_of) + ")";
 }
 
-[[noreturn]] void mismatch(const hooks::OpCall& call, size_t output, double diff, std::string what) {
-  throw ShadowMismatch(std::string(call.op), output, diff,
-                       "[layoutguard] shadow: " + std::string(call.op) + " output " +
-                           std::to_string(output) + " differs from the result on contiguous inputs: " +
-                           what + " (kernel " + std::string(call.kernel) + ")");
+std::string shadow_mismatch_text(std::string_view op, size_t output, std::string_view what, std::string_view kernel) {
+  return "[layoutguard] shadow: " + std::string(op) + " output " + std::to_string(output) +
+         " differs from the result on contiguous inputs: " + std::string(what) + " (kernel " + std::string(kernel) +
+         ")";
 }
-
-}  // namespace
 
 std::vector<Tensor> shadow_copies(std::span<const Tensor> inputs) {
   std::vector<Tensor> copies;
@@ -61,7 +68,7 @@ void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& 
     const Tensor a = as_cpu_float64(got), b = as_cpu_float64(want);
     const double* pa = a.data_ptr<double>();
     const double* pb = b.data_ptr<double>();
-    const Tolerance tol = tolerance_for(got.dtype());
+    const ShadowTolerance tol = shadow_tolerance(got.dtype());
     double worst = 0.0;
     int64_t worst_at = -1;
     for (int64_t k = 0; k < a.numel(); ++k) {
@@ -72,14 +79,9 @@ void shadow_compare(const hooks::OpCall& call, const dispatch::detail::BodyRef& 
         worst_at = k;
       }
     }
-    if (worst_at >= 0) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "largest difference %.6g at flat index %lld (got %.9g, expected %.9g; ",
-                    worst, static_cast<long long>(worst_at), pa[worst_at], pb[worst_at]);
+    if (worst_at >= 0)
       mismatch(call, i, worst,
-               std::string(buf) + "tolerance " + std::to_string(tol.atol) + " + " + std::to_string(tol.rtol) +
-                   " * |expected| for " + std::string(dtype_name(got.dtype())) + ")");
-    }
+               shadow_difference_text(worst, worst_at, pa[worst_at], pb[worst_at], tol, dtype_name(got.dtype())));
   }
 }
 

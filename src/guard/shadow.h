@@ -1,8 +1,12 @@
 // shadow=1: re-run a checked op on contiguous copies of its inputs and compare the results.
-// Internal to src/guard.
+// The tolerances and the mismatch's text are shared with the PyTorch bridge, which compares
+// ATen results with ATen's own ops. Internal to src/guard and src/torch.
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <layoutguard/hooks.h>
@@ -10,6 +14,23 @@
 #include "dispatch/dispatcher.h"
 
 namespace lg::guard::detail {
+
+// An output element agrees when |got - expected| <= atol + rtol * |expected|: loose enough for
+// a different summation order, tight enough for a wrong index.
+struct ShadowTolerance {
+  double atol, rtol;
+};
+// Integers and bool compare exactly ({0, 0}).
+ShadowTolerance shadow_tolerance(DType dt);
+
+// "largest difference 3 at flat index 7 (got 1, expected 4; tolerance 1e-05 + 0.0001 *
+// |expected| for float32)": `tolerance_of` names what the tolerance is that of.
+std::string shadow_difference_text(double difference, int64_t flat_index, double got, double expected,
+                                   ShadowTolerance tolerance, std::string_view tolerance_of);
+
+// The first line of a ShadowMismatch: "[layoutguard] shadow: OP output N differs from the
+// result on contiguous inputs: WHAT (kernel KERNEL)".
+std::string shadow_mismatch_text(std::string_view op, size_t output, std::string_view what, std::string_view kernel);
 
 // Contiguous copies of an op's inputs, taken before it runs (clone, not contiguous(): the
 // rerun of an in-place op must write into copies, never into the caller's tensors).

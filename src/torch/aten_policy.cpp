@@ -19,9 +19,33 @@ struct Entry {
 
 constexpr Entry kTable[] = {
 #define LG_ATEN_POLICY(name, rule, why) {name, Rule::rule, why},
+#define LG_ATEN_NOT_SHADOWED(name, why)
 #include "torch/aten_policies.def"
+#undef LG_ATEN_NOT_SHADOWED
 #undef LG_ATEN_POLICY
 };
+
+constexpr const char* kNotShadowed[] = {
+#define LG_ATEN_POLICY(name, rule, why)
+#define LG_ATEN_NOT_SHADOWED(name, why) name,
+#include "torch/aten_policies.def"
+#undef LG_ATEN_NOT_SHADOWED
+#undef LG_ATEN_POLICY
+};
+
+// Whether shadow=1 compares the op: not one drawing random numbers (the tag PyTorch gives
+// dropout, bernoulli, randn_like...; an argument of type Generator), not the table's.
+bool shadow_compared(const c10::FunctionSchema& schema, std::string_view name) {
+  for (const char* n : kNotShadowed)
+    if (name == n) return false;
+  for (const c10::Argument& a : schema.arguments())
+    if (a.type()->kind() == c10::TypeKind::GeneratorType ||
+        (a.type()->cast<c10::OptionalType>() &&
+         a.type()->cast<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType))
+      return false;
+  const auto op = c10::Dispatcher::singleton().findOp(schema.operator_name());  // c10::optional on 1.13
+  return !(op && op->hasTag(at::Tag::nondeterministic_seeded));
+}
 
 const Entry* table_entry(std::string_view name) {
   for (const Entry& e : kTable)
@@ -140,6 +164,7 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   }
   p.format_request = p.memory_format_arg >= 0;
   p.element_lists = element_lists_of(schema);
+  p.shadow_compared = shadow_compared(schema, p.name);
   if (*p.reason == '\0') p.reason = "default: the output keeps the format of a same-rank input";
   // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.
   p.checkable = tensor_in && tensor_out && (p.policy != LayoutPolicy::Explicit || p.is_copy || p.format_request);

@@ -33,13 +33,17 @@ struct AtenPolicy {
   // each of its first `element_lists` arguments, all tensor lists, and from the single tensors
   // after them; each element is checked against those alone. 0: the call is checked whole.
   uint8_t element_lists = 0;
+  // shadow=1 may run the op again on contiguous copies and compare: false for ops that draw
+  // random numbers (PyTorch's nondeterministic_seeded tag) and the table's exceptions, whose
+  // results may differ between two right answers (the index chosen among equal values).
+  bool shadow_compared = true;
   uint32_t op_index = 0;          // the guard's foreign op index (the report's per-op table)
   const char* reason = "";        // why: the table's text, or the schema fact that decided
 };
 
 // Derives the policy: a view or aliasing output (`Tensor(a)`), an in-place or out= op
 // (`Tensor(a!)`), a `keepdim` argument (a reduction), a rank the schema cannot promise, or
-// the table's entry.
+// the table's entry; and whether shadow=1 compares it (the op's tags, the table).
 AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 
 // Whether the bridge's key lets the op pass by, unseen: it takes no tensor (empty, zeros,

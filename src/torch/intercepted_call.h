@@ -4,9 +4,14 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/stack.h>
 #include <c10/core/DispatchKeySet.h>
 #include <c10/util/SmallVector.h>
 #include <torch/version.h>
+
+namespace c10 {
+class OperatorHandle;
+}
 
 namespace lg::torch_bridge {
 
@@ -119,6 +124,10 @@ class InterceptedCall {
   // Whether a result tensor is not channels-last, ambiguous ones counting or not, after
   // redispatch(): the only kind that can have lost the format. Read in place.
   virtual bool output_not_channels_last(bool ambiguous) const = 0;
+  // shadow=1 (shadow_run.h): the op, and its arguments as a boxed call has them, asked before
+  // redispatch().
+  virtual const c10::OperatorHandle& handle() const = 0;
+  virtual ::torch::jit::Stack boxed_arguments() const = 0;
 
  protected:
   ~InterceptedCall() = default;

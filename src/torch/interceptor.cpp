@@ -30,9 +30,11 @@
 
 #include "core/env_flag.h"
 #include "core/thread_local_ref.h"
+#include "guard/call_stack.h"
 #include "guard/inherited_files.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
+#include "guard/shadow.h"
 #include "guard/tally.h"
 #include "torch/aten_policy.h"
 #include "torch/backward_node.h"
@@ -40,6 +42,7 @@
 #include "torch/forward_sites.h"
 #include "torch/intercepted_call.h"
 #include "torch/op_table.h"
+#include "torch/shadow_run.h"
 #include "torch/stand_in.h"
 #include "torch/unboxed_ops.h"
 
@@ -154,6 +157,7 @@ struct ThreadState {
   bool nested = true;             // the running depth-0 call's nested calls come through here
   bool events = false;            // an events file is written: every call with an image is checked
   bool ambiguous = false;         // ambiguous tensors count (option ambiguous=check)
+  bool shadow = false;            // user-level calls are compared with a rerun (option shadow)
   int64_t min_bytes = 0;          // outputs smaller than this are not flagged (option min_bytes)
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
@@ -189,6 +193,7 @@ guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
+std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};
 
 // ---- The operands ----
 
@@ -417,6 +422,52 @@ LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Oper
   return policy;
 }
 
+// ---- shadow=1 ----
+
+// The policies whose outputs are images of the inputs, value for value: what a rerun on
+// contiguous copies must reproduce (the native guard's rule).
+bool compared_policy(LayoutPolicy policy) {
+  return policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike;
+}
+
+// Whether a user-level call with a channels-last input is run again and compared: not a
+// factory's, nor one whose caller chose the format, nor one drawing random numbers (tagged so,
+// or aten_policies.def's exceptions), nor an op that allow= names.
+bool shadow_compares(const OpEntry& p, const CallPolicy& before) {
+  if (!p.shadow_compared || p.factory || before.explicit_format || !compared_policy(before.policy)) return false;
+  const guard::Options& o = guard::detail::current_options();
+  return std::find(o.allow.begin(), o.allow.end(), p.name) == o.allow.end();
+}
+
+// A difference as lg::ShadowMismatch: the native guard's first line, then the operands'
+// layouts, the module, the autograd node, the user's line and the stack.
+[[noreturn, gnu::cold]] void raise_mismatch(const OpEntry& p, const ShadowRun& shadow, const Operands& out,
+                                            const ShadowDifference& d) {
+  std::string text = guard::detail::shadow_mismatch_text(p.name, d.output, d.what, "aten");
+  const auto describe = [](const at::Tensor& t) {
+    const Tensor s = stand_in(t);
+    return s.defined() ? describe_layout(s) : std::string("(not a strided tensor of layoutguard's dtypes)");
+  };
+  for (size_t i = 0; i < shadow.inputs().size(); ++i)
+    text += "\n  input " + std::to_string(i) + ": " + describe(shadow.inputs()[i]);
+  for (size_t i = 0; i < out.size(); ++i) text += "\n  output " + std::to_string(i) + ": " + describe(*out[i]);
+  const std::optional<BackwardNode> node = running_backward_node();
+  const std::string module(node && !in_module_entered_in_node() ? std::string_view(node->forward_module)
+                                                                 : guard::module_path());
+  text += "\n  module: " + (module.empty() ? std::string("(top level: outside every named submodule)") : module);
+  if (node) text += "\n  autograd node: " + node->name + " (a backward op)";
+  std::string location, stack;
+  if (const torch::Locator locate = g_locator.load(std::memory_order_acquire)) locate(location, stack);
+  if (!location.empty()) text += "\n  at: " + location;
+  text += "\n  allow=" + p.name + " in LAYOUTGUARD_OPTIONS leaves the op out of the comparison\n";
+  if (stack.empty() && guard::detail::current_options().backtrace) stack = guard::detail::capture_backtrace();
+  text += stack.empty() ? "  stack trace: not captured (LAYOUTGUARD_OPTIONS backtrace=0)\n"
+                        : "  stack trace (most recent call first):\n" + stack;
+  const ShadowMismatch mismatch(p.name, d.output, d.largest, text);
+  if (const torch::MismatchRaiser raise = g_mismatch_raiser.load(std::memory_order_acquire)) raise(mismatch);
+  throw mismatch;
+}
+
 // The operands and policy of a call whose arguments outlive it, read after it ran: what the
 // outputs-first paths below read once an output may have lost the format.
 struct ReadAfterCall {
@@ -477,7 +528,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     if (s.depth == 0 && collects(mode)) count_call(p);
     return;
   }
-  if (s.depth == 0 && !p.is_copy && !s.events && call.arguments_outlive_call()) {
+  if (s.depth == 0 && !p.is_copy && !s.events && !s.shadow && call.arguments_outlive_call()) {
     check_user_call(call, s, p, mode);
     return;
   }
@@ -486,12 +537,16 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   call.inputs(in_owned, in);
   const CallPolicy before = policy_before_call(call, p);
   const bool explicit_format = before.explicit_format;
+  std::optional<ShadowRun> shadow;
+  if (s.depth == 0 && s.shadow && shadow_compares(p, before)) shadow.emplace(call);
   if (s.depth == 0) s.root_cause = {};
   run_below(call, s, s.nested);
   Tensors out_owned;
   Operands out;
   call.outputs(out_owned, out);
   const LayoutPolicy policy = policy_after_call(p, before.policy, in, out);
+  if (shadow && shadow->active() && compared_policy(policy))
+    if (const std::optional<ShadowDifference> d = shadow->compare(out)) raise_mismatch(p, *shadow, out, *d);
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
     if (s.root_cause.empty() && !explicit_format && may_lose_in_part(p, policy, in, out, s.ambiguous))
@@ -533,6 +588,8 @@ class BoxedCall final : public InterceptedCall {
     return any_tensor(first_result(), stack_->data() + stack_->size(),
                       [ambiguous](const at::Tensor& t) { return not_channels_last(t, ambiguous); });
   }
+  const c10::OperatorHandle& handle() const override { return op_; }
+  ::torch::jit::Stack boxed_arguments() const override { return ::torch::jit::Stack(first(), first() + args_); }
 
  private:
   // The first argument: valid before redispatch() pops them.
@@ -671,6 +728,7 @@ void intercept(InterceptedCall& call) {
       s.events = !options.events_path.empty();
       s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
       s.min_bytes = options.min_bytes;
+      s.shadow = options.shadow;
     }
   }
   if (s.mode == guard::Mode::Off) {
@@ -800,5 +858,9 @@ std::string_view built_torch_version() { return LG_TORCH_VERSION; }
 void set_raiser(Raiser raise) { torch_bridge::g_raiser.store(raise, std::memory_order_release); }
 
 void set_locator(Locator locate) { torch_bridge::g_locator.store(locate, std::memory_order_release); }
+
+void set_mismatch_raiser(MismatchRaiser raise) {
+  torch_bridge::g_mismatch_raiser.store(raise, std::memory_order_release);
+}
 
 }  // namespace lg::torch

@@ -9,9 +9,8 @@
 #include "torch/intercepted_call.h"
 
 namespace lg::torch_bridge {
-namespace {
 
-std::optional<DType> dtype_of(c10::ScalarType t) {
+std::optional<DType> lg_dtype_of(c10::ScalarType t) {
   switch (t) {
     case c10::ScalarType::Float: return kFloat32;
     case c10::ScalarType::Half: return kFloat16;
@@ -25,6 +24,8 @@ std::optional<DType> dtype_of(c10::ScalarType t) {
   }
 }
 
+namespace {
+
 std::optional<Device> device_of(const at::Tensor& t) {
   if (t.is_cpu()) return Device::cpu();
   if (t.is_cuda()) return Device::cuda(t.get_device());
@@ -32,14 +33,14 @@ std::optional<Device> device_of(const at::Tensor& t) {
 }
 
 // The address every stand-in's storage names. Nothing reads or writes through it: the guard
-// only looks at geometry (shadow=1, which would compute, never sees a foreign call).
+// only looks at geometry (the bridge's shadow=1 compares the torch tensors themselves).
 alignas(64) unsigned char g_nowhere[64];
 
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
   if (!readable(t) || t.dim() > kMaxDims) return {};
-  const std::optional<DType> dtype = dtype_of(t.scalar_type());
+  const std::optional<DType> dtype = lg_dtype_of(t.scalar_type());
   const std::optional<Device> device = device_of(t);
   if (!dtype || !device) return {};
   const IntArrayRef sizes = sizes_of(t);

@@ -2,6 +2,7 @@
 // check, reports and events read (sizes, strides, offset, dtype, device). Never read through.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,9 @@ class StandIns {
  private:
   std::vector<Tensor> inputs_, outputs_;
 };
+
+// layoutguard's dtype for a torch dtype, if it has one.
+std::optional<DType> lg_dtype_of(c10::ScalarType t);
 
 // One stand-in (undefined for the cases above).
 Tensor stand_in(const at::Tensor& t);

@@ -184,6 +184,7 @@ struct Unboxed;
 template <typename Op, typename Ret, typename... Args>
 struct Unboxed<Op, Ret(Args...)> {
   static inline const OpEntry* entry = nullptr;  // set when the kernel is registered
+  static inline std::optional<c10::OperatorHandle> handle;  // likewise
 
   class Call final : public InterceptedCall {
    public:
@@ -229,6 +230,13 @@ struct Unboxed<Op, Ret(Args...)> {
       }
       return found;
     }
+    const c10::OperatorHandle& handle() const override { return *Unboxed::handle; }
+    ::torch::jit::Stack boxed_arguments() const override {
+      ::torch::jit::Stack stack;
+      stack.reserve(sizeof...(Args));
+      std::apply([&](const auto&... a) { ::torch::jit::push(stack, a...); }, args_);
+      return stack;
+    }
     Ret take() { return result_.take(); }
 
    private:
@@ -250,6 +258,7 @@ void register_unboxed(::torch::Library& aten, c10::Dispatcher& dispatcher) {
   if (!op) return;  // not in this build: nothing calls it
   if (passes_by_key(*op)) return;  // the key lets it pass by (it has a fall-through kernel)
   Unboxed<Op>::entry = &op_entry(*op);
+  Unboxed<Op>::handle = *op;
   std::string name = Op::name + std::strlen("aten::");
   if (*Op::overload_name != '\0') name = name + "." + Op::overload_name;
   aten.impl(name.c_str(), ::torch::CppFunction::makeFromUnboxedFunction(TORCH_FN(Unboxed<Op>::kernel)));

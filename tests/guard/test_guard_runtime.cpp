@@ -900,6 +900,10 @@ TEST_CASE("shadow=1 catches wrong values of a channels-last kernel") {
   CHECK_NOTHROW(wrong_nhwc()({x.contiguous()}));
   CHECK_NOTHROW(keep_layout()({x}));
   CHECK_NOTHROW(copy_into()({x, lg::empty({2, 8, 4, 4}, {}, CL)}));  // in place: copies, not callers' tensors
+  lg::guard::set_options(options_with(Mode::Record, "shadow=1:allow=test.wrong_nhwc"));
+  CHECK_NOTHROW(wrong_nhwc()({x}));  // allow= leaves the op out of the comparison too
+  lg::guard::set_options(options_with(Mode::Record, "shadow=1:allow=test.keep_layout"));
+  CHECK_THROWS_AS(wrong_nhwc()({x}), lg::ShadowMismatch);  // only the ops it names
 }
 
 TEST_CASE("record from 8 threads gives exact counts") {

@@ -9,6 +9,8 @@
 //  - a Scope's mode holds on the threads PyTorch hands the scope's work to (at::launch here;
 //    autograd's CUDA device threads alike), and on a std::thread given a Handover;
 //  - a thread switched off pays for no RecordFunction callback;
+//  - shadow=1 raises lg::ShadowMismatch where an op of the app's own computes wrong values for
+//    channels-last input;
 //  - a Mode cast from an integer is refused; with --bad-unboxed-switch (and a bad
 //    LAYOUTGUARD_TORCH_UNBOXED), a thread switched on at load raises the ConfigError at its ops.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
@@ -55,6 +57,27 @@ bool refuses(F f, const std::string& text) {
     std::printf("  (raised: %s)\n", e.what());
   }
   return false;
+}
+
+// An op of the app's own whose CPU kernel doubles its input, but for channels-last input writes
+// the values in NCHW order into the channels-last output's memory: the right layout, the wrong
+// values.
+at::Tensor scrambled_double(const at::Tensor& x) {
+  at::Tensor out = at::empty_like(x);
+  if (x.dim() == 4 && x.is_contiguous(at::MemoryFormat::ChannelsLast) && !x.is_contiguous())
+    out.as_strided({x.numel()}, {1}).copy_(x.contiguous().view({-1}) * 2);
+  else
+    out.copy_(x * 2);
+  return out;
+}
+
+TORCH_LIBRARY(lg_cpp_app, m) { m.def("scrambled_double(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(lg_cpp_app, CPU, m) { m.impl("scrambled_double", TORCH_FN(scrambled_double)); }
+
+at::Tensor call_scrambled_double(const at::Tensor& x) {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("lg_cpp_app::scrambled_double", "").typed<at::Tensor(const at::Tensor&)>();
+  return op.call(x);
 }
 
 // Run with LAYOUTGUARD=record and a bad LAYOUTGUARD_TORCH_UNBOXED: the thread is switched on
@@ -284,6 +307,29 @@ int main(int argc, char** argv) {
   expect(lg::torch::enabled(), "the Off scope's exit switches the thread on again");
   const lg::guard::ViolationRecord* quiet_softmax = find(lg::guard::report(), "aten::softmax");
   expect(quiet_softmax != nullptr && quiet_softmax->count == 1, "only the Record scope's softmax is reported");
+
+  // shadow=1: the app's op reruns on a contiguous copy, and the difference raises in record mode.
+  {
+    const lg::guard::Options before = lg::guard::options();
+    lg::guard::set_options_keeping_mode("shadow=1:summary=0");
+    const at::Tensor image = torch::randn({2, 3, 4, 4}).contiguous(at::MemoryFormat::ChannelsLast);
+    expect(refuses<lg::ShadowMismatch>([&] { (void)call_scrambled_double(image); },
+                                       "[layoutguard] shadow: lg_cpp_app::scrambled_double output 0 differs"),
+           "shadow=1: a wrong channels-last kernel raises lg::ShadowMismatch");
+    expect(refuses<lg::ShadowMismatch>([&] { (void)call_scrambled_double(image); },
+                                       "input 0: float32 cpu (2,3,4,4):(48,1,12,3) order=acdb channels_last"),
+           "shadow=1: the mismatch shows the operands' layouts");
+    bool right = true;
+    try {
+      right = at::allclose(call_scrambled_double(image.contiguous()), image * 2);
+      (void)at::relu(image);
+    } catch (const lg::ShadowMismatch& e) {
+      right = false;
+      std::printf("  (raised: %s)\n", e.what());
+    }
+    expect(right, "shadow=1: contiguous input, and ATen's own relu, raise nothing");
+    lg::guard::set_options(before);
+  }
 
   // A Mode cast from an integer is refused, and leaves the thread as it was.
   const auto bad_mode = static_cast<lg::guard::Mode>(7);

@@ -87,6 +87,7 @@ class Bridge:
 
 BASE_OPTIONS = "summary=0"
 OPS_ONLY = "record, ops only"  # record without the Python hooks (--split)
+SHADOW = "record shadow=1"  # each compared call run again on contiguous copies: only by --ways
 CONFIGS = {
     "plain": Plain,
     "bridge off": lambda: Bridge("off"),
@@ -298,7 +299,7 @@ def main():
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
     parser.add_argument("--ways", metavar="A,B,...",
-                        help=f"run only these ways, plain among them (of: {'; '.join([*CONFIGS, OPS_ONLY])})")
+                        help=f"run only these ways, plain among them (of: {'; '.join([*CONFIGS, OPS_ONLY, SHADOW])})")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -313,9 +314,11 @@ def main():
     torch.set_num_threads(1)
     if args.split or (args.ways and OPS_ONLY in args.ways):
         CONFIGS[OPS_ONLY] = lambda: PlainWith(Bridge("record"))
+    if args.ways and SHADOW in args.ways:
+        CONFIGS[SHADOW] = lambda: Bridge("record", "shadow=1")
     if args.ways:
         # Way names hold commas ("record, ops only"): a name is matched as a whole, in order.
-        wanted, known = [], list(dict.fromkeys([*CONFIGS, OPS_ONLY]))
+        wanted, known = [], list(dict.fromkeys([*CONFIGS, OPS_ONLY, SHADOW]))
         rest = args.ways
         while rest:
             name = next((k for k in sorted(known, key=len, reverse=True) if rest == k or rest.startswith(k + ",")), None)

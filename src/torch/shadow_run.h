@@ -37,7 +37,9 @@ class ShadowRun {
   // After the call ran: runs it again on the copies, the key left out, and compares its
   // results with `got` (the call's outputs). None when they agree, and when the call drew
   // random numbers from a default generator (dropout inside a composite op): its values
-  // depend on the order in which the kernel visits memory.
+  // depend on the order in which the kernel visits memory. A floating output beyond the
+  // per-element tolerance is judged against a third run in float64: it differs only when it
+  // is several times as far from that as the contiguous path's own result.
   std::optional<ShadowDifference> compare(const Operands& got);
 
   // The call's tensor arguments as the copies were taken of them (a boxed call pops its own).
@@ -52,7 +54,7 @@ class ShadowRun {
   bool generators_moved();
 
   const c10::OperatorHandle* op_;
-  ::torch::jit::Stack copies_;
+  ::torch::jit::Stack copies_;  // contiguous, in the arguments' dtypes
   Tensors inputs_;
   std::vector<GeneratorState> generators_;
   bool active_ = true;

@@ -23,6 +23,7 @@ OPTIONS = "summary=0"
 _lib = torch.library.Library("lgshadow", "DEF")
 _lib.define("scrambled_double(Tensor x) -> Tensor")
 _lib.define("noisy(Tensor x) -> Tensor")
+_lib.define("channel_sums(Tensor x) -> Tensor")
 
 
 def _scrambled_double(x):
@@ -41,7 +42,18 @@ def _noisy(x):
     return x + torch.rand_like(x)
 
 
+def _channel_sums(x):
+    """Each element replaced by its channel's sum, summed in memory order: for channels-last
+    input over rows of C, otherwise per channel plane. Right either way, rounded differently."""
+    if x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous():
+        sums = x.permute(0, 2, 3, 1).reshape(-1, x.shape[1]).sum(0)
+    else:
+        sums = x.sum((0, 2, 3))
+    return torch.empty_like(x).copy_(sums.view(1, -1, 1, 1).expand_as(x))
+
+
 _lib.impl("scrambled_double", _scrambled_double, "CPU")
+_lib.impl("channel_sums", _channel_sums, "CPU")
 _lib.impl("noisy", _noisy, "CPU")
 
 
@@ -133,6 +145,8 @@ class WrongValues(ShadowTest):
                 self.assertIn("input 0: float32 cpu (2,3,4,4):(48,1,12,3) order=acdb channels_last", text)
                 self.assertIn("output 0: float32 cpu (2,3,4,4):(48,1,12,3) order=acdb channels_last", text)
                 self.assertIn("allow=lgshadow::scrambled_double in LAYOUTGUARD_OPTIONS", text)
+                # Doubling is exact in float32: the float64 rerun finds no rounding at all.
+                self.assertIn("from the float64 result, the contiguous path 0: more than 8 times its rounding", text)
 
     def test_a_wrong_aten_kernel_stops_a_program_under_the_runner(self):
         run = run_under_runner(WRONG_ATEN_RELU, "shadow=1:summary=0")
@@ -204,6 +218,36 @@ class RightValues(ShadowTest):
             loss.backward()
             optimizer.step()
         self.assertGreater(lgt.report()["checked_calls"], 100)
+
+    def test_a_long_sum_rounded_in_another_order_is_not_a_difference(self):
+        torch.manual_seed(0)
+        x = torch.randn(16, 4, 64, 64) * 100
+        x = (x - x.mean(dim=(0, 2, 3), keepdim=True)).contiguous(memory_format=torch.channels_last)
+        # The two orders of summation differ far beyond float32's per-element bound (the sums
+        # cancel to near zero), yet each is as close to the float64 sum as the other.
+        lgt.set_options(OPTIONS)
+        gap = (_channel_sums(x) - _channel_sums(x.contiguous())).abs().max().item()
+        self.assertGreater(gap, 1e-5 + 1e-4 * _channel_sums(x).abs().max().item())
+        lgt.set_options("shadow=1:" + OPTIONS)
+        with lgt.guard("throw"):
+            torch.ops.lgshadow.channel_sums(x)
+
+    def test_models_whose_long_reductions_round_differently_compare_clean(self):
+        # Their weight gradients and batch-norm sums miss float32's per-element bound in places.
+        import torchvision
+        for name, amp in (("efficientnet_b0", False), ("efficientnet_b0", True), ("mnasnet0_5", False),
+                          ("mnasnet0_5", True), ("inception_v3", False)):
+            with self.subTest(name, amp=amp):
+                torch.manual_seed(0)
+                kwargs = {"aux_logits": False, "init_weights": False} if name == "inception_v3" else {}
+                model = getattr(torchvision.models, name)(num_classes=10, **kwargs)
+                model = model.to(DEVICE).to(memory_format=torch.channels_last)
+                size = 160 if name == "inception_v3" else 96
+                x = channels_last_image(2, 3, size, size).to(DEVICE)
+                with lgt.guard("record"):
+                    with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16, enabled=amp):
+                        loss = F.cross_entropy(model(x), torch.tensor([1, 7], device=DEVICE))
+                    loss.backward()
 
     def test_batch_norm_updates_its_statistics_once(self):
         x = channels_last_image(4, 3, 5, 5)

@@ -32,8 +32,8 @@ os.chdir(cwd)
 try:
     from layoutguard_torch._spawned import prepare_child
 except Exception as e:
-    print(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
-          f"layoutguard_torch cannot be imported here ({type(e).__name__}: {e})", file=sys.stderr)
+    sys.stderr.write(f"[layoutguard] process {os.getpid()}, started by process {parent_pid}, checks nothing: "
+                     f"layoutguard_torch cannot be imported here ({type(e).__name__}: {e})\\n")
 else:
     prepare_child(mode, options_text, parents_paths, parent_pid)
 """
@@ -54,8 +54,10 @@ class _SwitchOn:
 
 
 def _say(text):
+    # One write: stderr writes through, so print()'s text and its newline would be two, and a
+    # sibling process's line could land between them.
     try:
-        print(text, file=sys.stderr)
+        sys.stderr.write(text + "\n")
     except OSError:  # a closed stderr must not stop the child before its target
         pass
 

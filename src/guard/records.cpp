@@ -99,11 +99,15 @@ void finish_process() {
     }
   }
   if (o.summary && (r.checked_calls > 0 || !r.violations.empty())) {
-    // Several processes' summaries may share one terminal: a spawned child's says whose it is.
+    // Several processes' summaries may share one terminal: a spawned child's says whose it is,
+    // in the same write as the table (stderr is unbuffered: two calls, two writes, and another
+    // process's lines could land between the heading and its table).
+    std::string text;
     if (const pid_t parent = spawning_parent())
-      std::fprintf(stderr, "[layoutguard] process %lld, started by process %lld:\n", static_cast<long long>(getpid()),
-                   static_cast<long long>(parent));
-    std::fputs(summary_text(r).c_str(), stderr);
+      text = ::lg::detail::str("[layoutguard] process ", static_cast<long long>(getpid()),
+                               ", started by process ", static_cast<long long>(parent), ":\n");
+    text += summary_text(r);
+    std::fputs(text.c_str(), stderr);
   }
 }
 

@@ -12,7 +12,9 @@
 //  - shadow=1 raises lg::ShadowMismatch where an op of the app's own computes wrong values for
 //    channels-last input;
 //  - a Mode cast from an integer is refused; with --bad-unboxed-switch (and a bad
-//    LAYOUTGUARD_TORCH_UNBOXED), a thread switched on at load raises the ConfigError at its ops.
+//    LAYOUTGUARD_TORCH_UNBOXED), a thread switched on at load raises the ConfigError at its ops;
+//    with --bad-settings TEXT (and a bad LAYOUTGUARD or LAYOUTGUARD_OPTIONS), the first op
+//    raises lg::ConfigError with the native guard's text, and so does every op after it.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
 #include <cstdio>
 #include <cstdlib>
@@ -122,10 +124,28 @@ int bad_unboxed_switch() {
   return g_failed == 0 ? 0 : 1;
 }
 
+// Run with a bad LAYOUTGUARD or LAYOUTGUARD_OPTIONS: linking and setting LAYOUTGUARD switch the
+// thread on; the values are read at the first op, which raises the native guard's ConfigError
+// (`text`, a part of it), as does every op after it: a C++ program cannot run unchecked by
+// mistake. An Off scope runs its ops.
+int bad_settings(const std::string& text) {
+  expect(lg::torch::enabled(), "a bad setting: the main thread is switched on at load all the same");
+  at::Tensor x;
+  {
+    lg::torch::Scope off(lg::guard::Mode::Off);  // the bridge is not asked: no error
+    x = channels_last_image();
+  }
+  expect(refuses<lg::ConfigError>([&] { (void)at::softmax(x, 1); }, text), "the first op raises lg::ConfigError");
+  expect(refuses<lg::ConfigError>([&] { (void)at::relu(x); }, text), "the next op raises it again");
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--bad-unboxed-switch") return bad_unboxed_switch();
+  if (argc == 3 && std::string(argv[1]) == "--bad-settings") return bad_settings(argv[2]);
   const char* env = std::getenv("LAYOUTGUARD");
   expect(env != nullptr && std::string(env) == "record", "run with LAYOUTGUARD=record");
   expect(lg::torch::enabled(), "linking the library and setting LAYOUTGUARD switched the main thread on");

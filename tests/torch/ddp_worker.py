@@ -1,9 +1,14 @@
-"""One rank of the DDP test: the classic mistake of converting a model to channels_last after
-wrapping it in DistributedDataParallel (gloo, CPU, gradient_as_bucket_view=True): DDP's
-buckets keep the NCHW strides they were built with, so each convolution weight's .grad (a
-view into its bucket) has strides other than the weight's. Two training steps; run by
-test_ddp.py under layoutguard_torch, as a rank of its own or, with --spawn PORT, as the parent
-of two ranks that torch.multiprocessing.spawn starts (the DDP tutorial's way)."""
+"""One rank of the DDP test (gloo, CPU, gradient_as_bucket_view=True), two training steps, run
+by test_ddp.py under layoutguard_torch, as a rank of its own or, with --spawn PORT, as the
+parent of two ranks that torch.multiprocessing.spawn starts (the DDP tutorial's way).
+
+By default it makes the classic mistake of converting the model to channels_last after
+wrapping it in DistributedDataParallel: DDP's buckets keep the NCHW strides they were built
+with, so each convolution weight's .grad (a view into its bucket) has strides other than the
+weight's. With --keep-1x1-nchw the model is converted before it is wrapped, all but its 1x1
+convolution, whose weight keeps its NCHW strides; the rank then prints which parameters' .grad
+strides differ from their own after the first backward, for the test to compare with the
+report."""
 import os
 import sys
 
@@ -23,22 +28,30 @@ class Block(torch.nn.Module):
         return torch.relu(self.bn(self.project(torch.relu(self.expand(x)))))
 
 
-def main():
+def main(keep_1x1_nchw=False):
     dist.init_process_group("gloo")
     torch.manual_seed(0)
     model = Block()
-    ddp = DistributedDataParallel(model, gradient_as_bucket_view=True)
-    model.to(memory_format=torch.channels_last)  # too late: the buckets are laid out already
+    if keep_1x1_nchw:
+        model.expand.to(memory_format=torch.channels_last)  # project, the 1x1, stays NCHW
+        ddp = DistributedDataParallel(model, gradient_as_bucket_view=True)
+    else:
+        ddp = DistributedDataParallel(model, gradient_as_bucket_view=True)
+        model.to(memory_format=torch.channels_last)  # too late: the buckets are laid out already
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    for _ in range(2):
+    differ = []
+    for step in range(2):
         x = torch.randn(4, 8, 12, 12).contiguous(memory_format=torch.channels_last)
         opt.zero_grad()
         ddp(x).square().mean().backward()
+        if step == 0:
+            differ = [f"module.{name}" for name, p in model.named_parameters() if p.grad.stride() != p.stride()]
         opt.step()
     dist.barrier()
     dist.destroy_process_group()
     # One write: ranks started by spawn share the parent's stdout.
-    os.write(1, f"rank {os.environ['RANK']} done in process {os.getpid()}\n".encode())
+    os.write(1, f"rank {os.environ['RANK']} done in process {os.getpid()}; grad strides differ: "
+                f"{','.join(differ) or 'none'}\n".encode())
 
 
 def spawned_rank(rank, world_size, port):
@@ -50,4 +63,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--spawn"]:
         torch.multiprocessing.spawn(spawned_rank, args=(2, sys.argv[2]), nprocs=2)
     else:
-        main()
+        main(keep_1x1_nchw=sys.argv[1:] == ["--keep-1x1-nchw"])

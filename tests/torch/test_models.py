@@ -1,9 +1,9 @@
 """torchvision's resnet18, mobilenet_v2 and densenet121 run a channels_last training step
-(forward, backward, SGD step) under record mode. Every violation reported must be one of the
+(forward, backward, SGD step) under record mode. The violations reported must be exactly the
 real losses listed in docs/torch.md (KNOWN_LOSSES here), each shown by its strides; a properly
 converted model without such a loss reports none. On another torch or device
-(LG_TORCH_TEST_DEVICE), the table is 1.13's: there each violation must still be a real loss shown
-by its strides, and the test prints them."""
+(LG_TORCH_TEST_DEVICE), the table is 1.13's: there each violation must still be a real loss
+shown by its strides, and the test prints them."""
 import os
 import subprocess
 import sys
@@ -60,6 +60,8 @@ class Models(unittest.TestCase):
         unexpected = {k: (v["formats_in"], v["formats_out"], v.get("autograd_node")) for k, v in found.items()
                       if k not in expected}
         self.assertEqual(unexpected, {}, f"{name}: violations outside the known losses")
+        # And every known loss is found: a bridge that reported nothing would pass the above.
+        self.assertEqual(sorted(set(expected) - set(found)), [], f"{name}: known losses not reported")
         for key, v in found.items():
             # A real loss: a channels_last input's strides against an output's contiguous ones.
             self.assertIn("channels_last", v["formats_in"], key)

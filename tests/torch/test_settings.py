@@ -6,6 +6,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -560,12 +561,22 @@ class Outputs(unittest.TestCase):
 
 class BadInput(unittest.TestCase):
     def test_unknown_mode_is_a_config_error_at_the_first_op(self):
-        run = run_program({"LAYOUTGUARD": "loud"})
-        self.assertEqual(run.returncode, 1, run.stderr)
-        self.assertIn("LAYOUTGUARD", run.stderr)
-        self.assertIn("'loud'", run.stderr)
-        self.assertIn("RuntimeError", run.stderr)
-        self.assertNotIn("program done", run.stdout)
+        # The native guard's text, raised as a RuntimeError by the program's first op (converting
+        # the net): the traceback passes through that line, not through the package's import.
+        first_op = 1 + PROGRAM.splitlines().index("net = Net().to(memory_format=fmt)")
+        for env, text in [({"LAYOUTGUARD": "loud"},
+                           "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, "
+                           "1 (= throw), 0 (= off)"),
+                          ({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
+                           "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ")]:
+            with self.subTest(**env):
+                run = run_program(env)
+                self.assertEqual(run.returncode, 1, run.stderr)
+                self.assertIn(f"\nRuntimeError: {text}", run.stderr)
+                program_lines = re.findall(r'File "[^"]*program\.py", line (\d+)', run.stderr)
+                self.assertEqual(program_lines, [str(first_op)], run.stderr)
+                self.assertNotIn("layoutguard_torch/__init__.py", run.stderr)
+                self.assertNotIn("program done", run.stdout)
 
     def test_unboxed_kernels_report_as_the_boxed_fallback(self):
         # The hot ops (conv, batch norm, relu, add, pooling...) have unboxed kernels; with

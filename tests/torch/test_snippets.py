@@ -2,6 +2,7 @@
 warn, forward and backward-only ones alike; nested ops are not reported a second time. On a torch
 or device other than the reference build (1.13, CPU), the ground truth comes from plain PyTorch:
 a snippet is reported exactly when it loses the format there."""
+import inspect
 import os
 import subprocess
 import sys
@@ -19,6 +20,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Decided by plain PyTorch, the guard off, before any test runs.
 LOSES = {s.name: s.loses() for s in SNIPPETS}
 LOSING = [s for s in SNIPPETS if LOSES[s.name]]
+
+
+def offending_line(s):
+    """The line of snippets.py that a violation must name: the snippet's own line for a forward
+    loss, the backward() call for a loss in backward (autograd runs it from there)."""
+    if LOSES[s.name] == "forward":
+        return s.forward.__code__.co_firstlineno
+    lines, first = inspect.getsourcelines(backward_of)
+    return first + next(i for i, line in enumerate(lines) if ".backward(" in line)
 
 
 def lost_or_kept(s):
@@ -57,8 +67,8 @@ class Record(unittest.TestCase):
                 self.assertEqual(v["depth"], 0)
                 self.assertEqual(v["lost"], "channels_last")
                 self.assertIn("channels_last", v["formats_in"])
-                self.assertTrue(v["source_location"].startswith(os.path.join(HERE, "snippets.py:")),
-                                v["source_location"])
+                self.assertTrue(v["source_location"].startswith(f"{os.path.join(HERE, 'snippets.py')}:"
+                                                                f"{offending_line(s)} in "), v["source_location"])
                 if s.backward_only and LOSES[s.name] == "backward":
                     self.assertTrue(v.get("autograd_node"), f"{s.name}: no autograd node")
                     if REFERENCE_BUILD:
@@ -161,7 +171,7 @@ class Throw(unittest.TestCase):
                 self.assertIn("order=acdb channels_last", text)
                 # The snippets run in no nn.Module.
                 self.assertIn("module: (top level: outside every named submodule)", text)
-                self.assertIn("at: " + os.path.join(HERE, "snippets.py"), text)
+                self.assertIn(f"at: {os.path.join(HERE, 'snippets.py')}:{offending_line(s)} in ", text)
                 # Python's own traceback passes through the snippet's line (then maybe into
                 # torch's Python wrappers, where the op was called).
                 files = [os.path.basename(f.filename) for f in traceback.extract_tb(e.__traceback__)]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a staging directory, then (1) builds and runs the libtorch C++ app
 # with `pkg-config --cflags --libs layoutguard-torch` and the torch flags an application has
-# anyway, and (2) imports the installed Python package and catches a loss with it.
+# anyway, and (2) imports the installed Python package, from the directory docs/torch.md names
+# for Debian's Python, and catches a loss with it.
 #   check_installed.sh BUILD_ROOT SOURCE_DIR PYTHON TORCH_INCLUDE... -- TORCH_LIBDIR...
 set -euo pipefail
 build_root="$1"; source_dir="$2"; python="$3"; shift 3
@@ -20,6 +21,13 @@ package="$(find "$stage" -name __init__.py -path '*/layoutguard_torch/*' | head 
 ls "$(dirname "$package")"/_C*.so >/dev/null
 site="$(dirname "$(dirname "$package")")"
 echo "python package: ${site#"$stage"}"
+# Where docs/torch.md says it goes for Debian's Python: PREFIX/lib/python3/dist-packages.
+prefix="$(meson introspect "$build_root" --buildoptions |
+  "$python" -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')"
+if "$python" -c 'import sys; sys.exit(0 if sys.base_prefix == "/usr" and any(p.endswith("/dist-packages") for p in sys.path) else 1)'; then
+  [ "${site#"$stage"}" = "$prefix/lib/python3/dist-packages" ] ||
+    { echo "installed in ${site#"$stage"}, not in $prefix/lib/python3/dist-packages as documented"; exit 1; }
+fi
 cd "$stage"  # not the source tree: nothing but the installed package may be imported
 LD_LIBRARY_PATH="$libdir" PYTHONPATH="$site" "$python" - <<'PY'
 import torch

@@ -134,6 +134,10 @@ void set_raiser(Raiser raise);
 // How shadow=1 raises a difference, in every mode: the same contract (default: throws it).
 using MismatchRaiser = void (*)(const ShadowMismatch& mismatch);
 void set_mismatch_raiser(MismatchRaiser raise);
+// How a bad setting met at an op (LAYOUTGUARD, LAYOUTGUARD_OPTIONS, LAYOUTGUARD_TORCH_UNBOXED)
+// raises: called with the error, must throw (default: rethrows it as is).
+using ConfigRaiser = void (*)(const ConfigError& error);
+void set_config_raiser(ConfigRaiser raise);
 // The user's source line and stack for a violation, asked only when one is reported; leave
 // both empty when unknown (default: C++ stack trace only).
 using Locator = void (*)(std::string& source_location, std::string& stack);

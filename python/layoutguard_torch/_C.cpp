@@ -56,6 +56,14 @@ struct PythonMismatch : torch::PyTorchError {
 
 void raise_mismatch(const lg::ShadowMismatch& m) { throw PythonMismatch(m.what()); }
 
+// A bad setting met at an op: the same layoutguard_torch.ConfigError as enable() raises.
+struct PythonConfigError : torch::PyTorchError {
+  using torch::PyTorchError::PyTorchError;
+  PyObject* python_type() override { return g_config_error_type ? g_config_error_type : PyExc_RuntimeError; }
+};
+
+void raise_config_error(const lg::ConfigError& e) { throw PythonConfigError(e.what()); }
+
 // Where files that are not the user's begin (torch, the package, the standard library) and
 // where the user's begin again inside those (site-packages): the longest prefix decides.
 struct Root {
@@ -249,6 +257,7 @@ PYBIND11_MODULE(_C, m) {
     for (const auto& [prefix, library] : roots)
       if (!prefix.empty()) g_library_roots.push_back({prefix, library});
     lg::torch::set_raiser(&raise_violation);
+    lg::torch::set_config_raiser(&raise_config_error);
   });
   m.def("_set_mismatch_type", [](py::object mismatch) {
     Py_XDECREF(g_mismatch_type);

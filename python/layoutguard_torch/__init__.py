@@ -36,8 +36,10 @@ class ShadowMismatchError(RuntimeError):
     difference and where, every operand's layout, the module path and the stack."""
 
 
-class ConfigError(ValueError):
-    """LAYOUTGUARD or LAYOUTGUARD_OPTIONS holds a value layoutguard does not accept."""
+class ConfigError(ValueError, RuntimeError):
+    """LAYOUTGUARD or LAYOUTGUARD_OPTIONS holds a value layoutguard does not accept, or a function
+    of this package was given one. A ValueError, and a RuntimeError as every error that an ATen
+    op raises is: a bad environment value raises it at the program's first op."""
 
 
 if torch.__version__ != _build_info.TORCH_VERSION:

@@ -194,6 +194,14 @@ guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
 std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};
+std::atomic<torch::ConfigRaiser> g_config_raiser{nullptr};
+
+// A bad setting met at an op, raised as the binding asks (in Python layoutguard_torch.ConfigError,
+// which enable() raises too), else rethrown as it is. Called inside the handler that caught it.
+[[noreturn, gnu::cold]] void raise_config_error(const ConfigError& e) {
+  if (const torch::ConfigRaiser raise = g_config_raiser.load(std::memory_order_acquire)) raise(e);
+  throw;
+}
 
 // ---- The operands ----
 
@@ -717,18 +725,23 @@ struct SwitchOnAtLoad {
 void intercept(InterceptedCall& call) {
   ThreadState& s = lg::detail::thread_local_ref(t_state);
   if (s.depth == 0) {
-    if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-      raise_settings_error();
-    // The settings are read once per user-level call; its nested calls take them from `s`.
-    const guard::detail::CallSettings settings = guard::detail::current_call_settings();
-    s.mode = mode_of_call(settings);
-    if (s.mode != guard::Mode::Off) {
-      const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
-      s.nested = options.nested;
-      s.events = !options.events_path.empty();
-      s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
-      s.min_bytes = options.min_bytes;
-      s.shadow = options.shadow;
+    try {
+      if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+        raise_settings_error();
+      // The settings are read once per user-level call; its nested calls take them from `s`.
+      // The first read parses the environment: a bad value raises here, at the user's call.
+      const guard::detail::CallSettings settings = guard::detail::current_call_settings();
+      s.mode = mode_of_call(settings);
+      if (s.mode != guard::Mode::Off) {
+        const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
+        s.nested = options.nested;
+        s.events = !options.events_path.empty();
+        s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
+        s.min_bytes = options.min_bytes;
+        s.shadow = options.shadow;
+      }
+    } catch (const ConfigError& e) {
+      raise_config_error(e);
     }
   }
   if (s.mode == guard::Mode::Off) {
@@ -862,5 +875,7 @@ void set_locator(Locator locate) { torch_bridge::g_locator.store(locate, std::me
 void set_mismatch_raiser(MismatchRaiser raise) {
   torch_bridge::g_mismatch_raiser.store(raise, std::memory_order_release);
 }
+
+void set_config_raiser(ConfigRaiser raise) { torch_bridge::g_config_raiser.store(raise, std::memory_order_release); }
 
 }  // namespace lg::torch

@@ -561,8 +561,10 @@ class Outputs(unittest.TestCase):
 
 class BadInput(unittest.TestCase):
     def test_unknown_mode_is_a_config_error_at_the_first_op(self):
-        # The native guard's text, raised as a RuntimeError by the program's first op (converting
-        # the net): the traceback passes through that line, not through the package's import.
+        # The native guard's text, raised as lgt.ConfigError (also a RuntimeError, as every
+        # error of an op) by the program's first op (converting the net): the traceback passes
+        # through that line, not through the package's import.
+        self.assertTrue(issubclass(lgt.ConfigError, RuntimeError) and issubclass(lgt.ConfigError, ValueError))
         first_op = 1 + PROGRAM.splitlines().index("net = Net().to(memory_format=fmt)")
         for env, text in [({"LAYOUTGUARD": "loud"},
                            "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, "
@@ -572,7 +574,7 @@ class BadInput(unittest.TestCase):
             with self.subTest(**env):
                 run = run_program(env)
                 self.assertEqual(run.returncode, 1, run.stderr)
-                self.assertIn(f"\nRuntimeError: {text}", run.stderr)
+                self.assertIn(f"\nlayoutguard_torch.ConfigError: {text}", run.stderr)
                 program_lines = re.findall(r'File "[^"]*program\.py", line (\d+)', run.stderr)
                 self.assertEqual(program_lines, [str(first_op)], run.stderr)
                 self.assertNotIn("layoutguard_torch/__init__.py", run.stderr)
@@ -707,13 +709,13 @@ with concurrent.futures.ThreadPoolExecutor(1) as pool:
     print("task without ops:", pool.submit(lambda: 7).result())
     try:
         pool.submit(torch.relu, x).result()
-    except RuntimeError as e:  # raised inside an op: torch's RuntimeError with the text
+    except lgt.ConfigError as e:  # raised inside an op, the type enable() raises
         print("task op:", e)
 errors = []
 def run():
     try:
         torch.relu(x)
-    except RuntimeError as e:
+    except lgt.ConfigError as e:
         errors.append(str(e))
 thread = threading.Thread(target=run)
 thread.start()

@@ -720,35 +720,40 @@ struct SwitchOnAtLoad {
   }
 } switch_on_at_load;
 
+// The settings of a user-level call, read once into `s`: its nested calls take them from there.
+// The first read parses the environment: a bad value raises here, at the user's call.
+LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
+  if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+    raise_settings_error();
+  const guard::detail::CallSettings settings = guard::detail::current_call_settings();
+  s.mode = mode_of_call(settings);
+  if (s.mode == guard::Mode::Off) return;
+  const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
+  s.nested = options.nested;
+  s.events = !options.events_path.empty();
+  s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
+  s.min_bytes = options.min_bytes;
+  s.shadow = options.shadow;
+}
+
 }  // namespace
 
 void intercept(InterceptedCall& call) {
   ThreadState& s = lg::detail::thread_local_ref(t_state);
-  if (s.depth == 0) {
-    try {
-      if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-        raise_settings_error();
-      // The settings are read once per user-level call; its nested calls take them from `s`.
-      // The first read parses the environment: a bad value raises here, at the user's call.
-      const guard::detail::CallSettings settings = guard::detail::current_call_settings();
-      s.mode = mode_of_call(settings);
-      if (s.mode != guard::Mode::Off) {
-        const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
-        s.nested = options.nested;
-        s.events = !options.events_path.empty();
-        s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
-        s.min_bytes = options.min_bytes;
-        s.shadow = options.shadow;
-      }
-    } catch (const ConfigError& e) {
-      raise_config_error(e);
+  const bool user_level = s.depth == 0;
+  // A bad setting is met at a user-level call: its settings, or a file that one of them names
+  // and that the check opens (log_path=, events=), also from a nested call's check.
+  try {
+    if (user_level) read_call_settings(s);
+    if (s.mode == guard::Mode::Off) {
+      run_below(call, s, false);  // nested calls are off too
+      return;
     }
+    check_call(call, s, s.mode);
+  } catch (const ConfigError& e) {
+    if (!user_level) throw;
+    raise_config_error(e);
   }
-  if (s.mode == guard::Mode::Off) {
-    run_below(call, s, false);  // nested calls are off too
-    return;
-  }
-  check_call(call, s, s.mode);
 }
 
 }  // namespace lg::torch_bridge

@@ -562,21 +562,31 @@ class Outputs(unittest.TestCase):
 class BadInput(unittest.TestCase):
     def test_unknown_mode_is_a_config_error_at_the_first_op(self):
         # The native guard's text, raised as lgt.ConfigError (also a RuntimeError, as every
-        # error of an op) by the program's first op (converting the net): the traceback passes
-        # through that line, not through the package's import.
+        # error of an op) by the op that meets it: a bad value by the program's first op
+        # (converting the net), a log file that cannot be opened by the first warning (the
+        # softmax in `head`). The traceback passes through those lines, not through the
+        # package's import.
         self.assertTrue(issubclass(lgt.ConfigError, RuntimeError) and issubclass(lgt.ConfigError, ValueError))
-        first_op = 1 + PROGRAM.splitlines().index("net = Net().to(memory_format=fmt)")
-        for env, text in [({"LAYOUTGUARD": "loud"},
-                           "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, "
-                           "1 (= throw), 0 (= off)"),
-                          ({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
-                           "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ")]:
+        lines = PROGRAM.splitlines()
+        line_of = lambda code: str(1 + next(i for i, l in enumerate(lines) if l.strip() == code))
+        first_op = [line_of("net = Net().to(memory_format=fmt)")]
+        first_loss = [line_of(code) for code in ("net(x).sum().backward()", "return self.head(self.conv(x))",
+                                                 "return torch.softmax(x, 1)")]
+        for env, text, where in [
+                ({"LAYOUTGUARD": "loud"},
+                 "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, 1 (= throw), 0 (= off)",
+                 first_op),
+                ({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
+                 "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ", first_op),
+                # /proc exists, so the path passes the settings' check; no file can be made there.
+                ({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "log_path=/proc/lg.log"},
+                 "LAYOUTGUARD_OPTIONS: key 'log_path' got '/proc/lg.log', which cannot be opened", first_loss)]:
             with self.subTest(**env):
                 run = run_program(env)
                 self.assertEqual(run.returncode, 1, run.stderr)
                 self.assertIn(f"\nlayoutguard_torch.ConfigError: {text}", run.stderr)
                 program_lines = re.findall(r'File "[^"]*program\.py", line (\d+)', run.stderr)
-                self.assertEqual(program_lines, [str(first_op)], run.stderr)
+                self.assertEqual(program_lines, where, run.stderr)
                 self.assertNotIn("layoutguard_torch/__init__.py", run.stderr)
                 self.assertNotIn("program done", run.stdout)
 
@@ -732,6 +742,7 @@ print("thread op:", errors)
     def test_missing_suppressions_file(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "suppressions=/nonexistent/s.txt"})
         self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("\nlayoutguard_torch.ConfigError: ", run.stderr)
         self.assertIn("/nonexistent/s.txt", run.stderr)
         self.assertIn("suppressions", run.stderr)
 

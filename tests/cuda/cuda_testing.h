@@ -22,6 +22,11 @@ class CudnnBatchNorm {
   bool was_;
 };
 
+// A device kernel that does the CPU kernel's arithmetic in another order (a reduction's tree,
+// a window's taps): a few float32 ulps, one rounding of the narrow types; other dtypes exact.
+inline constexpr TolTable kReorderedTol{
+    .f64 = {1e-12, 1e-12}, .f32 = {1e-5, 1e-5}, .f16 = {2e-3, 2e-3}, .bf16 = {2e-2, 2e-2}};
+
 inline void check_same(const Tensor& got_dev, const Tensor& want, Tol tol) {
   REQUIRE(got_dev.device() == Device::cuda(0));
   CHECK(ls(got_dev) == ls(want));

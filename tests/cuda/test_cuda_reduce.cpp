@@ -13,16 +13,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-Tol reduce_tol(lg::DType dt) {
-  switch (dt) {
-    case lg::DType::Float64: return {1e-12, 1e-12};
-    case lg::DType::Float32: return {1e-5, 1e-5};
-    case lg::DType::Float16: return {2e-3, 2e-3};
-    case lg::DType::BFloat16: return {2e-2, 2e-2};
-    default: return {0, 0};
-  }
-}
-
 }  // namespace
 
 TEST_SUITE("cuda") {
@@ -39,7 +29,7 @@ TEST_CASE("sum, mean, amax, amin on CUDA equal the CPU's over layouts, dims and 
           CAPTURE(keep);
           const Tensor x = lg::mul(noise_in({3, 6, 5, 7}, f, lg::kFloat32, 1), 20.0).to(dt);
           const Tensor d = x.cuda();
-          const Tol tol = reduce_tol(dt);
+          const Tol tol = kReorderedTol(dt);
           check_same(lg::sum(d, dims, keep), lg::sum(x, dims, keep), tol);
           if (is_floating_point(dt)) check_same(lg::mean(d, dims, keep), lg::mean(x, dims, keep), tol);
           check_same(lg::amax(d, dims, keep), lg::amax(x, dims, keep), {0, 0});
@@ -49,7 +39,7 @@ TEST_CASE("sum, mean, amax, amin on CUDA equal the CPU's over layouts, dims and 
   with_nan.select(0, 1).select(0, 2).fill_(NAN);
   check_same(lg::amax(with_nan.cuda(), {1, 2}), lg::amax(with_nan, {1, 2}), {0, 0});
   const Tensor sliced = noise_in({4, 8, 6, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 3).slice(1, 0, 8, 2);
-  check_same(lg::mean(sliced.cuda(), {2, 3}, true), lg::mean(sliced, {2, 3}, true), reduce_tol(lg::kFloat32));
+  check_same(lg::mean(sliced.cuda(), {2, 3}, true), lg::mean(sliced, {2, 3}, true), kReorderedTol(lg::kFloat32));
 }
 
 TEST_CASE("softmax and log_softmax on CUDA keep the input's layout and equal the CPU's") {
@@ -60,8 +50,8 @@ TEST_CASE("softmax and log_softmax on CUDA keep the input's layout and equal the
         CAPTURE(f);
         CAPTURE(dim);
         const Tensor x = lg::mul(noise_in({2, 6, 5, 7}, f, lg::kFloat32, 4), 8.0).to(dt);
-        check_same(lg::softmax(x.cuda(), dim), lg::softmax(x, dim), reduce_tol(dt));
-        check_same(lg::log_softmax(x.cuda(), dim), lg::log_softmax(x, dim), reduce_tol(dt));
+        check_same(lg::softmax(x.cuda(), dim), lg::softmax(x, dim), kReorderedTol(dt));
+        check_same(lg::log_softmax(x.cuda(), dim), lg::log_softmax(x, dim), kReorderedTol(dt));
       }
 }
 
@@ -71,7 +61,7 @@ TEST_CASE("dropout on CUDA: the CPU's mask for the same seed, the input's layout
   const Tensor want = lg::dropout(x, 0.3, true);
   lg::manual_seed(11);
   const Tensor got = lg::dropout(x.cuda(), 0.3, true);
-  check_same(got, want, reduce_tol(lg::kFloat32));
+  check_same(got, want, kReorderedTol(lg::kFloat32));
   CHECK(lg::dropout(x.cuda(), 0.3, false).device() == lg::Device::cuda(0));
 }
 

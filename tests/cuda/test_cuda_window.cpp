@@ -15,16 +15,6 @@ using lg::MemoryFormat;
 using lg::Tensor;
 using namespace lg::testing;
 
-Tol window_tol(lg::DType dt) {
-  switch (dt) {
-    case lg::DType::Float64: return {1e-12, 1e-12};
-    case lg::DType::Float32: return {1e-5, 1e-5};
-    case lg::DType::Float16: return {2e-3, 2e-3};
-    case lg::DType::BFloat16: return {2e-2, 2e-2};
-    default: return {0, 0};
-  }
-}
-
 }  // namespace
 
 TEST_SUITE("cuda") {
@@ -36,7 +26,7 @@ TEST_CASE("upsampling on CUDA equals the CPU's in every mode") {
       CAPTURE(f);
       const Tensor x = noise_in({2, 5, 7, 9}, f, lg::kFloat32, 1).to(dt);
       const Tensor d = x.cuda();
-      const Tol tol = window_tol(dt);
+      const Tol tol = kReorderedTol(dt);
       check_same(lg::upsample_nearest2d(d, {14, 13}), lg::upsample_nearest2d(x, {14, 13}), {0, 0});
       for (bool ac : {false, true}) {
         CAPTURE(ac);
@@ -50,7 +40,7 @@ TEST_CASE("upsampling on CUDA equals the CPU's in every mode") {
     const Tensor x = noise_in({2, 3, 4, 5, 6}, f, lg::kFloat32, 2);
     check_same(lg::upsample_nearest3d(x.cuda(), {8, 7, 12}), lg::upsample_nearest3d(x, {8, 7, 12}), {0, 0});
     check_same(lg::upsample_trilinear3d(x.cuda(), {8, 7, 12}, false), lg::upsample_trilinear3d(x, {8, 7, 12}, false),
-               window_tol(lg::kFloat32));
+               kReorderedTol(lg::kFloat32));
   }
   const Tensor ints = lg::randint(0, 100, {2, 3, 4, 5}, lg::kInt32).to(MemoryFormat::ChannelsLast);
   check_same(lg::upsample_nearest2d(ints.cuda(), {8, 10}), lg::upsample_nearest2d(ints, {8, 10}), {0, 0});
@@ -66,7 +56,7 @@ TEST_CASE("pooling on CUDA equals the CPU's, indices included") {
       CAPTURE(channels);
       const Tensor x = noise_in({2, channels, 11, 13}, f, lg::kFloat32, 3).to(dt);
       const Tensor d = x.cuda();
-      const Tol tol = window_tol(dt);
+      const Tol tol = kReorderedTol(dt);
       const auto [v, i] = lg::max_pool2d_with_indices(x, {3}, {2}, {1}, {1}, true);
       const auto [dv, di] = lg::max_pool2d_with_indices(d, {3}, {2}, {1}, {1}, true);
       check_same(dv, v, {0, 0});
@@ -84,9 +74,10 @@ TEST_CASE("pooling on CUDA equals the CPU's, indices included") {
   for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast3d}) {
     CAPTURE(f);
     const Tensor x = noise_in({2, 8, 6, 7, 8}, f, lg::kFloat32, 4);
+    const Tol tol = kReorderedTol(lg::kFloat32);
     check_same(lg::max_pool3d(x.cuda(), {2}), lg::max_pool3d(x, {2}), {0, 0});
-    check_same(lg::avg_pool3d(x.cuda(), {3}, {2}, {1}), lg::avg_pool3d(x, {3}, {2}, {1}), window_tol(lg::kFloat32));
-    check_same(lg::adaptive_avg_pool3d(x.cuda(), {1, 1, 1}), lg::adaptive_avg_pool3d(x, {1, 1, 1}), window_tol(lg::kFloat32));
+    check_same(lg::avg_pool3d(x.cuda(), {3}, {2}, {1}), lg::avg_pool3d(x, {3}, {2}, {1}), tol);
+    check_same(lg::adaptive_avg_pool3d(x.cuda(), {1, 1, 1}), lg::adaptive_avg_pool3d(x, {1, 1, 1}), tol);
   }
   for (int64_t channels : {3, 4}) {
     const Tensor ints = lg::randint(-50, 50, {2, channels, 8, 8}, lg::kInt64).to(MemoryFormat::ChannelsLast);

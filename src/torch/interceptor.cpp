@@ -741,8 +741,8 @@ LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
 void intercept(InterceptedCall& call) {
   ThreadState& s = lg::detail::thread_local_ref(t_state);
   const bool user_level = s.depth == 0;
-  // A bad setting is met at a user-level call: its settings, or a file that one of them names
-  // and that the check opens (log_path=, events=), also from a nested call's check.
+  // A bad setting is met at a user-level call: its settings, or the log_path= file that the
+  // first warning opens, also from a nested call's check.
   try {
     if (user_level) read_call_settings(s);
     if (s.mode == guard::Mode::Off) {

@@ -560,6 +560,13 @@ class Outputs(unittest.TestCase):
 
 
 class BadInput(unittest.TestCase):
+    def dangling_log(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        link = os.path.join(tmp, "lg.log")
+        os.symlink(os.path.join(tmp, "missing", "lg.log"), link)
+        return link
+
     def test_unknown_mode_is_a_config_error_at_the_first_op(self):
         # The native guard's text, raised as lgt.ConfigError (also a RuntimeError, as every
         # error of an op) by the op that meets it: a bad value by the program's first op
@@ -572,15 +579,17 @@ class BadInput(unittest.TestCase):
         first_op = [line_of("net = Net().to(memory_format=fmt)")]
         first_loss = [line_of(code) for code in ("net(x).sum().backward()", "return self.head(self.conv(x))",
                                                  "return torch.softmax(x, 1)")]
+        log = self.dangling_log()
         for env, text, where in [
                 ({"LAYOUTGUARD": "loud"},
                  "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, 1 (= throw), 0 (= off)",
                  first_op),
                 ({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
                  "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ", first_op),
-                # /proc exists, so the path passes the settings' check; no file can be made there.
-                ({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "log_path=/proc/lg.log"},
-                 "LAYOUTGUARD_OPTIONS: key 'log_path' got '/proc/lg.log', which cannot be opened", first_loss)]:
+                # A link into a missing directory, in a writable one: the path passes the
+                # settings' check for any user, and opening it fails.
+                ({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"log_path={log}"},
+                 f"LAYOUTGUARD_OPTIONS: key 'log_path' got '{log}', which cannot be opened", first_loss)]:
             with self.subTest(**env):
                 run = run_program(env)
                 self.assertEqual(run.returncode, 1, run.stderr)

@@ -134,8 +134,9 @@ void set_raiser(Raiser raise);
 // How shadow=1 raises a difference, in every mode: the same contract (default: throws it).
 using MismatchRaiser = void (*)(const ShadowMismatch& mismatch);
 void set_mismatch_raiser(MismatchRaiser raise);
-// How a bad setting met at an op (LAYOUTGUARD, LAYOUTGUARD_OPTIONS, LAYOUTGUARD_TORCH_UNBOXED)
-// raises: called with the error, must throw (default: rethrows it as is).
+// How a bad setting met at an op (LAYOUTGUARD, LAYOUTGUARD_OPTIONS, LAYOUTGUARD_TORCH_UNBOXED, a
+// log_path= file that cannot be opened) raises: called with the error, must throw (default:
+// rethrows it as is).
 using ConfigRaiser = void (*)(const ConfigError& error);
 void set_config_raiser(ConfigRaiser raise);
 // The user's source line and stack for a violation, asked only when one is reported; leave

@@ -38,8 +38,8 @@ class ShadowMismatchError(RuntimeError):
 
 class ConfigError(ValueError, RuntimeError):
     """LAYOUTGUARD or LAYOUTGUARD_OPTIONS holds a value layoutguard does not accept, or a function
-    of this package was given one. A ValueError, and a RuntimeError as every error that an ATen
-    op raises is: a bad environment value raises it at the program's first op."""
+    of this package was given one. A ValueError, and a RuntimeError as torch's op errors usually
+    are: a bad environment value raises it at the program's first op."""
 
 
 if torch.__version__ != _build_info.TORCH_VERSION:

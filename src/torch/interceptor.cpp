@@ -197,8 +197,9 @@ std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};
 std::atomic<torch::ConfigRaiser> g_config_raiser{nullptr};
 
 // A bad setting met at an op, raised as the binding asks (in Python layoutguard_torch.ConfigError,
-// which enable() raises too), else rethrown as it is. Called inside the handler that caught it.
-[[noreturn, gnu::cold]] void raise_config_error(const ConfigError& e) {
+// which enable() raises too), else rethrown as it is. Only inside the handler that caught `e`:
+// without a binding's raiser it rethrows the exception being handled.
+[[noreturn, gnu::cold]] void rethrow_config_error(const ConfigError& e) {
   if (const torch::ConfigRaiser raise = g_config_raiser.load(std::memory_order_acquire)) raise(e);
   throw;
 }
@@ -752,7 +753,7 @@ void intercept(InterceptedCall& call) {
     check_call(call, s, s.mode);
   } catch (const ConfigError& e) {
     if (!user_level) throw;
-    raise_config_error(e);
+    rethrow_config_error(e);
   }
 }
 

@@ -87,7 +87,9 @@ class Bridge:
 
 BASE_OPTIONS = "summary=0"
 OPS_ONLY = "record, ops only"  # record without the Python hooks (--split)
-SHADOW = "record shadow=1"  # each compared call run again on contiguous copies: only by --ways
+# Debugging settings, run only when --ways names them: each compared call run again on
+# contiguous copies; the Python line of each forward call that makes autograd nodes kept.
+OPT_IN = {"record shadow=1": "shadow=1", "record forward_calls=1": "forward_calls=1"}
 CONFIGS = {
     "plain": Plain,
     "bridge off": lambda: Bridge("off"),
@@ -158,11 +160,17 @@ def ratio_quartiles(samples):
     return out
 
 
-def ns_per_add(channels_last, calls, repeats):
+def column(way):
+    """The width of a way's column in the per-op table."""
+    return max(19, len(way) + 2)
+
+
+def ns_per_add(channels_last, calls, repeats, grad=False):
     a = torch.randn(1, 8, 4, 4)
     if channels_last:
         a = a.contiguous(memory_format=torch.channels_last)
     b = a.clone()
+    a.requires_grad_(grad)  # then each add makes an autograd node
 
     def run_once():
         start = time.perf_counter_ns()
@@ -298,8 +306,11 @@ def main():
                              "what the op hooks cost alone")
     parser.add_argument("--op-counts", type=int, default=0, metavar="N",
                         help="first print the N most called ATen ops of one plain step (profiler)")
+    parser.add_argument("--grad", action="store_true",
+                        help="the per-op table's first input requires grad: each add makes an autograd node "
+                             "(what forward_calls=1 pays for)")
     parser.add_argument("--ways", metavar="A,B,...",
-                        help=f"run only these ways, plain among them (of: {'; '.join([*CONFIGS, OPS_ONLY, SHADOW])})")
+                        help=f"run only these ways, plain among them (of: {'; '.join([*CONFIGS, OPS_ONLY, *OPT_IN])})")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -314,11 +325,12 @@ def main():
     torch.set_num_threads(1)
     if args.split or (args.ways and OPS_ONLY in args.ways):
         CONFIGS[OPS_ONLY] = lambda: PlainWith(Bridge("record"))
-    if args.ways and SHADOW in args.ways:
-        CONFIGS[SHADOW] = lambda: Bridge("record", "shadow=1")
+    for way, options in OPT_IN.items():
+        if args.ways and way in args.ways:
+            CONFIGS[way] = lambda options=options: Bridge("record", options)
     if args.ways:
         # Way names hold commas ("record, ops only"): a name is matched as a whole, in order.
-        wanted, known = [], list(dict.fromkeys([*CONFIGS, OPS_ONLY, SHADOW]))
+        wanted, known = [], list(dict.fromkeys([*CONFIGS, OPS_ONLY, *OPT_IN]))
         rest = args.ways
         while rest:
             name = next((k for k in sorted(known, key=len, reverse=True) if rest == k or rest.startswith(k + ",")), None)
@@ -340,14 +352,14 @@ def main():
         result["gpu"] = torch.cuda.get_device_name(device)
     print(f"{result['machine']}{', ' + result['gpu'] if 'gpu' in result else ''}, torch {torch.__version__}")
     if not args.no_ops:
-        print(f"ns per torch.add(1x8x4x4) from Python, 1 thread, median of {repeats} x {calls} calls "
-              "(the ways interleaved)")
-        print(f"  {'input':<14}" + "".join(f"{c:>19}" for c in CONFIGS))
+        print(f"ns per torch.add(1x8x4x4{', one input requiring grad' if args.grad else ''}) from Python, 1 thread, "
+              f"median of {repeats} x {calls} calls (the ways interleaved)")
+        print(f"  {'input':<14}" + "".join(f"{c:>{column(c)}}" for c in CONFIGS))
     for cl in () if args.no_ops else (False, True):
-        row = ns_per_add(cl, calls, repeats)
+        row = ns_per_add(cl, calls, repeats, args.grad)
         result["ns_per_add"]["channels_last" if cl else "NCHW"] = row
-        print(f"  {'channels_last' if cl else 'NCHW':<14}" + "".join(f"{row[c]:>19.0f}" for c in CONFIGS))
-        print(f"  {'added':<14}" + "".join(f"{row[c] - row['plain']:>19.0f}" for c in CONFIGS))
+        print(f"  {'channels_last' if cl else 'NCHW':<14}" + "".join(f"{row[c]:>{column(c)}.0f}" for c in CONFIGS))
+        print(f"  {'added':<14}" + "".join(f"{row[c] - row['plain']:>{column(c)}.0f}" for c in CONFIGS))
     if not args.no_model:
         torch.set_num_threads(os.cpu_count() or 1)
         steps, batch = (2, 2) if args.quick else (9, 8)

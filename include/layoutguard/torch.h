@@ -143,5 +143,10 @@ void set_config_raiser(ConfigRaiser raise);
 // both empty when unknown (default: C++ stack trace only).
 using Locator = void (*)(std::string& source_location, std::string& stack);
 void set_locator(Locator locate);
+// The user's innermost source line ("model.py:42 in forward") alone, for option forward_calls:
+// asked after each user-level call that made autograd nodes, so it must be cheap; leave it
+// empty when unknown (default: none, so that C++ programs name a node's forward module only).
+using CallSiteFinder = void (*)(std::string& call_site);
+void set_call_site_finder(CallSiteFinder find);
 
 }  // namespace lg::torch

@@ -68,6 +68,8 @@ struct ViolationInfo {
   std::string root_cause;       // the innermost nested op whose output lost the format first
                                 // ("aten::new_empty" inside "aten::pad"); "" when it is op itself
   std::string autograd_node;    // the backward node that ran op ("UpsampleBicubic2DBackward0")
+  std::string forward_call;     // the forward call that made that node ("model.py:42 in forward"),
+                                // kept with option forward_calls; "" if not kept
   std::string source_location;  // the user's source line ("train.py:42 in step"); "" if unknown
   // A multi-tensor op (torch._foreach_add) is checked element by element: the index in its
   // tensor lists of the element whose output lost the format (the first one, in a record that

@@ -71,7 +71,7 @@ struct Root {
   bool library;
 };
 
-bool is_library_file(const std::string& file, const std::vector<Root>& roots) {
+bool is_library_file(std::string_view file, const std::vector<Root>& roots) {
   size_t longest = 0;
   bool library = false;
   for (const Root& root : roots)
@@ -79,7 +79,7 @@ bool is_library_file(const std::string& file, const std::vector<Root>& roots) {
       longest = root.prefix.size();
       library = root.library;
     }
-  return library || file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string::npos;
+  return library || file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string_view::npos;
 }
 
 std::vector<Root> g_library_roots;  // set once at import, read under the GIL
@@ -184,6 +184,36 @@ void locate(std::string& source_location, std::string& stack) {
   PyGILState_Release(gil);
 }
 
+// Option forward_calls: the innermost frame of the user's code ("model.py:42 in forward"), or
+// nothing on a thread that runs no Python. Asked after each forward call that made autograd
+// nodes: one walk up to the first frame of the user's, no stack text.
+void find_call_site(std::string& call_site) {
+  if (!Py_IsInitialized()) return;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    // The code object's own strings, whose UTF-8 form the str caches: no attribute lookup.
+    Py_ssize_t size = 0;
+    const char* file = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
+    if (file != nullptr && !is_library_file(std::string_view(file, static_cast<size_t>(size)), g_library_roots)) {
+      const char* function = PyUnicode_AsUTF8(code->co_name);
+      call_site.append(file, static_cast<size_t>(size))
+          .append(":")
+          .append(std::to_string(PyFrame_GetLineNumber(frame)))
+          .append(" in ")
+          .append(function != nullptr ? function : "?");
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = call_site.empty() ? PyFrame_GetBack(frame) : nullptr;
+    Py_DECREF(frame);
+    frame = back;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  PyGILState_Release(gil);
+}
+
 // The objects behind a thread's tokens (its open guard() blocks, handed-over tasks and
 // backward calls), innermost last. A token is taken back only as its thread's innermost one:
 // a wrong or stale token is a ValueError, never a delete of something else. A thread that
@@ -245,6 +275,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "layoutguard for PyTorch: the native part (see layoutguard_torch)";
   translate_errors();
   lg::torch::set_locator(&locate);
+  lg::torch::set_call_site_finder(&find_call_site);
 
   m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
   m.def("_set_types", [](py::object violation, py::object config_error,

@@ -68,6 +68,9 @@ constexpr Key kKeys[] = {
     flag_key("nested", &Options::nested,
              "PyTorch bridge: also intercept the ATen calls inside each user-level op, to name a loss's root cause "
              "and charge nested conversions to it (0: user-level calls only, cheaper)"),
+    flag_key("forward_calls", &Options::forward_calls,
+             "PyTorch bridge: keep the Python line of each forward call that makes autograd nodes, to name it in "
+             "its backward ops' reports (a frame lookup per such call)"),
     flag_key("help", &Options::help, "print every option, its value and source at first use"),
 };
 // Every key of a kind with many keys names its field: a key added without one fails to compile.

@@ -100,6 +100,7 @@ std::string report_json(const Report& r) {
     nlohmann::json& added = j["violations"].back();
     if (!f.root_cause.empty()) added["root_cause"] = f.root_cause;
     if (!f.autograd_node.empty()) added["autograd_node"] = f.autograd_node;
+    if (!f.forward_call.empty()) added["forward_call"] = f.forward_call;
     if (!f.source_location.empty()) added["source_location"] = f.source_location;
     if (f.element) added["element"] = *f.element;
   }

@@ -153,6 +153,7 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
     if (foreign) {
       v.root_cause = foreign->root_cause;
       v.autograd_node = foreign->autograd_node;
+      v.forward_call = foreign->forward_call;
       v.element = foreign->element;
       v.source_location = source_location;
       if (o.backtrace && !foreign_stack.empty()) v.backtrace = foreign_stack;
@@ -167,6 +168,7 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
   // One record per (op, module or call site, operand layouts): a loop repeats one record.
   const std::string key = std::string(call.op) + "|" + std::string(call.module_path) + "|" + site + "|" +
                           source_location + "|" + std::string(foreign ? foreign->autograd_node : std::string_view()) + "|" +
+                          std::string(foreign ? foreign->forward_call : std::string_view()) + "|" +
                           layout_signature(call.inputs, call.outputs);
   ViolationRecord first;
   const int64_t distinct = record_violation(key, op_index, [&] {

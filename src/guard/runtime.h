@@ -51,6 +51,7 @@ struct ForeignCall {
   bool is_copy = false;              // copy_(dst, src): a layout conversion when the orders differ
   std::string_view root_cause;       // ViolationInfo::root_cause
   std::string_view autograd_node;    // ViolationInfo::autograd_node
+  std::string_view forward_call;     // ViolationInfo::forward_call
   std::optional<size_t> element;     // ViolationInfo::element
   // The user's source line and stack, asked only for a violation (a Python traceback); an
   // empty stack leaves the C++ stack trace in place.

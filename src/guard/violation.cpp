@@ -61,7 +61,12 @@ std::string format_violation(const ViolationInfo& v) {
   text += "  module: " + (!v.module_path.empty() ? v.module_path : no_module_path(v.kernel));
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
-  if (!v.autograd_node.empty()) text += "\n  autograd node: " + v.autograd_node + " (a backward op)";
+  if (!v.autograd_node.empty()) {
+    text += "\n  autograd node: " + v.autograd_node + " (a backward op)";
+    text += v.forward_call.empty()
+                ? "\n  made by: a forward call not kept (LAYOUTGUARD_OPTIONS forward_calls=1 keeps its Python line)"
+                : "\n  made by the forward call at: " + v.forward_call;
+  }
   if (v.element)
     text += "\n  element: " + std::to_string(*v.element) + " of the op's tensor lists (the operands above are its)";
   if (!v.source_location.empty()) text += "\n  at: " + v.source_location;

@@ -18,6 +18,15 @@
 #include "torch/forward_sites.h"
 
 namespace lg::torch_bridge {
+namespace {
+
+// The node `name` that the forward thread made as its node `sequence_nr`, and where.
+BackwardNode made_by(std::string name, uint64_t forward_thread, int64_t sequence_nr) {
+  return BackwardNode{std::move(name), forward_site(forward_thread, sequence_nr),
+                      forward_call(forward_thread, sequence_nr)};
+}
+
+}  // namespace
 
 #if TORCH_VERSION_MAJOR >= 2
 
@@ -27,7 +36,7 @@ std::optional<BackwardNode> running_backward_node() {
   // A shared_ptr up to torch 2.12, an intrusive_ptr from 2.13 on.
   const auto node = ::torch::autograd::get_current_node();
   if (!node) return std::nullopt;
-  return BackwardNode{node->name(), forward_site(node->thread_id(), static_cast<int64_t>(node->sequence_nr()))};
+  return made_by(node->name(), node->thread_id(), static_cast<int64_t>(node->sequence_nr()));
 }
 
 void watch_backward_nodes() {}
@@ -140,10 +149,10 @@ std::optional<BackwardNode> running_backward_node() {
   const Nodes& n = lg::detail::thread_local_ref(t_nodes);
   if (!n.ranges.empty()) {
     const Range& r = n.ranges.back();
-    return BackwardNode{r.name, forward_site(r.forward_thread, r.sequence_nr)};
+    return made_by(r.name, r.forward_thread, r.sequence_nr);
   }
   if (between_nodes(n))
-    return BackwardNode{n.finished_name, forward_site(n.finished_forward_thread, n.finished_sequence_nr)};
+    return made_by(n.finished_name, n.finished_forward_thread, n.finished_sequence_nr);
   return std::nullopt;
 }
 

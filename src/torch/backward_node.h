@@ -17,9 +17,10 @@ bool in_backward_node();
 struct BackwardNode {
   std::string name;            // "UpsampleBicubic2DBackward0"
   std::string forward_module;  // the module path of the forward op that made it ("" if unknown)
+  std::string forward_call;    // that op's call site, kept with option forward_calls ("" if not)
 };
 
-// The running node, if any: a string or two, for reports only.
+// The running node, if any: a few strings, for reports only.
 std::optional<BackwardNode> running_backward_node();
 
 // A backward pass starts on this thread (BackwardOrigin): the last node that finished before it

@@ -39,13 +39,25 @@ struct Change {
   const std::string* path;
 };
 
+// The thread's nodes [first_node, end_node) were made by one user-level call at `site`.
+struct Call {
+  uint64_t first_node;
+  uint64_t end_node;
+  const std::string* site;
+};
+
+// A program has few distinct paths and call sites: each is kept once, and the records point
+// at it.
+using Strings = std::unordered_set<std::string, TransparentHash, std::equal_to<>>;
+
 // One thread's changes, in the order of its node numbers, which only grow. Written by its own
 // thread, read by the backward threads that report its nodes' ops.
 struct ThreadLog {
   std::mutex mutex;
   std::deque<Change> changes;
-  // A program has few distinct paths: each is kept once, and the changes point at it.
-  std::unordered_set<std::string, TransparentHash, std::equal_to<>> paths;
+  Strings paths;
+  std::deque<Call> calls;  // option forward_calls, in the order of their nodes
+  Strings sites;
   // The kept path of each module on the stack, outermost first, as this log last saw it (a
   // null entry: not seen). A pop returns to its parent's entry, which is compared with the
   // path (the stack's changes are not followed while the thread is off) but not hashed.
@@ -69,6 +81,33 @@ struct ThreadLog {
                                   [](uint64_t n, const Change& c) { return n < c.first_node; });
     if (after == changes.begin() || std::prev(after)->path == nullptr) return {};
     return *std::prev(after)->path;
+  }
+
+  void note_call(uint64_t first_node, uint64_t end_node, std::string_view site) {
+    std::lock_guard lock(mutex);
+    // A loop calls from one line again and again: the last site is compared before any hash,
+    // and a call that follows the last one from the same site extends its range.
+    const bool as_last = !calls.empty() && *calls.back().site == site;
+    if (as_last && calls.back().end_node == first_node) {
+      calls.back().end_node = end_node;
+      return;
+    }
+    // A program that makes new call sites without end (generated code) starts the record over.
+    if (!as_last && sites.size() >= kMaxPaths && sites.find(site) == sites.end()) {
+      calls.clear();
+      sites.clear();
+    }
+    const std::string* kept = as_last ? calls.back().site : &*sites.emplace(site).first;
+    if (calls.size() >= kMaxChanges) calls.erase(calls.begin(), calls.begin() + kMaxChanges / 2);
+    calls.push_back({first_node, end_node, kept});
+  }
+
+  std::string site_of(uint64_t node) {
+    std::lock_guard lock(mutex);
+    auto after = std::upper_bound(calls.begin(), calls.end(), node,
+                                  [](uint64_t n, const Call& c) { return n < c.first_node; });
+    if (after == calls.begin() || node >= std::prev(after)->end_node) return {};
+    return *std::prev(after)->site;
   }
 
  private:
@@ -219,16 +258,35 @@ void leave_node_site() noexcept {
     note_stack_path(c10::impl::tls_is_dispatch_key_included(kKey));
 }
 
+namespace {
+
+// The log of the thread that made nodes numbered `forward_thread_id`, or null.
+std::shared_ptr<ThreadLog> log_of(uint64_t forward_thread_id) {
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  auto it = l.by_thread.find(forward_thread_id);
+  return it == l.by_thread.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {
-  std::shared_ptr<ThreadLog> log;
-  {
-    Logs& l = logs();
-    std::lock_guard lock(l.mutex);
-    auto it = l.by_thread.find(forward_thread_id);
-    if (it == l.by_thread.end()) return {};
-    log = it->second;
+  const std::shared_ptr<ThreadLog> log = log_of(forward_thread_id);
+  return log ? log->path_of(static_cast<uint64_t>(sequence_nr)) : std::string();
+}
+
+void note_forward_call(int64_t first_node, int64_t end_node, std::string_view call_site) noexcept {
+  if (end_node <= first_node || call_site.empty()) return;
+  try {
+    this_thread_log().note_call(static_cast<uint64_t>(first_node), static_cast<uint64_t>(end_node), call_site);
+  } catch (...) {
+    // Out of memory: these nodes have no call site.
   }
-  return log->path_of(static_cast<uint64_t>(sequence_nr));
+}
+
+std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr) {
+  const std::shared_ptr<ThreadLog> log = log_of(forward_thread_id);
+  return log ? log->site_of(static_cast<uint64_t>(sequence_nr)) : std::string();
 }
 
 }  // namespace lg::torch_bridge

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace lg::torch_bridge {
 
@@ -30,5 +31,15 @@ void leave_node_site() noexcept;
 // The module path in force when the node (forward thread, sequence number) was made, "" if
 // none (outside every module, or no longer kept).
 std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr);
+
+// Option forward_calls: the nodes numbered [first_node, end_node) on this thread were made by
+// one user-level call at `call_site` ("model.py:42 in forward"). Kept beside the module paths,
+// as boundedly: the thread's latest 65,536 such calls and 4,096 distinct sites. Never raises
+// (out of memory: the nodes have no call site).
+void note_forward_call(int64_t first_node, int64_t end_node, std::string_view call_site) noexcept;
+
+// The call site noted for the node (forward thread, sequence number), "" if none: the option
+// was off, the call had no site (no Python frame), or it is no longer kept.
+std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr);
 
 }  // namespace lg::torch_bridge

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <ATen/SequenceNumber.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
@@ -158,6 +159,7 @@ struct ThreadState {
   bool events = false;            // an events file is written: every call with an image is checked
   bool ambiguous = false;         // ambiguous tensors count (option ambiguous=check)
   bool shadow = false;            // user-level calls are compared with a rerun (option shadow)
+  bool forward_calls = false;     // user-level calls note where they made nodes (option forward_calls)
   int64_t min_bytes = 0;          // outputs smaller than this are not flagged (option min_bytes)
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
@@ -193,6 +195,7 @@ guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
+std::atomic<torch::CallSiteFinder> g_call_site_finder{nullptr};
 std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};
 std::atomic<torch::ConfigRaiser> g_config_raiser{nullptr};
 
@@ -338,7 +341,10 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::ForeignCall foreign;
   foreign.is_copy = p.is_copy;
   foreign.root_cause = root_cause;
-  if (node) foreign.autograd_node = node->name;
+  if (node) {
+    foreign.autograd_node = node->name;
+    foreign.forward_call = node->forward_call;
+  }
   foreign.locate = g_locator.load(std::memory_order_acquire);
   foreign.raise = g_raiser.load(std::memory_order_acquire);
   foreign.counts_call = counts_call;
@@ -465,6 +471,7 @@ bool shadow_compares(const OpEntry& p, const CallPolicy& before) {
                                                                  : guard::module_path());
   text += "\n  module: " + (module.empty() ? std::string("(top level: outside every named submodule)") : module);
   if (node) text += "\n  autograd node: " + node->name + " (a backward op)";
+  if (node && !node->forward_call.empty()) text += "\n  made by the forward call at: " + node->forward_call;
   std::string location, stack;
   if (const torch::Locator locate = g_locator.load(std::memory_order_acquire)) locate(location, stack);
   if (!location.empty()) text += "\n  at: " + location;
@@ -735,6 +742,23 @@ LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
   s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
   s.min_bytes = options.min_bytes;
   s.shadow = options.shadow;
+  s.forward_calls = options.forward_calls;
+}
+
+// Option forward_calls: a user-level call that made autograd nodes notes where the user called
+// it, for the reports of those nodes' backward ops. The nodes that a backward node's own ops
+// make (a graph-building pass) are left out: they have the making node's module already, and
+// the Python line there is the backward() call's.
+LG_STATE_BY_REFERENCE void check_noting_forward_call(InterceptedCall& call, ThreadState& s) {
+  const int64_t first_node = at::sequence_number::peek();
+  check_call(call, s, s.mode);
+  const int64_t end_node = at::sequence_number::peek();
+  if (end_node == first_node || (in_backward_node() && !in_module_entered_in_node())) return;
+  const torch::CallSiteFinder find = g_call_site_finder.load(std::memory_order_acquire);
+  if (find == nullptr) return;
+  std::string site;
+  find(site);
+  note_forward_call(first_node, end_node, site);
 }
 
 }  // namespace
@@ -750,7 +774,10 @@ void intercept(InterceptedCall& call) {
       run_below(call, s, false);  // nested calls are off too
       return;
     }
-    check_call(call, s, s.mode);
+    if (user_level && s.forward_calls) [[unlikely]]
+      check_noting_forward_call(call, s);
+    else
+      check_call(call, s, s.mode);
   } catch (const ConfigError& e) {
     if (!user_level) throw;
     rethrow_config_error(e);
@@ -877,6 +904,10 @@ std::string_view built_torch_version() { return LG_TORCH_VERSION; }
 void set_raiser(Raiser raise) { torch_bridge::g_raiser.store(raise, std::memory_order_release); }
 
 void set_locator(Locator locate) { torch_bridge::g_locator.store(locate, std::memory_order_release); }
+
+void set_call_site_finder(CallSiteFinder find) {
+  torch_bridge::g_call_site_finder.store(find, std::memory_order_release);
+}
 
 void set_mismatch_raiser(MismatchRaiser raise) {
   torch_bridge::g_mismatch_raiser.store(raise, std::memory_order_release);

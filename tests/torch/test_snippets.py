@@ -76,6 +76,41 @@ class Record(unittest.TestCase):
                 else:
                     self.assertNotIn("autograd_node", v)
 
+    def test_forward_calls_names_the_forward_line_that_made_the_node(self):
+        # A loss in backward: with forward_calls=1 the report names the forward call that made
+        # the node, on 1.13 as on 2.x, without anomaly mode; without the option it has no such
+        # field, and the dump says how to keep it.
+        in_backward = [s for s in LOSING if s.backward_only and LOSES[s.name] == "backward"]
+        if REFERENCE_BUILD:
+            self.assertGreaterEqual(len(in_backward), 3)
+        settings = os.environ.get("LAYOUTGUARD_OPTIONS", "")
+        try:
+            for s in in_backward:
+                with self.subTest(s.name):
+                    made_at = f"{os.path.join(HERE, 'snippets.py')}:{s.forward.__code__.co_firstlineno} in <lambda>"
+                    lgt.set_options(settings)
+                    lgt.clear_report()
+                    with lgt.guard("record"):
+                        s.run()
+                    (v,) = [v for v in lgt.report()["violations"] if v.get("autograd_node")]
+                    self.assertNotIn("forward_call", v)
+                    with self.assertRaises(lgt.LayoutViolationError) as raised, lgt.guard("throw"):
+                        s.run()
+                    self.assertIn("made by: a forward call not kept (LAYOUTGUARD_OPTIONS forward_calls=1", str(raised.exception))
+
+                    lgt.set_options(f"{settings}:forward_calls=1" if settings else "forward_calls=1")
+                    lgt.clear_report()
+                    with lgt.guard("record"):
+                        s.run()
+                    (v,) = [v for v in lgt.report()["violations"] if v.get("autograd_node")]
+                    self.assertEqual(v["forward_call"], made_at)
+                    with self.assertRaises(lgt.LayoutViolationError) as raised, lgt.guard("throw"):
+                        s.run()
+                    self.assertIn(f"made by the forward call at: {made_at}\n", str(raised.exception))
+        finally:
+            lgt.set_options(settings)
+            lgt.clear_report()
+
     def test_the_reports_of_this_build(self):
         """Not an assertion beyond the one above: prints, per snippet, what this torch and
         device do and where the bridge reported it (the table in docs/torch.md)."""

@@ -75,6 +75,7 @@ struct Options {
   int64_t max_reports = 100;               // distinct warnings logged before going quiet
   bool nested = true;                      // PyTorch bridge: intercept the calls inside user-level ops
   bool forward_calls = false;              // PyTorch bridge: keep the call site of nodes' forward calls
+  bool grad_format = false;                // PyTorch bridge: channels-last outputs' gradients must be too
   bool help = false;                       // print every option at first use
 
   // Where each value came from: [0] the mode, then the keys in option_keys() order.

@@ -71,6 +71,9 @@ constexpr Key kKeys[] = {
     flag_key("forward_calls", &Options::forward_calls,
              "PyTorch bridge: keep the Python line of each forward call that makes autograd nodes, to name it in "
              "its backward ops' reports (a frame lookup per such call)"),
+    flag_key("grad_format", &Options::grad_format,
+             "PyTorch bridge: the gradient of each channels-last forward output must reach its autograd node "
+             "channels-last, naming the backward op that made it (a hook on each node of a channels-last output)"),
     flag_key("help", &Options::help, "print every option, its value and source at first use"),
 };
 // Every key of a kind with many keys names its field: a key added without one fails to compile.

@@ -104,8 +104,8 @@ bool shadow_wanted(std::string_view op, LayoutPolicy policy, int depth) {
 namespace {
 
 // The check of one call, native or foreign: everything after_op says, with `foreign` adding
-// the bridge's facts (nullptr for layoutguard's own ops).
-void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
+// the bridge's facts (nullptr for layoutguard's own ops). Returns whether it was reported.
+bool check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
                 const std::vector<Tensor>* shadow_inputs, const ForeignCall* foreign) {
   const Options& o = current_options();
   const bool collect = mode == Mode::Warn || mode == Mode::Record;
@@ -139,9 +139,9 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
   if (!o.events_path.empty()) write_event(o.events_path, call, finding ? &*finding : nullptr, converted, expected);
   if (expected) {
     if (collect) record_expected_loss(expected->reason(), call.op, call.module_path);
-    return;
+    return false;
   }
-  if (!finding) return;
+  if (!finding) return false;
   // Outside every module the call site keys the loss (a baseline line per site), so each loss
   // there walks the stack once; inside a module, the module does. A foreign call's source line
   // (a Python file:line) keys it when known.
@@ -176,6 +176,7 @@ void check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
     return first.first;
   });
   if (mode == Mode::Warn && distinct > 0) warn(o, first, distinct);
+  return true;
 }
 
 }  // namespace
@@ -185,8 +186,8 @@ void after_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dis
   check_call(call, mode, op_index, rerun, shadow_inputs, nullptr);
 }
 
-void after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign) {
-  check_call(call, mode, op_index, nullptr, nullptr, &foreign);
+bool after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign) {
+  return check_call(call, mode, op_index, nullptr, nullptr, &foreign);
 }
 
 }  // namespace lg::guard::detail

@@ -67,8 +67,9 @@ struct ForeignCall {
 };
 
 // after_op for a foreign call: the same settings, records, events, suppressions and report;
-// no loss spans (the stand-ins carry no data identity) and no shadow comparison.
-void after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign);
+// no loss spans (the stand-ins carry no data identity) and no shadow comparison. Returns
+// whether the call was reported (a violation, neither exempt nor an expected loss).
+bool after_foreign_op(const hooks::OpCall& call, Mode mode, uint32_t op_index, const ForeignCall& foreign);
 
 // A dense op index for a foreign op's name (the report's per-op table), stable for the
 // process; distinct from every built-in and custom op's index.

@@ -18,25 +18,21 @@
 #include "torch/forward_sites.h"
 
 namespace lg::torch_bridge {
-namespace {
 
-// The node `name` that the forward thread made as its node `sequence_nr`, and where.
-BackwardNode made_by(std::string name, uint64_t forward_thread, int64_t sequence_nr) {
-  return BackwardNode{std::move(name), forward_site(forward_thread, sequence_nr),
-                      forward_call(forward_thread, sequence_nr)};
+BackwardNode made_by(const NodeIdentity& node) {
+  return BackwardNode{node.name, forward_site(node.forward_thread, node.sequence_nr),
+                      forward_call(node.forward_thread, node.sequence_nr)};
 }
-
-}  // namespace
 
 #if TORCH_VERSION_MAJOR >= 2
 
 NodeMark running_node_mark() { return {::torch::autograd::get_current_node().get(), 0}; }
 
-std::optional<BackwardNode> running_backward_node() {
+std::optional<NodeIdentity> running_node_identity() {
   // A shared_ptr up to torch 2.12, an intrusive_ptr from 2.13 on.
   const auto node = ::torch::autograd::get_current_node();
   if (!node) return std::nullopt;
-  return made_by(node->name(), node->thread_id(), static_cast<int64_t>(node->sequence_nr()));
+  return NodeIdentity{node->name(), node->thread_id(), static_cast<int64_t>(node->sequence_nr())};
 }
 
 void watch_backward_nodes() {}
@@ -145,14 +141,13 @@ NodeMark running_node_mark() {
   return {pass != nullptr ? pass : &n, n.ranges.size()};  // &n: running, pass unknown
 }
 
-std::optional<BackwardNode> running_backward_node() {
+std::optional<NodeIdentity> running_node_identity() {
   const Nodes& n = lg::detail::thread_local_ref(t_nodes);
   if (!n.ranges.empty()) {
     const Range& r = n.ranges.back();
-    return made_by(r.name, r.forward_thread, r.sequence_nr);
+    return NodeIdentity{r.name, r.forward_thread, r.sequence_nr};
   }
-  if (between_nodes(n))
-    return made_by(n.finished_name, n.finished_forward_thread, n.finished_sequence_nr);
+  if (between_nodes(n)) return NodeIdentity{n.finished_name, n.finished_forward_thread, n.finished_sequence_nr};
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -20,8 +21,24 @@ struct BackwardNode {
   std::string forward_call;    // that op's call site, kept with option forward_calls ("" if not)
 };
 
+// A node as autograd numbers it: its name, and which forward thread made it as its how-manieth
+// node. Its module and call site are looked up from these (made_by) only for a report.
+struct NodeIdentity {
+  std::string name;
+  uint64_t forward_thread = 0;
+  int64_t sequence_nr = 0;
+};
+
+// The node's module and call site as the forward sites kept them.
+BackwardNode made_by(const NodeIdentity& node);
+
 // The running node, if any: a few strings, for reports only.
-std::optional<BackwardNode> running_backward_node();
+std::optional<NodeIdentity> running_node_identity();
+inline std::optional<BackwardNode> running_backward_node() {
+  std::optional<NodeIdentity> node = running_node_identity();
+  if (!node) return std::nullopt;
+  return made_by(*node);
+}
 
 // A backward pass starts on this thread (BackwardOrigin): the last node that finished before it
 // is not the running one until a node of the new pass has finished.

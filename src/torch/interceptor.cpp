@@ -20,6 +20,7 @@
 
 #include <ATen/SequenceNumber.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 #include <c10/util/SmallVector.h>
@@ -41,6 +42,7 @@
 #include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
+#include "torch/gradient_format.h"
 #include "torch/intercepted_call.h"
 #include "torch/op_table.h"
 #include "torch/shadow_run.h"
@@ -160,6 +162,7 @@ struct ThreadState {
   bool ambiguous = false;         // ambiguous tensors count (option ambiguous=check)
   bool shadow = false;            // user-level calls are compared with a rerun (option shadow)
   bool forward_calls = false;     // user-level calls note where they made nodes (option forward_calls)
+  bool grad_format = false;       // user-level calls hook their nodes (option grad_format)
   int64_t min_bytes = 0;          // outputs smaller than this are not flagged (option min_bytes)
   guard::Mode mode = guard::Mode::Off;  // the mode of the running depth-0 call
   const AtenPolicy* top = nullptr;      // the running depth-0 call's op
@@ -320,6 +323,10 @@ bool is_conversion(const Operands& in) {
 // Warn and record mode keep the report's call counts.
 bool collects(guard::Mode mode) { return mode == guard::Mode::Warn || mode == guard::Mode::Record; }
 
+// Whether the guard reported the thread's last call handed to it, for option grad_format,
+// which resets it before a user-level call (a write per reported call only).
+thread_local bool t_reported = false;
+
 // Builds the stand-ins and lets the guard check, record and report the call.
 void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, const Operands& in,
                    const Operands& out, int depth, std::string_view root_op, std::string_view root_cause,
@@ -349,7 +356,7 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   foreign.raise = g_raiser.load(std::memory_order_acquire);
   foreign.counts_call = counts_call;
   foreign.element = element;
-  guard::detail::after_foreign_op(call, mode, p.op_index, foreign);
+  if (guard::detail::after_foreign_op(call, mode, p.op_index, foreign)) t_reported = true;
 }
 
 // Whether a user-level call (or a multi-tensor op's element) goes to the guard in full: it may
@@ -743,17 +750,44 @@ LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
   s.min_bytes = options.min_bytes;
   s.shadow = options.shadow;
   s.forward_calls = options.forward_calls;
+  s.grad_format = options.grad_format;
 }
 
-// Option forward_calls: a user-level call that made autograd nodes notes where the user called
-// it, for the reports of those nodes' backward ops. The nodes that a backward node's own ops
-// make (a graph-building pass) are left out: they have the making node's module already, and
-// the Python line there is the backward() call's.
-LG_STATE_BY_REFERENCE void check_noting_forward_call(InterceptedCall& call, ThreadState& s) {
+// Option grad_format: a user-level call hooks the nodes of its channels-last inputs, and of
+// the channels-last outputs it made nodes for, whose gradients are checked when they reach
+// them; one inside a backward node notes the gradients it made, for those reports. Option forward_calls: a
+// user-level call that made nodes notes where the user called it, for the reports of those
+// nodes' backward ops. Nodes that a backward node's own ops make (a graph-building pass) are
+// left out: their gradients are the second derivative's, and the Python line there is the
+// backward() call's.
+LG_STATE_BY_REFERENCE void check_watching_nodes(InterceptedCall& call, ThreadState& s) {
+  std::optional<bool> in_node;  // asked once, and only where needed
+  const auto inside_node = [&] {
+    if (!in_node) in_node = in_backward_node() && !in_module_entered_in_node();
+    return *in_node;
+  };
+  if (s.grad_format) {
+    if (c10::GradMode::is_enabled() && !inside_node()) {
+      Tensors owned;
+      Operands in;
+      call.inputs(owned, in);  // before the call: a boxed op pops them
+      watch_input_gradients(in);
+    }
+    t_reported = false;
+  }
   const int64_t first_node = at::sequence_number::peek();
   check_call(call, s, s.mode);
   const int64_t end_node = at::sequence_number::peek();
-  if (end_node == first_node || (in_backward_node() && !in_module_entered_in_node())) return;
+  if (s.grad_format && (end_node != first_node || inside_node())) {
+    Tensors owned;
+    Operands out;
+    call.outputs(owned, out);
+    if (inside_node())
+      note_gradients_made(out, call.entry().name, t_reported);
+    else
+      watch_output_gradients(out, first_node, end_node);
+  }
+  if (!s.forward_calls || end_node == first_node || inside_node()) return;
   const torch::CallSiteFinder find = g_call_site_finder.load(std::memory_order_acquire);
   if (find == nullptr) return;
   std::string site;
@@ -774,8 +808,8 @@ void intercept(InterceptedCall& call) {
       run_below(call, s, false);  // nested calls are off too
       return;
     }
-    if (user_level && s.forward_calls) [[unlikely]]
-      check_noting_forward_call(call, s);
+    if (user_level && (s.grad_format || s.forward_calls)) [[unlikely]]
+      check_watching_nodes(call, s);
     else
       check_call(call, s, s.mode);
   } catch (const ConfigError& e) {
@@ -783,6 +817,9 @@ void intercept(InterceptedCall& call) {
     rethrow_config_error(e);
   }
 }
+
+torch::Locator current_locator() { return g_locator.load(std::memory_order_acquire); }
+torch::Raiser current_raiser() { return g_raiser.load(std::memory_order_acquire); }
 
 }  // namespace lg::torch_bridge
 

@@ -26,9 +26,9 @@ std::optional<DType> lg_dtype_of(c10::ScalarType t) {
 
 namespace {
 
-std::optional<Device> device_of(const at::Tensor& t) {
-  if (t.is_cpu()) return Device::cpu();
-  if (t.is_cuda()) return Device::cuda(t.get_device());
+std::optional<Device> device_of(const c10::Device& d) {
+  if (d.is_cpu()) return Device::cpu();
+  if (d.is_cuda()) return Device::cuda(d.index());
   return std::nullopt;
 }
 
@@ -36,18 +36,35 @@ std::optional<Device> device_of(const at::Tensor& t) {
 // only looks at geometry (the bridge's shadow=1 compares the torch tensors themselves).
 alignas(64) unsigned char g_nowhere[64];
 
+// A stand-in of this geometry, dtype and device (undefined where layoutguard has no such).
+
+Tensor make_stand_in(IntArrayRef sizes, IntArrayRef strides, int64_t offset, c10::ScalarType torch_dtype,
+                     const c10::Device& torch_device) {
+  const std::optional<DType> dtype = lg_dtype_of(torch_dtype);
+  const std::optional<Device> device = device_of(torch_device);
+  if (!dtype || !device || sizes.size() > static_cast<size_t>(kMaxDims)) return {};
+  const int64_t elements = layout::required_storage_elements(sizes, strides, "layoutguard_torch") + offset;
+  Storage storage(g_nowhere, static_cast<size_t>(elements) * itemsize(*dtype), *device, Deleter());
+  return detail::make_tensor(std::move(storage), *dtype, sizes.vec(), strides.vec(), offset);
+}
+
 }  // namespace
 
 Tensor stand_in(const at::Tensor& t) {
-  if (!readable(t) || t.dim() > kMaxDims) return {};
-  const std::optional<DType> dtype = lg_dtype_of(t.scalar_type());
-  const std::optional<Device> device = device_of(t);
-  if (!dtype || !device) return {};
-  const IntArrayRef sizes = sizes_of(t);
-  const IntArrayRef strides = strides_of(t);
-  const int64_t elements = layout::required_storage_elements(sizes, strides, "layoutguard_torch") + t.storage_offset();
-  Storage storage(g_nowhere, static_cast<size_t>(elements) * itemsize(*dtype), *device, Deleter());
-  return detail::make_tensor(std::move(storage), *dtype, sizes.vec(), strides.vec(), t.storage_offset());
+  if (!readable(t)) return {};
+  return make_stand_in(sizes_of(t), strides_of(t), t.storage_offset(), t.scalar_type(), t.device());
+}
+
+Geometry::Geometry(const at::Tensor& t)
+    : sizes(t.sizes().begin(), t.sizes().end()),
+      strides(t.strides().begin(), t.strides().end()),
+      offset(t.storage_offset()),
+      dtype(t.scalar_type()),
+      device(t.device()) {}
+
+Tensor Geometry::stand_in() const {
+  return make_stand_in(IntArrayRef(sizes.data(), sizes.size()), IntArrayRef(strides.data(), strides.size()), offset,
+                       dtype, device);
 }
 
 StandIns::StandIns(std::span<const at::Tensor* const> inputs, std::span<const at::Tensor* const> outputs) {

@@ -36,6 +36,17 @@ std::optional<DType> lg_dtype_of(c10::ScalarType t);
 // One stand-in (undefined for the cases above).
 Tensor stand_in(const at::Tensor& t);
 
+// A torch tensor's geometry, kept without the tensor (and its memory): a stand-in later.
+struct Geometry {
+  c10::SmallVector<int64_t, 5> sizes, strides;
+  int64_t offset = 0;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  c10::Device device = c10::Device(c10::kCPU);
+
+  explicit Geometry(const at::Tensor& t);  // t readable()
+  Tensor stand_in() const;                 // undefined for the cases above
+};
+
 // A torch tensor's sizes and strides as layoutguard's geometry functions take them (no copy).
 inline IntArrayRef sizes_of(const at::Tensor& t) { return IntArrayRef(t.sizes().data(), t.sizes().size()); }
 inline IntArrayRef strides_of(const at::Tensor& t) { return IntArrayRef(t.strides().data(), t.strides().size()); }

@@ -17,6 +17,7 @@
 #include "core/thread_local_ref.h"
 #include "guard/runtime.h"
 #include "torch/backward_node.h"
+#include "torch/package_hooks.h"
 #include "torch/stand_in.h"
 
 // Named by torch 2's FunctionPreHook::compiled_args; declared here for the versions before it.
@@ -52,6 +53,10 @@ struct MadeRing {
   static constexpr size_t kSize = 16;
   std::array<std::optional<Made>, kSize> made;
   size_t next = 0;
+  // The last node with a reported op (forward thread, sequence number): every gradient it makes
+  // after that carries the loss already reported (group_norm's formula calls contiguous() on
+  // its input, reported, and then computes the gradient from it).
+  std::pair<uint64_t, int64_t> reported_node{0, -1};
 
   const Made* find(const c10::TensorImpl* impl) const {
     for (const std::optional<Made>& m : made)
@@ -160,6 +165,11 @@ void note_gradients_made(const Operands& outputs, std::string_view op, bool repo
     std::optional<NodeIdentity> node = running_node_identity();
     if (!node) return;
     if (ring == nullptr) ring = &lg::detail::thread_local_ref(t_made);
+    const std::pair<uint64_t, int64_t> id{node->forward_thread, node->sequence_nr};
+    if (reported)
+      ring->reported_node = id;
+    else
+      reported = ring->reported_node == id;
     ring->made[ring->next] = Made{c10::weak_intrusive_ptr<c10::TensorImpl>(t->getIntrusivePtr()), op, std::move(*node), reported};
     ring->next = (ring->next + 1) % MadeRing::kSize;
   }

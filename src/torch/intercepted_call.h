@@ -9,8 +9,6 @@
 #include <c10/util/SmallVector.h>
 #include <torch/version.h>
 
-#include <layoutguard/torch.h>
-
 namespace c10 {
 class OperatorHandle;
 }
@@ -137,10 +135,5 @@ class InterceptedCall {
 
 // Runs and checks one call on the calling thread, in the thread's mode (interceptor.cpp).
 void intercept(InterceptedCall& call);
-
-// What the Python package set (lg::torch::set_locator, set_raiser), or null: how a report finds
-// the user's line, and how throw mode raises.
-torch::Locator current_locator();
-torch::Raiser current_raiser();
 
 }  // namespace lg::torch_bridge

@@ -43,6 +43,7 @@
 #include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
 #include "torch/gradient_format.h"
+#include "torch/package_hooks.h"
 #include "torch/intercepted_call.h"
 #include "torch/op_table.h"
 #include "torch/shadow_run.h"

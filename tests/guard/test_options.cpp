@@ -55,7 +55,8 @@ TEST_CASE("LAYOUTGUARD accepts the four modes and 1/0, and nothing else") {
 TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   const lg::guard::Options o = parse_options(
       "record", "allow=pad,upsample_bicubic2d:ambiguous=check:min_bytes=4096:backtrace=0:summary=0:"
-                "report=/tmp/r.json:log_path=/tmp/l.txt:events=/tmp/e.jsonl:shadow=1:max_reports=7:help=1:");
+                "report=/tmp/r.json:log_path=/tmp/l.txt:events=/tmp/e.jsonl:shadow=1:max_reports=7:help=1:"
+                "nested=0:forward_calls=1:grad_format=1");
   CHECK(o.allow == std::vector<std::string>{"pad", "upsample_bicubic2d"});
   CHECK(o.ambiguous == lg::guard::Ambiguous::Check);
   // "::" belongs to a value (namespaced custom ops); single colons and runs of three separate.
@@ -73,6 +74,9 @@ TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   CHECK(o.shadow);
   CHECK(o.max_reports == 7);
   CHECK(o.help);
+  CHECK_FALSE(o.nested);
+  CHECK(o.forward_calls);
+  CHECK(o.grad_format);
   // Defaults.
   const lg::guard::Options d = parse_options("", "");
   CHECK(d.ambiguous == lg::guard::Ambiguous::Skip);
@@ -80,6 +84,9 @@ TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   CHECK(d.summary);
   CHECK(d.max_reports == 100);
   CHECK(d.allow.empty());
+  CHECK(d.nested);  // the PyTorch bridge's own keys: the native guard reads none of them
+  CHECK_FALSE(d.forward_calls);
+  CHECK_FALSE(d.grad_format);
 }
 
 TEST_CASE("bad options are ConfigErrors naming the variable, the key and the allowed values") {
@@ -99,6 +106,7 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
   CHECK(contains(config_error("", "hidden_views=2"), "key 'hidden_views' got '2'; allowed values: 0, 1"));
   CHECK(contains(config_error("", "spans=yes"), "key 'spans' got 'yes'; allowed values: 0, 1"));
+  CHECK(contains(config_error("", "grad_format=on"), "key 'grad_format' got 'on'; allowed values: 0, 1"));
   CHECK(contains(config_error("", "write_suppressions="), "key 'write_suppressions'"));
   CHECK(contains(config_error("", "write_suppressions=/nonexistent-dir/known.txt"), "key 'write_suppressions'"));
   CHECK(contains(config_error("", "report="), "key 'report' got '' (empty)"));

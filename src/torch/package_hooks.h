@@ -1,0 +1,15 @@
+// What the Python package set through lg::torch::set_locator and set_raiser (interceptor.cpp
+// keeps them), for the bridge's own checks outside an intercepted call: how a report finds the
+// user's line, and how throw mode raises. Apart from intercepted_call.h: with lg::torch in view,
+// ATen's dispatch macros, which name ::torch unqualified, resolve to it inside lg.
+#pragma once
+
+#include <layoutguard/torch.h>
+
+namespace lg::torch_bridge {
+
+// Null until the Python package is imported (a C++ app has neither).
+torch::Locator current_locator();
+torch::Raiser current_raiser();
+
+}  // namespace lg::torch_bridge

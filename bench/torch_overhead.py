@@ -88,8 +88,10 @@ class Bridge:
 BASE_OPTIONS = "summary=0"
 OPS_ONLY = "record, ops only"  # record without the Python hooks (--split)
 # Debugging settings, run only when --ways names them: each compared call run again on
-# contiguous copies; the Python line of each forward call that makes autograd nodes kept.
-OPT_IN = {"record shadow=1": "shadow=1", "record forward_calls=1": "forward_calls=1"}
+# contiguous copies; the Python line of each forward call that makes autograd nodes kept; the
+# gradient-format contract's hooks on the nodes of channels-last outputs.
+OPT_IN = {"record shadow=1": "shadow=1", "record forward_calls=1": "forward_calls=1",
+          "record grad_format=1": "grad_format=1"}
 CONFIGS = {
     "plain": Plain,
     "bridge off": lambda: Bridge("off"),

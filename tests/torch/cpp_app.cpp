@@ -230,6 +230,39 @@ int main(int argc, char** argv) {
   expect(contract && contract->first.module_path == "layer1.conv.weight", "gradient contract: names the parameter");
   expect(lg::torch::check_gradient("same", param, param.clone()), "gradient contract: equal strides pass");
 
+  // The gradient-format contract (grad_format=1): a mean over H and W hands back a contiguous
+  // gradient (torch 1.13 to 2.11), which arrives at the node of the channels-last ReLU output it
+  // pooled; in record mode a report, in throw mode lg::LayoutViolation out of backward().
+  {
+    const lg::guard::Options before = lg::guard::options();
+    lg::guard::set_options_keeping_mode("grad_format=1:summary=0");
+    const auto pooled_step = [] {
+      at::Tensor features;
+      {
+        lg::torch::ModuleScope scope("body");
+        features = at::relu(channels_last_image());
+      }
+      features.mean({2, 3}).sum().backward();
+    };
+    lg::guard::clear_report();
+    pooled_step();
+    const lg::guard::ViolationRecord* arrived = find(lg::guard::report(), "autograd::grad_format");
+    expect(arrived && arrived->first.autograd_node == "ReluBackward0" && arrived->first.module_path == "body",
+           "grad_format: the pool's contiguous gradient, at the ReLU's node and module");
+    expect(arrived && arrived->first.rule.find("It was made by ") != std::string::npos &&
+               arrived->first.rule.find("in MeanBackward") != std::string::npos,
+           "grad_format: the rule names the backward op that made the gradient");
+    bool raised = false;
+    try {
+      lg::torch::Scope throwing(lg::guard::Mode::Throw);
+      pooled_step();
+    } catch (const lg::LayoutViolation& e) {
+      raised = e.op() == "autograd::grad_format";
+    }
+    expect(raised, "grad_format: throw mode raises lg::LayoutViolation out of backward()");
+    lg::guard::set_options(before);
+  }
+
   // A scope's mode reaches the work it hands to another thread, with the process mode off.
   lg::guard::clear_report();
   lg::guard::set_mode(lg::guard::Mode::Off);

@@ -143,12 +143,45 @@ PyFrameObject* frame_of_thread(uint64_t origin) {
   }
 }
 
+// The GIL for a walk over the Python frames, and the error indicator as the walk found it: a
+// lookup's failure during the walk is cleared, an exception already pending is kept. Released
+// however the walk ends.
+class FrameWalk {
+ public:
+  FrameWalk() : gil_(PyGILState_Ensure()) {
+#if PY_VERSION_HEX >= 0x030C0000
+    pending_ = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&type_, &pending_, &traceback_);
+#endif
+  }
+  ~FrameWalk() {
+    if (PyErr_Occurred()) PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(pending_);
+#else
+    PyErr_Restore(type_, pending_, traceback_);
+#endif
+    PyGILState_Release(gil_);
+  }
+  FrameWalk(const FrameWalk&) = delete;
+  FrameWalk& operator=(const FrameWalk&) = delete;
+
+ private:
+  PyGILState_STATE gil_;
+  PyObject* pending_ = nullptr;
+#if PY_VERSION_HEX < 0x030C0000
+  PyObject* type_ = nullptr;
+  PyObject* traceback_ = nullptr;
+#endif
+};
+
 // The innermost frame of the user's code ("train.py:42 in step") and the Python stack, most
 // recent call first. A thread that runs no Python (autograd's device threads) has neither:
 // it reports the stack of the thread that called backward(), marked so.
 void locate(std::string& source_location, std::string& stack) {
   if (!Py_IsInitialized()) return;
-  const PyGILState_STATE gil = PyGILState_Ensure();
+  const FrameWalk walk;
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   bool from_origin = false;
@@ -180,8 +213,6 @@ void locate(std::string& source_location, std::string& stack) {
     frame = back;
   }
   if (from_origin && !source_location.empty()) source_location += " (the backward() call)";
-  if (PyErr_Occurred()) PyErr_Clear();
-  PyGILState_Release(gil);
 }
 
 // Option forward_calls: the innermost frame of the user's code ("model.py:42 in forward"), or
@@ -189,7 +220,7 @@ void locate(std::string& source_location, std::string& stack) {
 // nodes: one walk up to the first frame of the user's, no stack text.
 void find_call_site(std::string& call_site) {
   if (!Py_IsInitialized()) return;
-  const PyGILState_STATE gil = PyGILState_Ensure();
+  const FrameWalk walk;
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame != nullptr) {
@@ -197,6 +228,7 @@ void find_call_site(std::string& call_site) {
     // The code object's own strings, whose UTF-8 form the str caches: no attribute lookup.
     Py_ssize_t size = 0;
     const char* file = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
+    if (file == nullptr) PyErr_Clear();  // not a str: the frame is skipped
     if (file != nullptr && !is_library_file(std::string_view(file, static_cast<size_t>(size)), g_library_roots)) {
       const char* function = PyUnicode_AsUTF8(code->co_name);
       call_site.append(file, static_cast<size_t>(size))
@@ -210,8 +242,6 @@ void find_call_site(std::string& call_site) {
     Py_DECREF(frame);
     frame = back;
   }
-  if (PyErr_Occurred()) PyErr_Clear();
-  PyGILState_Release(gil);
 }
 
 // The objects behind a thread's tokens (its open guard() blocks, handed-over tasks and

@@ -10,6 +10,7 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
+#include <torch/version.h>
 
 #include <layoutguard/guard.h>
 #include <layoutguard/torch.h>
@@ -20,11 +21,6 @@
 #include "torch/package_hooks.h"
 #include "torch/stand_in.h"
 
-// Named by torch 2's FunctionPreHook::compiled_args; declared here for the versions before it.
-namespace torch::dynamo::autograd {
-class CompiledNodeArgs;
-}
-
 namespace lg::torch_bridge {
 namespace {
 
@@ -32,10 +28,14 @@ namespace ag = ::torch::autograd;
 
 // Whether a gradient breaks the contract: a dense one whose dims are not in channels-last
 // order. An expanded gradient (`y.sum().backward()` hands every element the same 1) has no
-// layout to keep, and an ambiguous one (C == 1, or H == W == 1) keeps both.
+// layout to keep, and an ambiguous one (C == 1, or H == W == 1) keeps both. A channels-last
+// contiguous one passes whatever the stride of a size-1 dim (the gradient of a squeeze(0)
+// comes back as unsqueeze(0), whose batch stride need not suggest channels-last).
 bool breaks_contract(const at::Tensor& grad, size_t rank, int64_t min_bytes) {
-  return classify(grad) == Class::Other && grad.dim() == static_cast<int64_t>(rank) &&
-         grad.is_non_overlapping_and_dense() && static_cast<int64_t>(grad.nbytes()) >= min_bytes;
+  if (classify(grad) != Class::Other || grad.dim() != static_cast<int64_t>(rank) ||
+      !grad.is_non_overlapping_and_dense() || static_cast<int64_t>(grad.nbytes()) < min_bytes)
+    return false;
+  return !grad.is_contiguous(rank == 5 ? c10::MemoryFormat::ChannelsLast3d : c10::MemoryFormat::ChannelsLast);
 }
 
 // Where a gradient was made: the backward op, its node (as the node was running then).
@@ -58,9 +58,12 @@ struct MadeRing {
   // its input, reported, and then computes the gradient from it).
   std::pair<uint64_t, int64_t> reported_node{0, -1};
 
+  // The newest note of the tensor: an op that changed it in place later made it last.
   const Made* find(const c10::TensorImpl* impl) const {
-    for (const std::optional<Made>& m : made)
+    for (size_t i = 1; i <= kSize; ++i) {
+      const std::optional<Made>& m = made[(next + kSize - i) % kSize];
       if (m && m->tensor._unsafe_get_target() == impl && !m->tensor.expired()) return &*m;
+    }
     return nullptr;
   }
 };
@@ -83,9 +86,15 @@ class ChannelsLastGradients final : public ag::FunctionPreHook {
     return grads;
   }
 
-  // Compiled autograd (torch 2) asks each hook of a node it compiles to trace itself; this one
-  // is left out of the compiled graph instead of failing it (docs/torch.md, "What it sees").
-  void compiled_args(::torch::dynamo::autograd::CompiledNodeArgs&) const {}
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  // Compiled autograd (torch 2.2 on) asks each hook of a node it compiles to trace itself; this
+  // one is left out of the compiled graph instead of failing it (docs/torch.md, "What it
+  // sees"). The base's method was not const at first, and const later: one of these overrides
+  // it, the other is an overload nothing calls. The type is named where both versions declare
+  // it (torch::autograd, itself or by a using-declaration).
+  void compiled_args(::torch::autograd::CompiledNodeArgs&) const {}
+  void compiled_args(::torch::autograd::CompiledNodeArgs&) {}
+#endif
 
  private:
   struct Expected {
@@ -96,7 +105,9 @@ class ChannelsLastGradients final : public ag::FunctionPreHook {
   void check(const Expected& e, const at::Tensor& grad) const {
     const guard::Mode mode = lg::torch::mode();  // with a mode carried to this thread
     if (mode == guard::Mode::Off) return;
-    if (!breaks_contract(grad, e.forward_output.sizes.size(), guard::detail::current_options().min_bytes)) return;
+    const guard::Options& options = guard::detail::current_options();
+    // Hooks outlive the setting that made them: a graph kept alive checks only while it holds.
+    if (!options.grad_format || !breaks_contract(grad, e.forward_output.sizes.size(), options.min_bytes)) return;
     static const std::string op = "autograd::grad_format";
     static const uint32_t op_index = guard::detail::foreign_op_index(op);
     const Tensor stand_ins[] = {e.forward_output.stand_in(), stand_in(grad)};
@@ -135,8 +146,9 @@ class ChannelsLastGradients final : public ag::FunctionPreHook {
     }
     return text +
            ": its grad_input lost the layout of its forward input, and the ops of this node convert it back "
-           "or run on the slow path. Return gradients in their input's layout "
-           "(grad.contiguous(memory_format=torch.channels_last))";
+           "or run on the slow path. A custom backward should return gradients in their input's layout "
+           "(grad.contiguous(memory_format=torch.channels_last)); for PyTorch's own (a global average pool's "
+           "MeanBackward1), docs/torch.md, \"Losses found\", names replacements that keep it";
   }
 
   ag::Node& node_;
@@ -187,9 +199,14 @@ void watch_output_gradients(const Operands& outputs, int64_t first_node, int64_t
 }
 
 void watch_input_gradients(const Operands& inputs) {
-  for (const at::Tensor* t : inputs)
-    if (classify(*t) == Class::ChannelsLast)
-      if (ag::Node* node = t->grad_fn().get()) watch(*t, *node);
+  const uint64_t thread = at::RecordFunction::currentThreadId();
+  for (const at::Tensor* t : inputs) {
+    if (classify(*t) != Class::ChannelsLast) continue;
+    ag::Node* node = t->grad_fn().get();
+    // Only this thread's nodes: another thread may be adding to the same node's hooks (the
+    // replicas of nn.DataParallel share their inputs' Scatter node) or running them.
+    if (node != nullptr && node->thread_id() == thread) watch(*t, *node);
+  }
 }
 
 }  // namespace lg::torch_bridge

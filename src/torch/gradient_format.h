@@ -18,8 +18,8 @@ namespace lg::torch_bridge {
 // pass hands it to that node (a pre-hook on the node, which owns it).
 void watch_output_gradients(const Operands& outputs, int64_t first_node, int64_t end_node);
 
-// Before a user-level call with gradients on: each channels-last input that has a grad_fn,
-// whichever call made it, gets its gradient checked the same way. This reaches the nodes that
+// Before a user-level call with gradients on: each channels-last input whose grad_fn this
+// thread made, whichever call made it, gets its gradient checked the same way. This reaches the nodes that
 // no seen call made: those of in-place ops and views, which pass the bridge's key by
 // (`nn.ReLU(inplace=True)`), and those of custom autograd.Functions.
 void watch_input_gradients(const Operands& inputs);

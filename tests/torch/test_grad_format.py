@@ -156,6 +156,30 @@ class GradFormat(unittest.TestCase):
     def test_a_channels_last_model_with_a_kept_gradient_reports_nothing(self):
         self.assertEqual(step(channels_last_net(HEADS[2][1])), [])
 
+    def test_a_channels_last_gradient_with_any_batch_stride_passes(self):
+        # Batch 1, squeezed: the gradient comes back through unsqueeze(0), whose batch stride
+        # (8) is not what channels-last suggests, though its elements lie in channels-last order.
+        hwc = torch.randn(6, 6, 8, device=DEVICE).permute(2, 0, 1)
+        net = channels_last_net(lambda y: (y.squeeze(0) * hwc).sum())
+        seen = []
+        lgt.clear_report()
+        with lgt.guard("record"):
+            y = net.relu(net.conv(image(1, 8, 6, 6)))
+            y.register_hook(lambda g: seen.append(g.stride()))
+            net.head(y).backward()
+        self.assertEqual(seen, [(8, 1, 48, 8)])
+        self.assertEqual(lgt.report()["violations"], [])
+
+    def test_hooks_made_under_the_option_are_quiet_once_it_is_off(self):
+        net = channels_last_net(custom_function_head)
+        with lgt.guard("record"):
+            loss = net(image(2, 8, 6, 6)).sum()  # hooked while the option is on
+        lgt.set_options(SETTINGS)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            loss.backward()
+        self.assertEqual(lgt.report()["violations"], [])
+
 
 if __name__ == "__main__":
     lg_unittest.main()

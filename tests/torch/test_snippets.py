@@ -96,7 +96,8 @@ class Record(unittest.TestCase):
                     self.assertNotIn("forward_call", v)
                     with self.assertRaises(lgt.LayoutViolationError) as raised, lgt.guard("throw"):
                         s.run()
-                    self.assertIn("made by: a forward call not kept (LAYOUTGUARD_OPTIONS forward_calls=1", str(raised.exception))
+                    self.assertIn("made by: a forward call whose line was not kept (LAYOUTGUARD_OPTIONS forward_calls=1 keeps it)",
+                                  str(raised.exception))
 
                     lgt.set_options(f"{settings}:forward_calls=1" if settings else "forward_calls=1")
                     lgt.clear_report()

@@ -2,6 +2,7 @@
 #include "torch/gradient_format.h"
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -187,26 +188,30 @@ void note_gradients_made(const Operands& outputs, std::string_view op, bool repo
   }
 }
 
-void watch_output_gradients(const Operands& outputs, int64_t first_node, int64_t end_node) {
+namespace {
+
+// Hooks the nodes of `tensors` that are channels-last, made by this thread, and numbered in
+// [first_node, end_node). Only this thread's: another thread may be adding to the same node's
+// hooks (the replicas of nn.DataParallel share their inputs' Scatter node) or running them.
+void watch_made_in(const Operands& tensors, int64_t first_node, int64_t end_node) {
   const uint64_t thread = at::RecordFunction::currentThreadId();
-  for (const at::Tensor* t : outputs) {
+  for (const at::Tensor* t : tensors) {
     if (classify(*t) != Class::ChannelsLast) continue;
     ag::Node* node = t->grad_fn().get();
-    if (node == nullptr) continue;
+    if (node == nullptr || node->thread_id() != thread) continue;
     const auto nr = static_cast<int64_t>(node->sequence_nr());
-    if (nr >= first_node && nr < end_node && node->thread_id() == thread) watch(*t, *node);  // made by this call
+    if (nr >= first_node && nr < end_node) watch(*t, *node);
   }
 }
 
+}  // namespace
+
+void watch_output_gradients(const Operands& outputs, int64_t first_node, int64_t end_node) {
+  watch_made_in(outputs, first_node, end_node);  // the nodes this call made
+}
+
 void watch_input_gradients(const Operands& inputs) {
-  const uint64_t thread = at::RecordFunction::currentThreadId();
-  for (const at::Tensor* t : inputs) {
-    if (classify(*t) != Class::ChannelsLast) continue;
-    ag::Node* node = t->grad_fn().get();
-    // Only this thread's nodes: another thread may be adding to the same node's hooks (the
-    // replicas of nn.DataParallel share their inputs' Scatter node) or running them.
-    if (node != nullptr && node->thread_id() == thread) watch(*t, *node);
-  }
+  watch_made_in(inputs, 0, std::numeric_limits<int64_t>::max());  // whichever call made them
 }
 
 }  // namespace lg::torch_bridge

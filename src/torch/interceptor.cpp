@@ -353,8 +353,8 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
     foreign.autograd_node = node->name;
     foreign.forward_call = node->forward_call;
   }
-  foreign.locate = g_locator.load(std::memory_order_acquire);
-  foreign.raise = g_raiser.load(std::memory_order_acquire);
+  foreign.locate = current_locator();
+  foreign.raise = current_raiser();
   foreign.counts_call = counts_call;
   foreign.element = element;
   if (guard::detail::after_foreign_op(call, mode, p.op_index, foreign)) t_reported = true;
@@ -481,7 +481,7 @@ bool shadow_compares(const OpEntry& p, const CallPolicy& before) {
   if (node) text += "\n  autograd node: " + node->name + " (a backward op)";
   if (node && !node->forward_call.empty()) text += "\n  made by the forward call at: " + node->forward_call;
   std::string location, stack;
-  if (const torch::Locator locate = g_locator.load(std::memory_order_acquire)) locate(location, stack);
+  if (const torch::Locator locate = current_locator()) locate(location, stack);
   if (!location.empty()) text += "\n  at: " + location;
   text += "\n  allow=" + p.name + " in LAYOUTGUARD_OPTIONS leaves the op out of the comparison\n";
   if (stack.empty() && guard::detail::current_options().backtrace) stack = guard::detail::capture_backtrace();

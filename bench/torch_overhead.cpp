@@ -6,7 +6,8 @@
 // With --instructions it times nothing: under callgrind (scripts/torch-instructions) it dumps
 // the instructions of N calls per way, exact and repeatable where the VM's clock is not, and
 // of a small CNN's training step (conv, batch norm, relu, a residual add, pooling, a linear
-// layer, backward, SGD; channels_last, 2x8x16x16), where most ATen calls are nested ones.
+// layer, backward, SGD; channels_last, 2x8x16x16), where most ATen calls are nested ones, also
+// recording with option forward_calls=1.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -126,17 +127,26 @@ int count_instructions(int calls) {
   // by N instead of the call count.
   SmallNet net;
   const int steps = 10;
-  for (int way = 0; way < 3; ++way) {
+  const auto count_steps = [&](int way, const std::string& name) {
     in_way(way, [&] {
-      net.step();
-      CALLGRIND_TOGGLE_COLLECT;
-      for (int i = 0; i < steps; ++i) net.step();
+      // The first step, uncounted, from the same line as the rest: with forward_calls=1 each
+      // distinct stack is named once, and a step called from another line has other stacks.
+      for (int i = 0; i <= steps; ++i) {
+        if (i == 1) CALLGRIND_TOGGLE_COLLECT;
+        net.step();
+      }
       CALLGRIND_TOGGLE_COLLECT;
       return 0;
     });
-    const std::string name = std::string("CNN training step ") + kWays[way] + " /" + std::to_string(steps);
-    CALLGRIND_DUMP_STATS_AT(name.c_str());
-  }
+    const std::string dump = "CNN training step " + name + " /" + std::to_string(steps);
+    CALLGRIND_DUMP_STATS_AT(dump.c_str());
+  };
+  for (int way = 0; way < 3; ++way) count_steps(way, kWays[way]);
+  // Option forward_calls in a C++ program: each forward call that makes nodes keeps its stack.
+  const lg::guard::Options before = lg::guard::options();
+  lg::guard::set_options_keeping_mode("forward_calls=1");
+  count_steps(2, "record forward_calls=1");
+  lg::guard::set_options(before);
   return 0;
 #else
   (void)calls;

@@ -145,7 +145,10 @@ using Locator = void (*)(std::string& source_location, std::string& stack);
 void set_locator(Locator locate);
 // The user's innermost source line ("model.py:42 in forward") alone, for option forward_calls:
 // asked after each user-level call that made autograd nodes, so it must be cheap; leave it
-// empty when unknown (default: none, so that C++ programs name a node's forward module only).
+// empty when unknown. The default keeps the C++ stack's return addresses and names the
+// program's innermost frame outside libtorch and layoutguard only when a report shows it
+// ("app.cpp:42 in Net::forward", which needs the program's debug information for the line);
+// nullptr keeps none.
 using CallSiteFinder = void (*)(std::string& call_site);
 void set_call_site_finder(CallSiteFinder find);
 

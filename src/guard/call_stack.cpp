@@ -14,18 +14,6 @@ namespace {
 
 constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
 
-// name without its trailing parameter list: "ns::f(int, g(x))" -> "ns::f".
-std::string_view without_parameters(std::string_view name) {
-  if (const size_t close = name.rfind(')'); close != std::string_view::npos) {
-    int depth = 0;
-    for (size_t i = close + 1; i-- > 0;) {
-      depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
-      if (depth == 0) return name.substr(0, i);
-    }
-  }
-  return name;
-}
-
 // Whether a frame belongs to the guard, the dispatcher or the audit's hook: those lead every
 // trace and say nothing about the caller's code. Matched by name, because how many there are
 // depends on the mode (warn/record go through a callback of the records table) and on
@@ -59,6 +47,17 @@ size_t first_user_frame(const boost::stacktrace::stacktrace& trace) {
 }
 
 }  // namespace
+
+std::string_view without_parameters(std::string_view name) {
+  if (const size_t close = name.rfind(')'); close != std::string_view::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+      if (depth == 0) return name.substr(0, i);
+    }
+  }
+  return name;
+}
 
 std::string capture_backtrace() {
   const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lg::guard::detail {
+
+// A demangled function name without its trailing parameter list: "ns::f(int, g(x))" -> "ns::f".
+std::string_view without_parameters(std::string_view name);
 
 // "N# function at file:line" lines, from the op call outwards (at most 64 frames): the stack
 // trace of a violation.

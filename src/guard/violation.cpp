@@ -63,10 +63,9 @@ std::string format_violation(const ViolationInfo& v) {
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
   if (!v.autograd_node.empty()) {
     text += "\n  autograd node: " + v.autograd_node + " (a backward op)";
-    // A Python program (it has a source line) can keep the line; a C++ one has none to keep.
     if (!v.forward_call.empty())
       text += "\n  made by the forward call at: " + v.forward_call;
-    else if (!v.source_location.empty())
+    else
       text += "\n  made by: a forward call whose line was not kept (LAYOUTGUARD_OPTIONS forward_calls=1 keeps it)";
   }
   if (v.element)

@@ -20,6 +20,7 @@
 #include "dispatch/dispatcher.h"
 #include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
+#include "torch/native_call_site.h"
 
 namespace lg::torch_bridge {
 namespace {
@@ -286,7 +287,8 @@ void note_forward_call(int64_t first_node, int64_t end_node, std::string_view ca
 
 std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr) {
   const std::shared_ptr<ThreadLog> log = log_of(forward_thread_id);
-  return log ? log->site_of(static_cast<uint64_t>(sequence_nr)) : std::string();
+  std::string site = log ? log->site_of(static_cast<uint64_t>(sequence_nr)) : std::string();
+  return is_native_call_site(site) ? describe_native_call_site(site) : site;
 }
 
 }  // namespace lg::torch_bridge

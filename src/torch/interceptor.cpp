@@ -45,6 +45,7 @@
 #include "torch/gradient_format.h"
 #include "torch/package_hooks.h"
 #include "torch/intercepted_call.h"
+#include "torch/native_call_site.h"
 #include "torch/op_table.h"
 #include "torch/shadow_run.h"
 #include "torch/stand_in.h"
@@ -199,7 +200,8 @@ guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
 std::atomic<torch::Locator> g_locator{nullptr};
-std::atomic<torch::CallSiteFinder> g_call_site_finder{nullptr};
+// A C++ program's stack until the Python package sets its finder.
+std::atomic<torch::CallSiteFinder> g_call_site_finder{&capture_native_call_site};
 std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};
 std::atomic<torch::ConfigRaiser> g_config_raiser{nullptr};
 

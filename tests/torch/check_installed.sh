@@ -12,7 +12,8 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do torch_flags+=(-isystem "$1"); shift
 for dir in "$@"; do torch_flags+=(-L"$dir" -Wl,-rpath,"$dir"); done
 source "$source_dir/tests/consumer/stage_install.sh"
 stage_install "$build_root" layoutguard-torch
-c++ -std=c++20 "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]}" -ltorch_cpu -lc10 \
+# -g: the app checks that a forward call is named by its line, from its debug information.
+c++ -std=c++20 -g "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]}" -ltorch_cpu -lc10 \
   -o "$stage/cpp_app"
 LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0 "$stage/cpp_app" | tail -n 1
 

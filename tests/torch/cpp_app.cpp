@@ -49,6 +49,13 @@ const lg::guard::ViolationRecord* find(const lg::guard::Report& r, const std::st
   return nullptr;
 }
 
+// A forward call in a function of the app's own, not inlined into main, for option
+// forward_calls: `line` is the line of the call, which a report of its backward op names.
+[[gnu::noinline]] at::Tensor sorted_along_channels(const at::Tensor& x, int& line) {
+  line = __LINE__ + 1;
+  return std::get<0>(at::sort(x, 1));
+}
+
 // Whether f throws an E whose message contains `text`.
 template <typename E, typename F>
 bool refuses(F f, const std::string& text) {
@@ -176,6 +183,37 @@ int main(int argc, char** argv) {
   expect(sorted != nullptr, "backward: sort's backward reported");
   expect(sorted && sorted->first.autograd_node == "SortBackward0", "backward: names the autograd node");
   expect(find(r, "aten::sort") == nullptr, "backward: the forward is not reported");
+  expect(sorted && sorted->first.forward_call.empty(), "backward: no forward call kept without forward_calls=1");
+
+  // forward_calls=1 in a C++ program: the node's forward call is the app's innermost frame
+  // outside libtorch and layoutguard, named from its debug information when reported.
+  {
+    const lg::guard::Options before = lg::guard::options();
+    lg::guard::set_options_keeping_mode("forward_calls=1:summary=0");
+    lg::guard::clear_report();
+    int line = 0;
+    at::Tensor z = sorted_along_channels(channels_last_image(), line);
+    z.backward(torch::randn_like(z).contiguous(at::MemoryFormat::ChannelsLast));
+    const lg::guard::Report kept = lg::guard::report();
+    const lg::guard::ViolationRecord* named = find(kept, "aten::value_selecting_reduction_backward");
+    // The debug information names a function of an anonymous namespace without it.
+    const std::string site = "cpp_app.cpp:" + std::to_string(line) + " in ";
+    expect(named && named->first.forward_call.find(site) != std::string::npos &&
+               named->first.forward_call.ends_with("sorted_along_channels"),
+           "forward_calls: sort's backward names the C++ forward call " + site +
+               (named ? " (got '" + named->first.forward_call + "')" : std::string()));
+    std::string dump;
+    try {
+      lg::torch::Scope throwing(lg::guard::Mode::Throw);
+      at::Tensor w = sorted_along_channels(channels_last_image(), line);
+      w.backward(torch::randn_like(w).contiguous(at::MemoryFormat::ChannelsLast));
+    } catch (const lg::LayoutViolation& e) {
+      dump = e.what();
+    }
+    expect(dump.find("made by the forward call at: ") != std::string::npos && dump.find(site) != std::string::npos,
+           "forward_calls: the throw's dump names the C++ forward call");
+    lg::guard::set_options(before);
+  }
 
   // Double backward (a gradient penalty): a BackwardOrigin whose pass builds a graph has the
   // nodes that pass makes reported in the module of the node that made them.

@@ -1,0 +1,244 @@
+// The C++ caller of a forward op (see native_call_site.h).
+#include "torch/native_call_site.h"
+
+#include <backtrace.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "guard/call_stack.h"
+
+namespace lg::torch_bridge {
+namespace {
+
+// A Python line starts with its file name, never with this byte.
+constexpr char kMarker = '\x01';
+// Unwinding costs about a thousand instructions per frame. It stops a few frames past the
+// first one in the program's own objects, which may still be a library's template or inline
+// function instantiated there (std::function's invoker, torch::nn::AnyModule's forward), and
+// at most this deep.
+constexpr int kMaxFrames = 48;
+constexpr int kFramesPastLibraries = 8;
+constexpr size_t kMaxNamed = 4096;
+
+// The loaded objects' code ranges, and whether each is one whose frames are never the
+// program's: libtorch, libc10, layoutguard's, the C and C++ runtimes. Read from the loader
+// once, and again when a frame lies outside them all (a library loaded since): dladdr would
+// search an object's symbol table at every frame.
+class Objects {
+ public:
+  struct Object {
+    uintptr_t start = 0, end = 0, base = 0;
+    bool library = false;
+    std::string name;  // the file's base name
+  };
+
+  // The object holding `pc`; none for code that no object holds (a JIT's).
+  std::optional<Object> find(uintptr_t pc) {
+    {
+      std::shared_lock lock(mutex_);
+      if (const Object* o = lookup(pc)) return *o;
+    }
+    std::unique_lock lock(mutex_);
+    if (lookup(pc) == nullptr) rescan();
+    if (const Object* o = lookup(pc)) return *o;
+    return std::nullopt;
+  }
+
+  bool in_library(uintptr_t pc) {
+    {
+      std::shared_lock lock(mutex_);
+      if (const Object* o = lookup(pc)) return o->library;
+    }
+    const std::optional<Object> o = find(pc);
+    return o && o->library;
+  }
+
+ private:
+  const Object* lookup(uintptr_t pc) const {
+    auto after = std::upper_bound(objects_.begin(), objects_.end(), pc,
+                                  [](uintptr_t p, const Object& o) { return p < o.start; });
+    if (after == objects_.begin() || pc >= std::prev(after)->end) return nullptr;
+    return &*std::prev(after);
+  }
+
+  static bool library_name(std::string_view name) {
+    for (const std::string_view prefix : {"libtorch", "libc10", "liblayoutguard", "libstdc++", "libgcc_s", "libc.so"})
+      if (name.starts_with(prefix)) return true;
+    return false;
+  }
+
+  static std::string base_name(const char* path) {
+    const char* slash = std::strrchr(path, '/');
+    return slash != nullptr ? slash + 1 : path;
+  }
+
+  static std::string program_name() {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) return "the program";
+    path[n] = '\0';
+    return base_name(path);
+  }
+
+  static int add_object(dl_phdr_info* info, size_t, void* data) {
+    auto* objects = static_cast<std::vector<Object>*>(data);
+    // The loader names the main program "".
+    const std::string name =
+        info->dlpi_name != nullptr && info->dlpi_name[0] != '\0' ? base_name(info->dlpi_name) : program_name();
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+      const ElfW(Phdr)& h = info->dlpi_phdr[i];
+      if (h.p_type != PT_LOAD || (h.p_flags & PF_X) == 0) continue;
+      const uintptr_t start = info->dlpi_addr + h.p_vaddr;
+      objects->push_back({start, start + h.p_memsz, info->dlpi_addr, library_name(name), name});
+    }
+    return 0;
+  }
+
+  void rescan() {
+    objects_.clear();
+    dl_iterate_phdr(&add_object, &objects_);
+    std::sort(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.start < b.start; });
+  }
+
+  std::shared_mutex mutex_;
+  std::vector<Object> objects_;
+};
+
+Objects& objects() {
+  static auto* o = new Objects();  // reports may come during exit
+  return *o;
+}
+
+// libbacktrace reads each object's debug information once, at the first frame it names there;
+// a state is never freed (libbacktrace has no way to), so there is one for the process.
+backtrace_state* state() {
+  static backtrace_state* s = backtrace_create_state(nullptr, /*threaded=*/1, nullptr, nullptr);
+  return s;
+}
+
+void ignore_error(void*, const char*, int) {}
+
+struct Captured {
+  std::string* site;
+  int frames = 0;
+  int past_libraries = 0;  // frames kept since the first one outside the libraries
+};
+
+int append_pc(void* data, uintptr_t pc) {
+  auto* c = static_cast<Captured*>(data);
+  c->site->append(reinterpret_cast<const char*>(&pc), sizeof pc);
+  if (c->past_libraries > 0 || !objects().in_library(pc)) ++c->past_libraries;
+  return ++c->frames >= kMaxFrames || c->past_libraries >= kFramesPastLibraries ? 1 : 0;
+}
+
+std::string demangled(const char* name) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
+  return status == 0 && d ? std::string(d.get()) : std::string(name);
+}
+
+// "at::Tensor app::run<float>(int)" -> "app::run<float>": no parameters, no return type (the
+// last space outside brackets; "(anonymous namespace)" and lambdas hold spaces of their own).
+std::string qualified_name(const std::string& name) {
+  const std::string_view function = guard::detail::without_parameters(name);
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < function.size(); ++i) {
+    const char c = function[i];
+    depth += (c == '<' || c == '(' || c == '{') ? 1 : (c == '>' || c == ')' || c == '}') ? -1 : 0;
+    if (c == ' ' && depth == 0) start = i + 1;
+  }
+  return std::string(function.substr(start));
+}
+
+// Code of PyTorch, the standard library or layoutguard, inlined into the program's own.
+bool library_function(const std::string& qualified) {
+  for (const char* ns : {"at::", "c10::", "torch::", "std::", "__gnu_cxx::", "lg::", "boost::"})
+    if (qualified.starts_with(ns)) return true;
+  return false;
+}
+
+// The first of a frame's functions, inlined ones first, that is the program's.
+struct FrameSearch {
+  std::string found;
+  int named = 0;  // entries whose function the debug information names
+};
+
+int take_program_entry(void* data, uintptr_t, const char* file, int line, const char* function) {
+  auto* search = static_cast<FrameSearch*>(data);
+  if (function == nullptr) return 0;  // no debug information here: the caller falls back
+  ++search->named;
+  const std::string name = qualified_name(demangled(function));
+  if (library_function(name)) return 0;
+  search->found = file != nullptr ? std::string(file) + ":" + std::to_string(line) + " in " + name : name;
+  return 1;
+}
+
+// The program's frame at `pc`, "" when it is not the program's.
+std::string program_frame(uintptr_t pc) {
+  const std::optional<Objects::Object> object = objects().find(pc);
+  if (!object || object->library) return {};
+  FrameSearch search;
+  backtrace_pcinfo(state(), pc, &take_program_entry, &ignore_error, &search);
+  if (!search.found.empty()) return search.found;
+  // Debug information named the frame's functions, all of them the libraries' (at::conv2d
+  // inlined into one of theirs): not the program's.
+  if (search.named > 0) return {};
+  // No debug information: the exported symbol's name, if any (dladdr searches the object's
+  // symbol table; once per distinct stack).
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_sname != nullptr) {
+    const std::string name = qualified_name(demangled(info.dli_sname));
+    if (library_function(name)) return {};
+    return name + " in " + object->name;
+  }
+  // An offset that addr2line -e OBJECT reads.
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%zx", static_cast<size_t>(pc - object->base));
+  return object->name + offset + " (no debug information)";
+}
+
+std::string name_first_program_frame(std::string_view site) {
+  for (size_t at = 1; at + sizeof(uintptr_t) <= site.size(); at += sizeof(uintptr_t)) {
+    uintptr_t pc = 0;
+    std::memcpy(&pc, site.data() + at, sizeof pc);
+    if (std::string frame = program_frame(pc); !frame.empty()) return frame;
+  }
+  return {};
+}
+
+}  // namespace
+
+void capture_native_call_site(std::string& site) {
+  site.reserve(1 + kMaxFrames * sizeof(uintptr_t));
+  site.push_back(kMarker);
+  Captured captured{&site};
+  backtrace_simple(state(), /*skip=*/1, &append_pc, &ignore_error, &captured);
+}
+
+bool is_native_call_site(std::string_view site) { return !site.empty() && site.front() == kMarker; }
+
+std::string describe_native_call_site(std::string_view site) {
+  static std::mutex mutex;
+  static auto* named = new std::unordered_map<std::string, std::string>();  // reports may come during exit
+  std::lock_guard lock(mutex);
+  if (auto it = named->find(std::string(site)); it != named->end()) return it->second;
+  if (named->size() >= kMaxNamed) named->clear();
+  return named->emplace(std::string(site), name_first_program_frame(site)).first->second;
+}
+
+}  // namespace lg::torch_bridge

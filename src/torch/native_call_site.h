@@ -1,0 +1,25 @@
+// Where a C++ program called a forward op, for option forward_calls where no Python frame says
+// it (a libtorch app): the caller's innermost frame outside libtorch and layoutguard.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lg::torch_bridge {
+
+// Appends the calling thread's return addresses to `site`, in a form only the functions below
+// read: a few microseconds of unwinding per call, and nothing is named until a report asks.
+// Called after each user-level call that made autograd nodes, with the option on.
+void capture_native_call_site(std::string& site);
+
+// Whether `site` came from capture_native_call_site (a Python line never does).
+bool is_native_call_site(std::string_view site);
+
+// The captured stack's first frame that is the program's own, as a Python line reads
+// ("app.cpp:42 in Net::forward"; "Net::forward in app" without debug information): frames in
+// libtorch, libc10 and layoutguard's libraries are skipped, and so are functions of namespaces
+// at, c10, torch, std and lg that the compiler inlined into the program's code (at::conv2d).
+// "" when no frame is the program's. Each distinct stack is named once.
+std::string describe_native_call_site(std::string_view site);
+
+}  // namespace lg::torch_bridge

@@ -16,9 +16,11 @@ void capture_native_call_site(std::string& site);
 bool is_native_call_site(std::string_view site);
 
 // The captured stack's first frame that is the program's own, as a Python line reads
-// ("app.cpp:42 in Net::forward"; "Net::forward in app" without debug information): frames in
-// libtorch, libc10 and layoutguard's libraries are skipped, and so are functions of namespaces
-// at, c10, torch, std and lg that the compiler inlined into the program's code (at::conv2d).
+// ("app.cpp:42 in Net::forward"; without debug information "Net::forward in app" for an
+// exported function, else "app+0x8e7f (no debug information)", an offset addr2line reads).
+// Frames in libtorch, libc10, layoutguard's libraries and the C and C++ runtimes are skipped,
+// and so are functions of namespaces at, c10, torch, std and lg that the compiler inlined into
+// the program's code (at::conv2d).
 // "" when no frame is the program's. Each distinct stack is named once.
 std::string describe_native_call_site(std::string_view site);
 

@@ -85,14 +85,6 @@ uint8_t element_lists_of(const c10::FunctionSchema& schema) {
   return lists;
 }
 
-// Whether no argument of the op is a tensor (empty, zeros, randn, arange...): such an op cannot
-// lose a format it was never given, at any depth.
-bool takes_no_tensor(const c10::FunctionSchema& schema) {
-  for (const c10::Argument& a : schema.arguments())
-    if (is_tensor_like(a.type())) return false;
-  return true;
-}
-
 // Whether every result aliases `self` and no other argument: views and in-place ops of their
 // first argument (detach, view, add_), not out= ops, whose `out` may be resized.
 bool results_alias_self_only(const c10::FunctionSchema& schema) {
@@ -125,6 +117,13 @@ bool writes_self_in_place_only(const c10::FunctionSchema& schema) {
 }
 
 }  // namespace
+
+// Such an op cannot lose a format it was never given, at any depth.
+bool takes_no_tensor(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments())
+    if (is_tensor_like(a.type())) return false;
+  return true;
+}
 
 AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
   AtenPolicy p;

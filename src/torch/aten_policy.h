@@ -58,4 +58,7 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema);
 // tensor lists copied into the fallback's stack and out again.
 bool passes_by_key(const c10::OperatorHandle& op);
 
+// Whether no argument of the op is a tensor (empty, zeros, randn, arange...).
+bool takes_no_tensor(const c10::FunctionSchema& schema);
+
 }  // namespace lg::torch_bridge

@@ -11,6 +11,11 @@ namespace lg::torch_bridge {
 // bridge is built against, and refuses to load into, one torch version only.
 constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
+// Option forward_calls: the key on which the calls that pass kKey by (views and in-place ops,
+// which make autograd nodes too) note where the user made them. The free key next below kKey,
+// still above autograd; included per thread only while the option is on (passing_calls.h).
+constexpr c10::DispatchKey kPassingKey = c10::DispatchKey::TESTING_ONLY_GenericWrapper;
+
 // The keys a call runs through after the bridge's.
 inline c10::DispatchKeySet keys_below(c10::DispatchKeySet keys) {
   static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kKey);

@@ -136,4 +136,8 @@ class InterceptedCall {
 // Runs and checks one call on the calling thread, in the thread's mode (interceptor.cpp).
 void intercept(InterceptedCall& call);
 
+// Whether an intercepted call runs on this thread now: a call that passes the key by is then
+// one of its nested calls, not the user's.
+bool inside_intercepted_call();
+
 }  // namespace lg::torch_bridge

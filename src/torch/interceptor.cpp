@@ -44,6 +44,7 @@
 #include "torch/forward_sites.h"
 #include "torch/gradient_format.h"
 #include "torch/package_hooks.h"
+#include "torch/passing_calls.h"
 #include "torch/intercepted_call.h"
 #include "torch/native_call_site.h"
 #include "torch/op_table.h"
@@ -642,16 +643,20 @@ void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::
 // are half of all ATen calls (aten::empty alone a quarter, detach, view, add_, relu_), nearly
 // all of the tensorless ones made inside other ops' kernels, where the fallback could only
 // box them and run them on. Ops registered later (another library's) go through the fallback,
-// which finds nothing to check in them.
-void pass_ops_by_key(c10::Dispatcher& d) {
+// which finds nothing to check in them. Returns those that take a tensor, the ones that may
+// make autograd nodes (passing_calls.h).
+std::vector<std::string> pass_ops_by_key(c10::Dispatcher& d) {
   static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kKey, __FILE__, __LINE__);
+  std::vector<std::string> with_tensors;
   for (const c10::OperatorName& name : d.getAllOpNames()) {
     if (name.name.rfind("aten::", 0) != 0) continue;
     const auto op = d.findSchema(name);
     if (!op || !passes_by_key(*op)) continue;
-    const std::string qualified = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    std::string qualified = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
     aten->impl(qualified.c_str(), ::torch::CppFunction::makeFallthrough());
+    if (!takes_no_tensor(op->schema())) with_tensors.push_back(std::move(qualified));
   }
+  return with_tensors;
 }
 
 // A bad LAYOUTGUARD_TORCH_UNBOXED, as its ConfigError's text: read once, when the bridge first
@@ -689,7 +694,7 @@ void register_once() {
       // Never destroyed: the registration must outlive every op of the process.
       static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
       library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept_boxed>());
-      pass_ops_by_key(d);
+      register_passing_calls(d, pass_ops_by_key(d));
       if (unboxed) register_unboxed_ops();
     }
     keep_forward_sites();
@@ -790,8 +795,10 @@ LG_STATE_BY_REFERENCE void check_watching_nodes(InterceptedCall& call, ThreadSta
     else
       watch_output_gradients(out, first_node, end_node);
   }
-  if (!s.forward_calls || end_node == first_node || inside_node()) return;
-  const torch::CallSiteFinder find = g_call_site_finder.load(std::memory_order_acquire);
+  if (!s.forward_calls) return;
+  watch_passing_calls();
+  if (end_node == first_node || inside_node()) return;
+  const torch::CallSiteFinder find = current_call_site_finder();
   if (find == nullptr) return;
   std::string site;
   find(site);
@@ -823,6 +830,9 @@ void intercept(InterceptedCall& call) {
 
 torch::Locator current_locator() { return g_locator.load(std::memory_order_acquire); }
 torch::Raiser current_raiser() { return g_raiser.load(std::memory_order_acquire); }
+torch::CallSiteFinder current_call_site_finder() { return g_call_site_finder.load(std::memory_order_acquire); }
+
+bool inside_intercepted_call() { return lg::detail::thread_local_ref(t_state).depth > 0; }
 
 }  // namespace lg::torch_bridge
 

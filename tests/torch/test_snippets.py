@@ -112,6 +112,58 @@ class Record(unittest.TestCase):
             lgt.set_options(settings)
             lgt.clear_report()
 
+    def test_forward_calls_name_the_line_of_an_in_place_op(self):
+        # In-place ops and views pass the bridge's key by, yet make nodes: with forward_calls=1
+        # a loss in such a node's backward names their line too. sigmoid_backward takes the
+        # layout of the contiguous gradient that a mean over H and W hands back.
+        def step():
+            y = image(2, 8, 6, 6) * 2
+            y.sigmoid_()  # the forward call
+            y.mean((2, 3)).sum().backward()
+
+        made_at = f"{step.__code__.co_filename}:{step.__code__.co_firstlineno + 2} in step"
+        settings = os.environ.get("LAYOUTGUARD_OPTIONS", "")
+        try:
+            lgt.clear_report()
+            with lgt.guard("record"):
+                step()
+            found = [v for v in lgt.report()["violations"] if v["op"] == "aten::sigmoid_backward"]
+            if not found:
+                self.assertFalse(REFERENCE_BUILD, "sigmoid_backward loses channels_last on torch 1.13's CPU")
+                self.skipTest(f"sigmoid_backward keeps channels_last on torch {torch.__version__}, {DEVICE}")
+            self.assertNotIn("forward_call", found[0])
+
+            lgt.set_options(f"{settings}:forward_calls=1" if settings else "forward_calls=1")
+            lgt.clear_report()
+            with lgt.guard("record"):
+                step()
+            (v,) = [v for v in lgt.report()["violations"] if v["op"] == "aten::sigmoid_backward"]
+            self.assertEqual(v["forward_call"], made_at)
+        finally:
+            lgt.set_options(settings)
+            lgt.clear_report()
+
+    def test_the_passing_calls_key_leaves_with_the_option(self):
+        # The views and in-place ops go through the bridge only while forward_calls=1 holds: the
+        # first of them after the option is off takes the thread off their key again.
+        def wrapper_key_included():
+            return "GenericWrapper" in repr(torch._C._dispatch_tls_local_include_set())
+
+        settings = os.environ.get("LAYOUTGUARD_OPTIONS", "")
+        x = image(2, 8, 6, 6)
+        try:
+            with lgt.guard("record"):
+                self.assertFalse(wrapper_key_included())
+                lgt.set_options(f"{settings}:forward_calls=1" if settings else "forward_calls=1")
+                y = x * 2
+                self.assertTrue(wrapper_key_included(), "a user-level call with the option on")
+                lgt.set_options(settings)
+                y.sigmoid_()
+                self.assertFalse(wrapper_key_included(), "the first passing call with the option off")
+        finally:
+            lgt.set_options(settings)
+            lgt.clear_report()
+
     def test_the_reports_of_this_build(self):
         """Not an assertion beyond the one above: prints, per snippet, what this torch and
         device do and where the bridge reported it (the table in docs/torch.md)."""

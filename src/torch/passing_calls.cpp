@@ -1,0 +1,78 @@
+// Option forward_calls for the calls that pass the bridge's key by (see passing_calls.h).
+#include "torch/passing_calls.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <ATen/SequenceNumber.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include "guard/runtime.h"
+#include "torch/backward_node.h"
+#include "torch/dispatch_key.h"
+#include "torch/forward_sites.h"
+#include "torch/intercepted_call.h"
+#include "torch/package_hooks.h"
+
+namespace lg::torch_bridge {
+namespace {
+
+// Whether this thread still wants its passing calls noted: switched on, not off, the option on.
+bool noting_wanted() {
+  if (!c10::impl::tls_is_dispatch_key_included(kKey)) return false;
+  const guard::detail::CallSettings settings = guard::detail::current_call_settings();
+  if (settings.mode == guard::Mode::Off) return false;
+  return (settings.options ? *settings.options : guard::detail::current_options()).forward_calls;
+}
+
+// A view or in-place op called by the user: the nodes it made get the user's call site, as a
+// user-level call's do (interceptor.cpp, check_watching_nodes). Inside another op's kernel, or
+// among a backward node's own ops, it is not the user's call.
+void note_passing_call(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kPassingKey);
+  if (!noting_wanted()) {
+    c10::impl::tls_set_dispatch_key_included(kPassingKey, false);
+    op.redispatchBoxed(keys & kBelow, stack);
+    return;
+  }
+  if (inside_intercepted_call() || (in_backward_node() && !in_module_entered_in_node())) {
+    op.redispatchBoxed(keys & kBelow, stack);
+    return;
+  }
+  const int64_t first_node = at::sequence_number::peek();
+  op.redispatchBoxed(keys & kBelow, stack);
+  const int64_t end_node = at::sequence_number::peek();
+  if (end_node == first_node) return;
+  const torch::CallSiteFinder find = current_call_site_finder();
+  if (find == nullptr) return;
+  std::string site;
+  find(site);
+  note_forward_call(first_node, end_node, site);
+}
+
+}  // namespace
+
+void register_passing_calls(c10::Dispatcher& d, const std::vector<std::string>& ops) {
+  if (d.hasBackendFallbackForDispatchKey(kPassingKey)) {
+    std::fprintf(stderr,
+                 "[layoutguard] layoutguard_torch: the dispatch key %s already has a fallback (another copy of "
+                 "liblayoutguard_torch, or another tool); forward_calls=1 names no forward call of views and "
+                 "in-place ops\n",
+                 c10::toString(kPassingKey));
+    return;
+  }
+  // Never destroyed: the registrations must outlive every op of the process.
+  static auto* fallback = new ::torch::Library(::torch::Library::IMPL, "_", kPassingKey, __FILE__, __LINE__);
+  fallback->fallback(::torch::CppFunction::makeFallthrough());
+  static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kPassingKey, __FILE__, __LINE__);
+  for (const std::string& name : ops) aten->impl(name.c_str(), ::torch::CppFunction::makeFromBoxedFunction<&note_passing_call>());
+}
+
+void watch_passing_calls() {
+  if (!c10::impl::tls_is_dispatch_key_included(kPassingKey)) c10::impl::tls_set_dispatch_key_included(kPassingKey, true);
+}
+
+}  // namespace lg::torch_bridge

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,8 +37,8 @@ constexpr size_t kMaxNamed = 4096;
 
 // The loaded objects' code ranges, and whether each is one whose frames are never the
 // program's: libtorch, libc10, layoutguard's, the C and C++ runtimes. Read from the loader
-// once, and again when a frame lies outside them all (a library loaded since): dladdr would
-// search an object's symbol table at every frame.
+// once, and again when a frame lies outside them all and an object was loaded since: dladdr
+// would search an object's symbol table at every frame.
 class Objects {
  public:
   struct Object {
@@ -53,7 +54,7 @@ class Objects {
       if (const Object* o = lookup(pc)) return *o;
     }
     std::unique_lock lock(mutex_);
-    if (lookup(pc) == nullptr) rescan();
+    if (lookup(pc) == nullptr && loads() != scanned_at_loads_) rescan();
     if (const Object* o = lookup(pc)) return *o;
     return std::nullopt;
   }
@@ -108,7 +109,21 @@ class Objects {
     return 0;
   }
 
+  // How many objects the loader has loaded so far (glibc counts them for its callers).
+  static unsigned long long loads() {
+    unsigned long long adds = 0;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t size, void* data) {
+          if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+            *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+          return 1;  // the first object tells
+        },
+        &adds);
+    return adds;
+  }
+
   void rescan() {
+    scanned_at_loads_ = loads();
     objects_.clear();
     dl_iterate_phdr(&add_object, &objects_);
     std::sort(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.start < b.start; });
@@ -116,6 +131,7 @@ class Objects {
 
   std::shared_mutex mutex_;
   std::vector<Object> objects_;
+  unsigned long long scanned_at_loads_ = ~0ULL;  // none yet
 };
 
 Objects& objects() {

@@ -21,6 +21,7 @@
 #include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
 #include "torch/native_call_site.h"
+#include "torch/package_hooks.h"
 
 namespace lg::torch_bridge {
 namespace {
@@ -283,6 +284,15 @@ void note_forward_call(int64_t first_node, int64_t end_node, std::string_view ca
   } catch (...) {
     // Out of memory: these nodes have no call site.
   }
+}
+
+void note_nodes_of_this_call(int64_t first_node, int64_t end_node) {
+  if (end_node <= first_node) return;
+  const torch::CallSiteFinder find = current_call_site_finder();
+  if (find == nullptr) return;
+  std::string site;
+  find(site);
+  note_forward_call(first_node, end_node, site);
 }
 
 std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr) {

@@ -38,6 +38,11 @@ std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr);
 // (out of memory: the nodes have no call site).
 void note_forward_call(int64_t first_node, int64_t end_node, std::string_view call_site) noexcept;
 
+// The nodes [first_node, end_node) were made by a user-level call that just returned on this
+// thread: notes the call site that the call-site finder (lg::torch::set_call_site_finder) gives
+// for it, if any.
+void note_nodes_of_this_call(int64_t first_node, int64_t end_node);
+
 // The call site noted for the node (forward thread, sequence number), "" if none: the option
 // was off, the call had no site (no Python frame), or it is no longer kept.
 std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr);

@@ -797,12 +797,7 @@ LG_STATE_BY_REFERENCE void check_watching_nodes(InterceptedCall& call, ThreadSta
   }
   if (!s.forward_calls) return;
   watch_passing_calls();
-  if (end_node == first_node || inside_node()) return;
-  const torch::CallSiteFinder find = current_call_site_finder();
-  if (find == nullptr) return;
-  std::string site;
-  find(site);
-  note_forward_call(first_node, end_node, site);
+  if (end_node != first_node && !inside_node()) note_nodes_of_this_call(first_node, end_node);
 }
 
 }  // namespace

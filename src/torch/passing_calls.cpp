@@ -2,7 +2,6 @@
 #include "torch/passing_calls.h"
 
 #include <cstdio>
-#include <string>
 #include <vector>
 
 #include <ATen/SequenceNumber.h>
@@ -15,7 +14,6 @@
 #include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
 #include "torch/intercepted_call.h"
-#include "torch/package_hooks.h"
 
 namespace lg::torch_bridge {
 namespace {
@@ -44,13 +42,7 @@ void note_passing_call(const c10::OperatorHandle& op, c10::DispatchKeySet keys, 
   }
   const int64_t first_node = at::sequence_number::peek();
   op.redispatchBoxed(keys & kBelow, stack);
-  const int64_t end_node = at::sequence_number::peek();
-  if (end_node == first_node) return;
-  const torch::CallSiteFinder find = current_call_site_finder();
-  if (find == nullptr) return;
-  std::string site;
-  find(site);
-  note_forward_call(first_node, end_node, site);
+  note_nodes_of_this_call(first_node, at::sequence_number::peek());
 }
 
 }  // namespace

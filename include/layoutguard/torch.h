@@ -140,7 +140,10 @@ void set_mismatch_raiser(MismatchRaiser raise);
 using ConfigRaiser = void (*)(const ConfigError& error);
 void set_config_raiser(ConfigRaiser raise);
 // The user's source line and stack for a violation, asked only when one is reported; leave
-// both empty when unknown (default: C++ stack trace only).
+// both empty when unknown. The default names the C++ program's innermost frame outside
+// libtorch and layoutguard as the line ("app.cpp:42 in Net::forward", with the program's
+// debug information) and leaves the stack to the guard's C++ stack trace; nullptr names
+// neither.
 using Locator = void (*)(std::string& source_location, std::string& stack);
 void set_locator(Locator locate);
 // The user's innermost source line ("model.py:42 in forward") alone, for option forward_calls:

@@ -19,13 +19,16 @@ constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
 // depends on the mode (warn/record go through a callback of the records table) and on
 // inlining. Only the function's own name counts, not its parameter types (a user function
 // taking an lg::dispatch type is the user's). lg::dispatch:: as a whole: without inlining (the
-// -Og sanitizer builds) run/run_op are frames of their own.
+// -Og sanitizer builds) run/run_op are frames of their own. The PyTorch bridge's calls come
+// through its interceptor and PyTorch's dispatcher: the first frame left is the ATen op the
+// program called (at::_ops::softmax::call).
 bool internal_frame(const std::string& name) {
   const std::string_view function = without_parameters(name);
-  return function.find("lg::guard::") != std::string_view::npos ||
-         function.find("lg::dispatch::") != std::string_view::npos ||
-         function.find("lg::audit::") != std::string_view::npos ||
-         function.find("boost::stacktrace::") != std::string_view::npos;
+  for (const std::string_view internal :
+       {"lg::guard::", "lg::dispatch::", "lg::audit::", "boost::stacktrace::", "lg::torch_bridge::", "c10::impl::",
+        "c10::Dispatcher::", "c10::BoxedKernel::", "c10::KernelFunction::"})
+    if (function.find(internal) != std::string_view::npos) return true;
+  return false;
 }
 
 // Symbolising a frame reads debug information (tens of microseconds); a process has few

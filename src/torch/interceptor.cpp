@@ -200,7 +200,7 @@ guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
 }
 
 std::atomic<torch::Raiser> g_raiser{nullptr};
-std::atomic<torch::Locator> g_locator{nullptr};
+std::atomic<torch::Locator> g_locator{&locate_native_caller};  // until the Python package sets its own
 // A C++ program's stack until the Python package sets its finder.
 std::atomic<torch::CallSiteFinder> g_call_site_finder{&capture_native_call_site};
 std::atomic<torch::MismatchRaiser> g_mismatch_raiser{nullptr};

@@ -246,6 +246,12 @@ void capture_native_call_site(std::string& site) {
   backtrace_simple(state(), /*skip=*/1, &append_pc, &ignore_error, &captured);
 }
 
+void locate_native_caller(std::string& source_location, std::string&) {
+  std::string site;
+  capture_native_call_site(site);
+  source_location = describe_native_call_site(site);
+}
+
 bool is_native_call_site(std::string_view site) { return !site.empty() && site.front() == kMarker; }
 
 std::string describe_native_call_site(std::string_view site) {

@@ -24,4 +24,8 @@ bool is_native_call_site(std::string_view site);
 // "" when no frame is the program's. Each distinct stack is named once.
 std::string describe_native_call_site(std::string_view site);
 
+// The default lg::torch::Locator of a C++ program: `source_location` is the calling thread's
+// first frame of the program's own (describe_native_call_site), `stack` is left to the guard.
+void locate_native_caller(std::string& source_location, std::string& stack);
+
 }  // namespace lg::torch_bridge

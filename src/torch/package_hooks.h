@@ -9,7 +9,8 @@
 
 namespace lg::torch_bridge {
 
-// Null until the Python package is imported (a C++ app has neither).
+// Until the Python package is imported: a C++ program's locator (native_call_site.h), and no
+// raiser (lg::LayoutViolation is thrown as it is).
 torch::Locator current_locator();
 torch::Raiser current_raiser();
 // The C++ stack's (native_call_site.h) until the Python package sets its own.

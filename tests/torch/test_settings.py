@@ -1230,6 +1230,40 @@ print("modules:", [v["module"] for v in lgt.report()["violations"]])
             with open(report) as f:
                 self.assertEqual(json.load(f)["violations"], [])
 
+    def test_worked_example_in_cpp(self):
+        # examples/torch/train_step.cpp links the library and nothing else switches it on: the
+        # same loss as the Python example's, located at the program's own line in C++.
+        example = os.environ.get("LG_TORCH_CPP_EXAMPLE")
+        if not example:
+            self.skipTest("built without examples (meson option examples=false)")
+        source = os.path.join(HERE, "..", "..", "examples", "torch", "train_step.cpp")
+        with open(source) as f:
+            upsampling = next(i for i, line in enumerate(f, 1) if "// the upsampling" in line)
+        env = dict(os.environ, LAYOUTGUARD="throw", LAYOUTGUARD_OPTIONS="forward_calls=1")
+        run = subprocess.run([example], env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        x = torch.randn(1, 2, 4, 4).contiguous(memory_format=torch.channels_last)
+        forward_loses = not torch.nn.functional.interpolate(x, scale_factor=2, mode="bicubic").is_contiguous(
+            memory_format=torch.channels_last)
+        if forward_loses:
+            self.assertIn("[layoutguard] aten::upsample_bicubic2d lost channels_last", run.stderr)
+            self.assertIn(f"at: {os.path.join('..', 'examples', 'torch', 'train_step.cpp')}:{upsampling} in forward",
+                          run.stderr)
+        else:
+            self.assertIn("[layoutguard] aten::upsample_bicubic2d_backward lost channels_last", run.stderr)
+            self.assertIn("autograd node: UpsampleBicubic2DBackward0", run.stderr)
+            self.assertRegex(run.stderr, rf"made by the forward call at: \S*train_step\.cpp:{upsampling} in forward")
+        self.assertIn("module: decoder", run.stderr)
+        # The stack trace starts at the ATen op the program called, not inside the bridge.
+        first_frame = run.stderr.split("stack trace (most recent call first):\n", 1)[1].splitlines()[0]
+        self.assertNotIn("lg::", first_frame)
+        self.assertNotIn("c10::", first_frame.split(" at ")[0].split(" in ")[0].split("(")[0])
+
+        env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS="summary=0")
+        run = subprocess.run([example, "--fixed"], env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("violations recorded: 0", run.stdout)
+
     def test_work_handed_to_another_thread_keeps_the_scope_and_the_origin(self):
         """What autograd's CUDA device threads rely on, shown on CPU: a TorchScript fork runs its
         ops on an inter-op thread with no Python frame; the guard's mode and the thread that

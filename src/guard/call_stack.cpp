@@ -12,7 +12,7 @@
 namespace lg::guard::detail {
 namespace {
 
-constexpr size_t kMaxFrames = 64, kMaxInternal = 16;
+constexpr size_t kMaxFrames = 64, kMaxInternal = 32;
 
 // Whether a frame belongs to the guard, the dispatcher or the audit's hook: those lead every
 // trace and say nothing about the caller's code. Matched by name, because how many there are

@@ -1,6 +1,7 @@
 // LayoutViolation and ShadowMismatch: the facts of a broken contract and their fixed text.
 #include <layoutguard/violation.h>
 
+#include <layoutguard/guard.h>
 #include <layoutguard/report.h>
 
 namespace lg {
@@ -63,9 +64,10 @@ std::string format_violation(const ViolationInfo& v) {
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
   if (!v.autograd_node.empty()) {
     text += "\n  autograd node: " + v.autograd_node + " (a backward op)";
+    // Without a line, the option that keeps one is named only where it is off.
     if (!v.forward_call.empty())
       text += "\n  made by the forward call at: " + v.forward_call;
-    else
+    else if (!guard::options().forward_calls)
       text += "\n  made by: a forward call whose line was not kept (LAYOUTGUARD_OPTIONS forward_calls=1 keeps it)";
   }
   if (v.element)

@@ -286,13 +286,17 @@ void note_forward_call(int64_t first_node, int64_t end_node, std::string_view ca
   }
 }
 
-void note_nodes_of_this_call(int64_t first_node, int64_t end_node) {
+void note_nodes_of_this_call(int64_t first_node, int64_t end_node) noexcept {
   if (end_node <= first_node) return;
   const torch::CallSiteFinder find = current_call_site_finder();
   if (find == nullptr) return;
-  std::string site;
-  find(site);
-  note_forward_call(first_node, end_node, site);
+  try {
+    std::string site;
+    find(site);
+    note_forward_call(first_node, end_node, site);
+  } catch (...) {
+    // Out of memory (or a finder that raised): these nodes have no call site.
+  }
 }
 
 std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr) {

@@ -40,11 +40,11 @@ void note_forward_call(int64_t first_node, int64_t end_node, std::string_view ca
 
 // The nodes [first_node, end_node) were made by a user-level call that just returned on this
 // thread: notes the call site that the call-site finder (lg::torch::set_call_site_finder) gives
-// for it, if any.
-void note_nodes_of_this_call(int64_t first_node, int64_t end_node);
+// for it, if any. Never raises (out of memory: the nodes have no call site).
+void note_nodes_of_this_call(int64_t first_node, int64_t end_node) noexcept;
 
 // The call site noted for the node (forward thread, sequence number), "" if none: the option
-// was off, the call had no site (no Python frame), or it is no longer kept.
+// was off, the call had no site (no frame of the user's), or it is no longer kept.
 std::string forward_call(uint64_t forward_thread_id, int64_t sequence_nr);
 
 }  // namespace lg::torch_bridge

@@ -140,4 +140,9 @@ void intercept(InterceptedCall& call);
 // one of its nested calls, not the user's.
 bool inside_intercepted_call();
 
+// Whether option forward_calls holds for a user-level call of this thread now: switched on, in
+// a mode other than off (its Scope's, the one carried to it, or the process's), and the
+// settings read without error.
+bool forward_calls_on();
+
 }  // namespace lg::torch_bridge

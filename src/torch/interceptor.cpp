@@ -414,9 +414,13 @@ struct DepthScope {
 };
 
 // Runs the rest of the call's dispatch one level deeper. Its nested calls come back through
-// the key when `seen`; else they run unseen, unboxed too.
+// the key when `seen`; else they run unseen, unboxed too. Its nested views and in-place ops are
+// not the user's calls: with option forward_calls they skip the key that notes those.
 LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool seen) {
   DepthScope nested(s);
+  std::optional<c10::impl::ExcludeDispatchKeyGuard> not_passing;
+  if (s.forward_calls) [[unlikely]]
+    not_passing.emplace(kPassingKey);
   if (seen) {
     call.redispatch();
   } else {
@@ -828,6 +832,13 @@ torch::Raiser current_raiser() { return g_raiser.load(std::memory_order_acquire)
 torch::CallSiteFinder current_call_site_finder() { return g_call_site_finder.load(std::memory_order_acquire); }
 
 bool inside_intercepted_call() { return lg::detail::thread_local_ref(t_state).depth > 0; }
+
+bool forward_calls_on() {
+  if (!torch::enabled() || g_settings_error.load(std::memory_order_relaxed) != nullptr) return false;
+  const guard::detail::CallSettings settings = guard::detail::current_call_settings();
+  if (mode_of_call(settings) == guard::Mode::Off) return false;
+  return (settings.options ? *settings.options : guard::detail::current_options()).forward_calls;
+}
 
 }  // namespace lg::torch_bridge
 

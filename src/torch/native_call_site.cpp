@@ -1,7 +1,9 @@
 // The C++ caller of a forward op (see native_call_site.h).
 #include "torch/native_call_site.h"
 
+#if LG_HAVE_LIBBACKTRACE
 #include <backtrace.h>
+#endif
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -31,14 +33,17 @@ constexpr char kMarker = '\x01';
 // first one in the program's own objects, which may still be a library's template or inline
 // function instantiated there (std::function's invoker, torch::nn::AnyModule's forward), and
 // at most this deep.
-constexpr int kMaxFrames = 48;
-constexpr int kFramesPastLibraries = 8;
+constexpr int kMaxFrames = 64;
+constexpr int kFramesPastLibraries = 16;
 constexpr size_t kMaxNamed = 4096;
 
+#if LG_HAVE_LIBBACKTRACE
+
 // The loaded objects' code ranges, and whether each is one whose frames are never the
-// program's: libtorch, libc10, layoutguard's, the C and C++ runtimes. Read from the loader
-// once, and again when a frame lies outside them all and an object was loaded since: dladdr
-// would search an object's symbol table at every frame.
+// program's: PyTorch's, layoutguard's, the C and C++ runtimes', the threads' and OpenMP's, and
+// CUDA's. Read from the loader once, and again when a frame lies outside them all and an
+// object was loaded or unloaded since: dladdr would search an object's symbol table at every
+// frame.
 class Objects {
  public:
   struct Object {
@@ -54,7 +59,7 @@ class Objects {
       if (const Object* o = lookup(pc)) return *o;
     }
     std::unique_lock lock(mutex_);
-    if (lookup(pc) == nullptr && loads() != scanned_at_loads_) rescan();
+    if (lookup(pc) == nullptr && loads() != scanned_at_loads_) rescan();  // out of memory: a stale table
     if (const Object* o = lookup(pc)) return *o;
     return std::nullopt;
   }
@@ -77,7 +82,10 @@ class Objects {
   }
 
   static bool library_name(std::string_view name) {
-    for (const std::string_view prefix : {"libtorch", "libc10", "liblayoutguard", "libstdc++", "libgcc_s", "libc.so"})
+    for (const std::string_view prefix :
+         {"libtorch", "libc10", "liblayoutguard", "libstdc++", "libgcc_s", "libc.so", "libm.so", "libpthread",
+          "libdl", "ld-linux", "linux-vdso", "libgomp", "libiomp", "libcuda", "libcudart", "libcudnn", "libcublas",
+          "libnvrtc", "libnccl", "libpython"})
       if (name.starts_with(prefix)) return true;
     return false;
   }
@@ -95,7 +103,8 @@ class Objects {
     return base_name(path);
   }
 
-  static int add_object(dl_phdr_info* info, size_t, void* data) {
+  // Runs under the loader's lock, inside a C function: nothing may throw out of it.
+  static int add_object(dl_phdr_info* info, size_t, void* data) noexcept try {
     auto* objects = static_cast<std::vector<Object>*>(data);
     // The loader names the main program "".
     const std::string name =
@@ -107,19 +116,22 @@ class Objects {
       objects->push_back({start, start + h.p_memsz, info->dlpi_addr, library_name(name), name});
     }
     return 0;
+  } catch (...) {
+    return 1;  // out of memory: the objects read so far
   }
 
-  // How many objects the loader has loaded so far (glibc counts them for its callers).
+  // How many objects the loader has loaded and unloaded so far (glibc counts them for its
+  // callers): a change means another table.
   static unsigned long long loads() {
-    unsigned long long adds = 0;
+    unsigned long long changes = 0;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t size, void* data) {
-          if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
-            *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+          if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+            *static_cast<unsigned long long*>(data) = info->dlpi_adds + info->dlpi_subs;
           return 1;  // the first object tells
         },
-        &adds);
-    return adds;
+        &changes);
+    return changes;
   }
 
   void rescan() {
@@ -139,14 +151,15 @@ Objects& objects() {
   return *o;
 }
 
-// libbacktrace reads each object's debug information once, at the first frame it names there;
-// a state is never freed (libbacktrace has no way to), so there is one for the process.
+void ignore_error(void*, const char*, int) {}
+
+// libbacktrace reads the debug information of the objects loaded when it first names a frame
+// (one loaded later has no lines); a state is never freed (libbacktrace has no way to), so
+// there is one for the process. Null if it could not be made.
 backtrace_state* state() {
-  static backtrace_state* s = backtrace_create_state(nullptr, /*threaded=*/1, nullptr, nullptr);
+  static backtrace_state* s = backtrace_create_state(nullptr, /*threaded=*/1, &ignore_error, nullptr);
   return s;
 }
-
-void ignore_error(void*, const char*, int) {}
 
 struct Captured {
   std::string* site;
@@ -154,11 +167,14 @@ struct Captured {
   int past_libraries = 0;  // frames kept since the first one outside the libraries
 };
 
-int append_pc(void* data, uintptr_t pc) {
+// Called by the unwinder (C): nothing may throw out of it. The site's room is reserved.
+int append_pc(void* data, uintptr_t pc) noexcept try {
   auto* c = static_cast<Captured*>(data);
   c->site->append(reinterpret_cast<const char*>(&pc), sizeof pc);
   if (c->past_libraries > 0 || !objects().in_library(pc)) ++c->past_libraries;
   return ++c->frames >= kMaxFrames || c->past_libraries >= kFramesPastLibraries ? 1 : 0;
+} catch (...) {
+  return 1;  // out of memory: the frames so far
 }
 
 std::string demangled(const char* name) {
@@ -194,7 +210,8 @@ struct FrameSearch {
   int named = 0;  // entries whose function the debug information names
 };
 
-int take_program_entry(void* data, uintptr_t, const char* file, int line, const char* function) {
+// Called by libbacktrace (C): nothing may throw out of it.
+int take_program_entry(void* data, uintptr_t, const char* file, int line, const char* function) noexcept try {
   auto* search = static_cast<FrameSearch*>(data);
   if (function == nullptr) return 0;  // no debug information here: the caller falls back
   ++search->named;
@@ -202,6 +219,8 @@ int take_program_entry(void* data, uintptr_t, const char* file, int line, const 
   if (library_function(name)) return 0;
   search->found = file != nullptr ? std::string(file) + ":" + std::to_string(line) + " in " + name : name;
   return 1;
+} catch (...) {
+  return 1;  // out of memory: no name from here
 }
 
 // The program's frame at `pc`, "" when it is not the program's.
@@ -209,7 +228,7 @@ std::string program_frame(uintptr_t pc) {
   const std::optional<Objects::Object> object = objects().find(pc);
   if (!object || object->library) return {};
   FrameSearch search;
-  backtrace_pcinfo(state(), pc, &take_program_entry, &ignore_error, &search);
+  if (backtrace_state* s = state()) backtrace_pcinfo(s, pc, &take_program_entry, &ignore_error, &search);
   if (!search.found.empty()) return search.found;
   // Debug information named the frame's functions, all of them the libraries' (at::conv2d
   // inlined into one of theirs): not the program's.
@@ -237,14 +256,27 @@ std::string name_first_program_frame(std::string_view site) {
   return {};
 }
 
+#endif  // LG_HAVE_LIBBACKTRACE
+
 }  // namespace
 
+#if LG_HAVE_LIBBACKTRACE
+
 void capture_native_call_site(std::string& site) {
-  site.reserve(1 + kMaxFrames * sizeof(uintptr_t));
+  backtrace_state* s = state();
+  if (s == nullptr) return;
+  site.reserve(site.size() + 1 + kMaxFrames * sizeof(uintptr_t));
   site.push_back(kMarker);
   Captured captured{&site};
-  backtrace_simple(state(), /*skip=*/1, &append_pc, &ignore_error, &captured);
+  backtrace_simple(s, /*skip=*/1, &append_pc, &ignore_error, &captured);
 }
+
+#else
+
+// Built without GCC's libbacktrace (meson says so): no C++ call sites.
+void capture_native_call_site(std::string&) {}
+
+#endif
 
 void locate_native_caller(std::string& source_location, std::string&) {
   std::string site;
@@ -255,12 +287,17 @@ void locate_native_caller(std::string& source_location, std::string&) {
 bool is_native_call_site(std::string_view site) { return !site.empty() && site.front() == kMarker; }
 
 std::string describe_native_call_site(std::string_view site) {
+#if !LG_HAVE_LIBBACKTRACE
+  (void)site;
+  return {};
+#else
   static std::mutex mutex;
   static auto* named = new std::unordered_map<std::string, std::string>();  // reports may come during exit
   std::lock_guard lock(mutex);
   if (auto it = named->find(std::string(site)); it != named->end()) return it->second;
   if (named->size() >= kMaxNamed) named->clear();
   return named->emplace(std::string(site), name_first_program_frame(site)).first->second;
+#endif
 }
 
 }  // namespace lg::torch_bridge

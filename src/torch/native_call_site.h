@@ -18,9 +18,10 @@ bool is_native_call_site(std::string_view site);
 // The captured stack's first frame that is the program's own, as a Python line reads
 // ("app.cpp:42 in Net::forward"; without debug information "Net::forward in app" for an
 // exported function, else "app+0x8e7f (no debug information)", an offset addr2line reads).
-// Frames in libtorch, libc10, layoutguard's libraries and the C and C++ runtimes are skipped,
-// and so are functions of namespaces at, c10, torch, std and lg that the compiler inlined into
-// the program's code (at::conv2d).
+// Frames in PyTorch's, layoutguard's, CUDA's, OpenMP's and the C and C++ runtimes' libraries
+// are skipped, and so are functions of namespaces at, c10, torch, std, __gnu_cxx, lg and boost
+// that the compiler inlined into the program's code (at::conv2d). Lines come from the debug
+// information of the objects loaded when the first stack is named.
 // "" when no frame is the program's. Each distinct stack is named once.
 std::string describe_native_call_site(std::string_view site);
 

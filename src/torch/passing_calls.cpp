@@ -1,6 +1,7 @@
 // Option forward_calls for the calls that pass the bridge's key by (see passing_calls.h).
 #include "torch/passing_calls.h"
 
+#include <atomic>
 #include <cstdio>
 #include <vector>
 
@@ -9,7 +10,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
-#include "guard/runtime.h"
 #include "torch/backward_node.h"
 #include "torch/dispatch_key.h"
 #include "torch/forward_sites.h"
@@ -18,25 +18,25 @@
 namespace lg::torch_bridge {
 namespace {
 
-// Whether this thread still wants its passing calls noted: switched on, not off, the option on.
-bool noting_wanted() {
-  if (!c10::impl::tls_is_dispatch_key_included(kKey)) return false;
-  const guard::detail::CallSettings settings = guard::detail::current_call_settings();
-  if (settings.mode == guard::Mode::Off) return false;
-  return (settings.options ? *settings.options : guard::detail::current_options()).forward_calls;
-}
+// Whether the kernels below are registered (not when another copy of the library, or another
+// tool, holds the key): the key is included only then.
+std::atomic<bool> g_registered{false};
 
 // A view or in-place op called by the user: the nodes it made get the user's call site, as a
 // user-level call's do (interceptor.cpp, check_watching_nodes). Inside another op's kernel, or
 // among a backward node's own ops, it is not the user's call.
 void note_passing_call(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
   static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kPassingKey);
-  if (!noting_wanted()) {
+  if (inside_intercepted_call()) {  // an op's own call (not seen unless the option was just switched off)
+    op.redispatchBoxed(keys & kBelow, stack);
+    return;
+  }
+  if (!forward_calls_on()) {  // the option is off, or the thread is: the key leaves it
     c10::impl::tls_set_dispatch_key_included(kPassingKey, false);
     op.redispatchBoxed(keys & kBelow, stack);
     return;
   }
-  if (inside_intercepted_call() || (in_backward_node() && !in_module_entered_in_node())) {
+  if (in_backward_node() && !in_module_entered_in_node()) {
     op.redispatchBoxed(keys & kBelow, stack);
     return;
   }
@@ -61,10 +61,12 @@ void register_passing_calls(c10::Dispatcher& d, const std::vector<std::string>& 
   fallback->fallback(::torch::CppFunction::makeFallthrough());
   static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kPassingKey, __FILE__, __LINE__);
   for (const std::string& name : ops) aten->impl(name.c_str(), ::torch::CppFunction::makeFromBoxedFunction<&note_passing_call>());
+  g_registered.store(true, std::memory_order_release);
 }
 
 void watch_passing_calls() {
-  if (!c10::impl::tls_is_dispatch_key_included(kPassingKey)) c10::impl::tls_set_dispatch_key_included(kPassingKey, true);
+  if (g_registered.load(std::memory_order_relaxed) && !c10::impl::tls_is_dispatch_key_included(kPassingKey))
+    c10::impl::tls_set_dispatch_key_included(kPassingKey, true);
 }
 
 }  // namespace lg::torch_bridge

@@ -18,9 +18,10 @@ namespace lg::torch_bridge {
 void register_passing_calls(c10::Dispatcher& d, const std::vector<std::string>& ops);
 
 // Option forward_calls is on for the calling thread's user-level call: its calls that pass kKey
-// by go through kPassingKey from here on. The key leaves the thread again at the first such call
-// after the option is off, or after the thread is switched off. One thread-local read when on
-// already.
+// by go through kPassingKey from here on (when the kernels are registered). The key leaves the
+// thread again at its first such user-level call after the option is off, or after the thread
+// is switched off; until then the views and in-place ops called inside ops are boxed and passed
+// on. One thread-local read when on already.
 void watch_passing_calls();
 
 }  // namespace lg::torch_bridge

@@ -150,14 +150,19 @@ class Record(unittest.TestCase):
             return "GenericWrapper" in repr(torch._C._dispatch_tls_local_include_set())
 
         settings = os.environ.get("LAYOUTGUARD_OPTIONS", "")
+        off = f"{settings}:forward_calls=0" if settings else "forward_calls=0"
         x = image(2, 8, 6, 6)
         try:
             with lgt.guard("record"):
+                lgt.set_options(off)
+                x.detach()  # a view, which takes the key off if an earlier test left it on
                 self.assertFalse(wrapper_key_included())
+                y = x * 2
+                self.assertFalse(wrapper_key_included(), "a user-level call with the option off")
                 lgt.set_options(f"{settings}:forward_calls=1" if settings else "forward_calls=1")
                 y = x * 2
                 self.assertTrue(wrapper_key_included(), "a user-level call with the option on")
-                lgt.set_options(settings)
+                lgt.set_options(off)
                 y.sigmoid_()
                 self.assertFalse(wrapper_key_included(), "the first passing call with the option off")
         finally:

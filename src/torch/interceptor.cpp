@@ -414,13 +414,9 @@ struct DepthScope {
 };
 
 // Runs the rest of the call's dispatch one level deeper. Its nested calls come back through
-// the key when `seen`; else they run unseen, unboxed too. Its nested views and in-place ops are
-// not the user's calls: with option forward_calls they skip the key that notes those.
+// the key when `seen`; else they run unseen, unboxed too.
 LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool seen) {
   DepthScope nested(s);
-  std::optional<c10::impl::ExcludeDispatchKeyGuard> not_passing;
-  if (s.forward_calls) [[unlikely]]
-    not_passing.emplace(kPassingKey);
   if (seen) {
     call.redispatch();
   } else {
@@ -788,7 +784,13 @@ LG_STATE_BY_REFERENCE void check_watching_nodes(InterceptedCall& call, ThreadSta
     t_reported = false;
   }
   const int64_t first_node = at::sequence_number::peek();
-  check_call(call, s, s.mode);
+  {
+    // The views and in-place ops inside the call are not the user's: with option forward_calls
+    // they skip the key that notes those (passing_calls.h).
+    std::optional<c10::impl::ExcludeDispatchKeyGuard> not_passing;
+    if (s.forward_calls) not_passing.emplace(kPassingKey);
+    check_call(call, s, s.mode);
+  }
   const int64_t end_node = at::sequence_number::peek();
   if (s.grad_format && (end_node != first_node || inside_node())) {
     Tensors owned;

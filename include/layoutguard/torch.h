@@ -141,7 +141,7 @@ using ConfigRaiser = void (*)(const ConfigError& error);
 void set_config_raiser(ConfigRaiser raise);
 // The user's source line and stack for a violation, asked only when one is reported; leave
 // both empty when unknown. The default names the C++ program's innermost frame outside
-// libtorch and layoutguard as the line ("app.cpp:42 in Net::forward", with the program's
+// libtorch and layoutguard as the line ("app.cpp:42 in forward", with the program's
 // debug information) and leaves the stack to the guard's C++ stack trace; nullptr names
 // neither.
 using Locator = void (*)(std::string& source_location, std::string& stack);
@@ -150,7 +150,7 @@ void set_locator(Locator locate);
 // asked after each user-level call that made autograd nodes, so it must be cheap; leave it
 // empty when unknown. The default keeps the C++ stack's return addresses and names the
 // program's innermost frame outside libtorch and layoutguard only when a report shows it
-// ("app.cpp:42 in Net::forward", which needs the program's debug information for the line);
+// ("app.cpp:42 in forward", which needs the program's debug information for the line);
 // nullptr keeps none.
 using CallSiteFinder = void (*)(std::string& call_site);
 void set_call_site_finder(CallSiteFinder find);

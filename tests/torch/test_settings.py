@@ -1235,7 +1235,8 @@ print("modules:", [v["module"] for v in lgt.report()["violations"]])
         # same loss as the Python example's, located at the program's own line in C++.
         example = os.environ.get("LG_TORCH_CPP_EXAMPLE")
         if not example:
-            self.skipTest("built without examples (meson option examples=false)")
+            self.skipTest("LG_TORCH_CPP_EXAMPLE unset: the C++ example was not built (meson option examples=false) "
+                          "or not carried here")
         source = os.path.join(HERE, "..", "..", "examples", "torch", "train_step.cpp")
         with open(source) as f:
             upsampling = next(i for i, line in enumerate(f, 1) if "// the upsampling" in line)

@@ -1,8 +1,9 @@
 // LayoutViolation and ShadowMismatch: the facts of a broken contract and their fixed text.
 #include <layoutguard/violation.h>
 
-#include <layoutguard/guard.h>
 #include <layoutguard/report.h>
+
+#include "guard/runtime.h"
 
 namespace lg {
 
@@ -67,7 +68,7 @@ std::string format_violation(const ViolationInfo& v) {
     // Without a line, the option that keeps one is named only where it is off.
     if (!v.forward_call.empty())
       text += "\n  made by the forward call at: " + v.forward_call;
-    else if (!guard::options().forward_calls)
+    else if (!guard::detail::current_options().forward_calls)
       text += "\n  made by: a forward call whose line was not kept (LAYOUTGUARD_OPTIONS forward_calls=1 keeps it)";
   }
   if (v.element)

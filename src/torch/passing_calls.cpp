@@ -22,21 +22,23 @@ namespace {
 // tool, holds the key): the key is included only then.
 std::atomic<bool> g_registered{false};
 
-// A view or in-place op called by the user: the nodes it made get the user's call site, as a
-// user-level call's do (interceptor.cpp, check_watching_nodes). Inside another op's kernel, or
-// among a backward node's own ops, it is not the user's call.
+// Whether a view or in-place op that reached the key is the user's call, to be noted. Inside
+// another op's kernel (seen only just after the option was switched off), or among a backward
+// node's own ops, it is not. With the option or the thread off, the key leaves the thread.
+bool users_call_to_note() {
+  if (inside_intercepted_call()) return false;
+  if (!forward_calls_on()) {
+    c10::impl::tls_set_dispatch_key_included(kPassingKey, false);
+    return false;
+  }
+  return !in_backward_node() || in_module_entered_in_node();
+}
+
+// The nodes a user's view or in-place op made get the user's call site, as a user-level call's
+// do (interceptor.cpp, check_watching_nodes).
 void note_passing_call(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
   static const c10::DispatchKeySet kBelow(c10::DispatchKeySet::FULL_AFTER, kPassingKey);
-  if (inside_intercepted_call()) {  // an op's own call (not seen unless the option was just switched off)
-    op.redispatchBoxed(keys & kBelow, stack);
-    return;
-  }
-  if (!forward_calls_on()) {  // the option is off, or the thread is: the key leaves it
-    c10::impl::tls_set_dispatch_key_included(kPassingKey, false);
-    op.redispatchBoxed(keys & kBelow, stack);
-    return;
-  }
-  if (in_backward_node() && !in_module_entered_in_node()) {
+  if (!users_call_to_note()) {
     op.redispatchBoxed(keys & kBelow, stack);
     return;
   }

@@ -120,7 +120,11 @@ def enabled():
 
 
 def mode():
-    """The effective mode of the calling thread: "off", "warn", "throw" or "record"."""
+    """The mode the calling thread's ops are checked in while it is switched on ("off",
+    "warn", "throw" or "record"): its innermost guard's, else the one it took along from the
+    thread that started it, else the process's. Whether it is switched on at all (enable(),
+    a guard, a starting thread that was) is enabled(): after disable() nothing is checked
+    whatever this says."""
     return _C.mode()
 
 

@@ -97,7 +97,7 @@ const Suppression* Options::loss_suppression_for(std::string_view op, std::strin
 
 namespace lg::guard::detail {
 
-std::string first_caller_function() {
+std::string first_caller_function(bool skip_torch) {
   // A template's demangled name may start with its return type ("void lg::f<float>"), so the
   // namespace is looked for after a space as well.
   const auto in_namespace = [](std::string_view name, std::string_view ns) {
@@ -105,14 +105,45 @@ std::string first_caller_function() {
   };
   for (const std::string& name : call_stack_functions()) {
     if (name.empty() || name.starts_with("__") || in_namespace(name, "lg::") || in_namespace(name, "std::")) continue;
+    if (skip_torch && (in_namespace(name, "at::") || in_namespace(name, "c10::") || in_namespace(name, "torch::")))
+      continue;
     return name;
   }
   return "";
 }
 
-std::vector<std::string> call_stack_functions() {
-  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
+namespace {
+thread_local const ForeignStackFunctions* t_foreign_stack = nullptr;
+}  // namespace
+
+ForeignStackFunctions::ForeignStackFunctions(Source source, void* context)
+    : source_(source), context_(context), outer_(t_foreign_stack) {
+  t_foreign_stack = this;
+}
+
+ForeignStackFunctions::~ForeignStackFunctions() { t_foreign_stack = outer_; }
+
+std::vector<std::string> functions_of_stack_text(std::string_view stack) {
   std::vector<std::string> out;
+  while (!stack.empty()) {
+    const size_t eol = stack.find('\n');
+    std::string_view line = stack.substr(0, eol);
+    stack = eol == std::string_view::npos ? std::string_view() : stack.substr(eol + 1);
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string_view::npos || line[start] != '#') continue;
+    line.remove_prefix(start);
+    const size_t name = line.find(' '), at = line.rfind(" at ");
+    if (name == std::string_view::npos || at == std::string_view::npos || at <= name) continue;
+    out.emplace_back(line.substr(name + 1, at - name - 1));
+  }
+  return out;
+}
+
+std::vector<std::string> call_stack_functions() {
+  std::vector<std::string> out;
+  if (const ForeignStackFunctions* foreign = t_foreign_stack; foreign && foreign->source_(foreign->context_, out))
+    return out;
+  const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
   for (size_t i = first_user_frame(trace); i < trace.size() && out.size() < kMaxFrames; ++i)
     out.emplace_back(without_parameters(frame_name(trace[i])));
   return out;

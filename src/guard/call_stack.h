@@ -22,7 +22,32 @@ std::vector<std::string> call_stack_functions();
 
 // The first of call_stack_functions() that is neither layoutguard's (lg::relu, the public
 // entry points) nor the standard library's (std::function's invoker): the caller's own code,
-// which an op:(top)@function line keys. "" when the stack has none (a stripped binary).
-std::string first_caller_function();
+// which an op:(top)@function line keys. "" when the stack has none (a stripped binary). With
+// `skip_torch` libtorch's frames (at::, c10::, torch::) are passed over too: the PyTorch
+// bridge's caller is the program that called the ATen op.
+std::string first_caller_function(bool skip_torch = false);
+
+// While one lives on a thread, call_stack_functions() there returns `functions()` instead of
+// the C++ stack's: a foreign call's own stack (the bridge's Python frames), which its
+// locator walks only if a suppressions line needs it. Nests.
+class ForeignStackFunctions {
+ public:
+  // Fills `functions` and returns true, or returns false to leave them to the C++ stack.
+  using Source = bool (*)(void* context, std::vector<std::string>& functions);
+  ForeignStackFunctions(Source source, void* context);
+  ~ForeignStackFunctions();
+  ForeignStackFunctions(const ForeignStackFunctions&) = delete;
+  ForeignStackFunctions& operator=(const ForeignStackFunctions&) = delete;
+
+ private:
+  Source source_;
+  void* context_;
+  const ForeignStackFunctions* outer_;
+  friend std::vector<std::string> call_stack_functions();
+};
+
+// The functions of a stack in the locators' text form, lines "#N function at file:line" (most
+// recent call first; other lines, such as "(autograd's worker thread ...)", are notes).
+std::vector<std::string> functions_of_stack_text(std::string_view stack);
 
 }  // namespace lg::guard::detail

@@ -47,15 +47,22 @@ bool counts_as_lost(const Tensor& t, Ambiguous ambiguous) {
   return false;
 }
 
+// Whether t holds channels-last data under strides that suggest contiguous_format: a view set
+// the stride of a size-1 dim (x[0].unsqueeze(0), an HWC image permuted and unsqueezed, the
+// view_as that a full backward hook puts on a module's output). is_contiguous(channels_last)
+// says yes, suggest_memory_format() no.
+bool hides_channels_last(const Tensor& t) {
+  return classify(t) == LayoutClass::Other && t.is_contiguous(channels_last_for(t.dim()));
+}
+
 // A view that changes rank can hand back channels-last data under strides that suggest
 // contiguous_format: x[0].unsqueeze(0) of an NHWC batch is (1,C,H,W):(C,1,W*C,C), whose
 // size-1 batch stride makes suggest_memory_format() say contiguous (pytorch#68430). No input
 // has the output's rank, so the same-rank rule cannot see it; yet every op after it (conv,
 // pooling, upsample, cat) follows the suggestion and runs as NCHW. The data order gives it
 // away: only bytes laid out NHWC are is_contiguous(channels_last).
-bool hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
-  if (inputs.empty() || !inputs[0].defined() || inputs[0].dim() == out.dim()) return false;
-  return classify(out) == LayoutClass::Other && out.is_contiguous(channels_last_for(out.dim()));
+bool view_hides_channels_last(const Tensor& out, std::span<const Tensor> inputs) {
+  return !inputs.empty() && inputs[0].defined() && inputs[0].dim() != out.dim() && hides_channels_last(out);
 }
 
 // For a mixed-format call that lost the format: the earlier input (before `cl_input`) whose
@@ -72,6 +79,40 @@ std::optional<size_t> decided_by_earlier(const Tensor& out, std::span<const Tens
     const Tensor& in = inputs[j];
     if (in.defined() && classify(in) == LayoutClass::Other && in.sizes() == out.sizes() && in.strides() == out.strides())
       return j;
+  }
+  return std::nullopt;
+}
+
+// A user-level call whose same-rank input hides channels-last data (above), and whose output
+// holds none: the ops that choose their output's layout by the suggestion (pooling,
+// upsampling, softmax, cat, normalization, a convolution with an NCHW weight) ran as NCHW and
+// reordered the data. The view itself is often not the user's (a hook's, or one passed by
+// without a check), and not every op after it loses the format (pointwise ops keep the
+// strides, relu and a convolution with a channels-last weight restore them): the loss is here.
+// x.contiguous(memory_format=channels_last) would not help, as the tensor already is that.
+std::optional<Finding> hidden_input_loss(std::string_view op, LayoutPolicy policy, std::span<const Tensor> inputs,
+                                         std::span<const Tensor> outputs, const Options& options) {
+  if (policy != LayoutPolicy::Preserve && policy != LayoutPolicy::ConvLike) return std::nullopt;
+  const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(inputs.size(), 1) : inputs.size();
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Tensor& out = outputs[o];
+    if (!out.defined() || out.numel() == 0 || static_cast<int64_t>(out.nbytes()) < options.min_bytes ||
+        classify(out) != LayoutClass::Other || out.is_contiguous(channels_last_for(out.dim())))
+      continue;
+    for (size_t i = 0; i < considered; ++i) {
+      const Tensor& in = inputs[i];
+      if (!in.defined() || in.dim() != out.dim() || !hides_channels_last(in)) continue;
+      const std::string name(memory_format_name(channels_last_for(out.dim())));
+      std::string rule = "policy " + std::string(layout_policy_name(policy)) + " requires a " + name +
+                         " output when " + (policy == LayoutPolicy::ConvLike ? "the input" : "an input of the same rank") +
+                         " holds " + name + " data; input " + std::to_string(i) + " does (is_contiguous(" + name +
+                         ")) under strides that suggest contiguous_format, as a view that set the stride of a "
+                         "size-1 dim leaves it (x[0].unsqueeze(0), an HWC image permuted and unsqueezed, the view_as "
+                         "of a full backward hook; pytorch#68430), so the op ran as NCHW. Give it "
+                         "x.to(memory_format=" + name + "), which restores the strides (x.contiguous(memory_format=...) "
+                         "returns x as it is), or take x.narrow(0, i, 1) instead of x[i].unsqueeze(0)";
+      return Finding{std::string(op), policy, channels_last_for(out.dim()), o, i, std::move(rule)};
+    }
   }
   return std::nullopt;
 }
@@ -148,7 +189,7 @@ std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy polic
         return Finding{std::string(op), policy, lost, o, i, std::move(rule)};
       }
     }
-    if (policy == LayoutPolicy::View && options.hidden_views && depth == 0 && hides_channels_last(out, inputs)) {
+    if (policy == LayoutPolicy::View && options.hidden_views && depth == 0 && view_hides_channels_last(out, inputs)) {
       const MemoryFormat hidden = channels_last_for(out.dim());
       const std::string name(memory_format_name(hidden));
       std::string rule = "policy View: the output holds " + name + " data (is_contiguous(" + name +
@@ -157,6 +198,7 @@ std::optional<Finding> detail::find_loss(std::string_view op, LayoutPolicy polic
       return Finding{std::string(op), policy, hidden, o, 0, std::move(rule)};
     }
   }
+  if (options.hidden_views && depth == 0) return hidden_input_loss(op, policy, inputs, outputs, options);
   return std::nullopt;
 }
 

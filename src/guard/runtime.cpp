@@ -20,7 +20,7 @@
 namespace lg::guard::detail {
 namespace {
 
-// call_site: the caller's function for a call outside every module (first_caller_function),
+// call_site: the caller's function for a call outside every module (Located::call_site),
 // "" inside one.
 ViolationInfo describe(const hooks::OpCall& call, const Finding& f, bool with_backtrace, std::string call_site) {
   ViolationInfo v;
@@ -103,11 +103,54 @@ bool shadow_wanted(std::string_view op, LayoutPolicy policy, int depth) {
 
 namespace {
 
+// A foreign call's user location and stack, asked of its locator once, when first needed: by
+// an op@function suppressions line, which then matches the functions of that stack (a Python
+// program's, where the C++ stack holds the interpreter), or by a violation's report.
+class Located {
+ public:
+  explicit Located(const ForeignCall* foreign) : foreign_(foreign) {}
+
+  const std::string& location() { return ask().location_; }
+  const std::string& stack() { return ask().stack_; }
+  // The call site that keys a loss outside every module and its op:(top)@function line: the
+  // function of the user's frame in a foreign stack ("file.py:7 in preprocess"), else the
+  // caller's C++ function (for a foreign call, the first outside libtorch too).
+  std::string call_site() {
+    if (stack().empty()) return first_caller_function(foreign_ != nullptr);
+    std::string_view where = location();
+    if (where.ends_with(")"))  // a note after the line: "(the backward() call)"
+      if (const size_t note = where.rfind(" ("); note != std::string_view::npos) where = where.substr(0, note);
+    const size_t in = where.rfind(" in ");
+    return in == std::string_view::npos ? std::string() : std::string(where.substr(in + 4));
+  }
+  // ForeignStackFunctions' source: the stack's functions, or the C++ stack's if it has none.
+  static bool functions(void* self, std::vector<std::string>& out) {
+    const std::string& stack = static_cast<Located*>(self)->stack();
+    if (stack.empty()) return false;
+    out = functions_of_stack_text(stack);
+    return true;
+  }
+
+ private:
+  Located& ask() {
+    if (!asked_ && foreign_ && foreign_->locate) foreign_->locate(location_, stack_);
+    asked_ = true;
+    return *this;
+  }
+
+  const ForeignCall* foreign_;
+  bool asked_ = false;
+  std::string location_, stack_;
+};
+
 // The check of one call, native or foreign: everything after_op says, with `foreign` adding
 // the bridge's facts (nullptr for layoutguard's own ops). Returns whether it was reported.
 bool check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const dispatch::detail::BodyRef* rerun,
                 const std::vector<Tensor>* shadow_inputs, const ForeignCall* foreign) {
   const Options& o = current_options();
+  Located located(foreign);
+  std::optional<ForeignStackFunctions> foreign_functions;
+  if (foreign && foreign->locate) foreign_functions.emplace(&Located::functions, &located);
   const bool collect = mode == Mode::Warn || mode == Mode::Record;
   if (collect) {
     ensure_exit_handler();
@@ -145,9 +188,9 @@ bool check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
   // Outside every module the call site keys the loss (a baseline line per site), so each loss
   // there walks the stack once; inside a module, the module does. A foreign call's source line
   // (a Python file:line) keys it when known.
-  std::string source_location, foreign_stack;
-  if (foreign && foreign->locate) foreign->locate(source_location, foreign_stack);
-  std::string site = call.module_path.empty() && source_location.empty() ? first_caller_function() : std::string();
+  const std::string& source_location = located.location();
+  const std::string& foreign_stack = located.stack();
+  const std::string site = call.module_path.empty() ? located.call_site() : std::string();
   const auto make_info = [&] {
     ViolationInfo v = describe(call, *finding, o.backtrace && foreign_stack.empty(), site);
     if (foreign) {

@@ -87,11 +87,29 @@ inline Class classify(const at::Tensor& t) {
   return impl.is_strides_like_default(cl) ? Class::ChannelsLast : Class::Other;
 }
 
-// An input that is channels-last, or ambiguous where those count (the option ambiguous=check):
+// Which inputs set an expectation beside channels-last ones, by the options.
+struct Counting {
+  bool ambiguous = false;  // ambiguous ones (ambiguous=check)
+  bool hidden = false;     // those that hide channels-last data (hidden_views=1; hides_channels_last)
+};
+
+// Whether a tensor of class Other holds channels-last data all the same: a view set the
+// stride of a size-1 dim (x[0].unsqueeze(0), the view_as of a full backward hook), so
+// is_contiguous(channels_last) holds where suggest_memory_format() says contiguous, and the
+// ops that follow the suggestion reorder the data (the guard's rule for such inputs, check.cpp).
+inline bool hides_channels_last(const at::Tensor& t) {
+  const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
+  const auto cl = impl.dim() == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
+  return C10_UNLIKELY(StridesPolicy::computes_own_contiguity(impl)) ? impl.is_contiguous(cl)
+                                                                    : impl.is_contiguous_default(cl);
+}
+
+// An input that is channels-last, or ambiguous or hiding channels-last data where those count:
 // the only inputs that set an expectation.
-inline bool sets_expectation(const at::Tensor& t, bool ambiguous) {
+inline bool sets_expectation(const at::Tensor& t, Counting counting) {
   const Class c = classify(t);
-  return c == Class::ChannelsLast || (c == Class::Ambiguous && ambiguous);
+  return c == Class::ChannelsLast || (c == Class::Ambiguous && counting.ambiguous) ||
+         (c == Class::Other && counting.hidden && hides_channels_last(t));
 }
 
 // An output that is not channels-last, ambiguous ones counting under ambiguous=check.
@@ -108,9 +126,9 @@ class InterceptedCall {
   virtual const OpEntry& entry() const = 0;
   // Runs the rest of the op's dispatch: the keys below the bridge's.
   virtual void redispatch() = 0;
-  // Whether an input tensor sets an expectation, ambiguous ones counting or not (reads the
-  // arguments in place).
-  virtual bool sets_expectation(bool ambiguous) const = 0;
+  // Whether an input tensor sets an expectation, as `counting` says (reads the arguments in
+  // place).
+  virtual bool sets_expectation(Counting counting) const = 0;
   // The input tensors, valid until the call returns (the boxed call copies them into `owned`:
   // the op pops them off its stack).
   virtual void inputs(Tensors& owned, Operands& in) const = 0;

@@ -162,7 +162,7 @@ struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
   bool nested = true;             // the running depth-0 call's nested calls come through here
   bool events = false;            // an events file is written: every call with an image is checked
-  bool ambiguous = false;         // ambiguous tensors count (option ambiguous=check)
+  Counting counting;              // which inputs set an expectation (options ambiguous, hidden_views)
   bool shadow = false;            // user-level calls are compared with a rerun (option shadow)
   bool forward_calls = false;     // user-level calls note where they made nodes (option forward_calls)
   bool grad_format = false;       // user-level calls hook their nodes (option grad_format)
@@ -260,17 +260,26 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
 
 // Whether the guard could find a loss in this call: an output of rank 4 or 5 that is not
 // channels-last, beside a same-rank input that is; ambiguous tensors count only when the
-// option says so (ambiguous=check), and then either way. A superset of the guard's findings
-// (it decides an ambiguous tensor by its suggested format), so that only such calls pay for
-// stand-ins. Outputs without elements or under `min_bytes` are passed over (the guard would too).
-bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, bool ambiguous, int64_t min_bytes = 0) {
+// option says so (ambiguous=check), and then either way; an input that hides channels-last
+// data (hidden_views=1) only beside an output that holds none. A superset of the guard's
+// findings (it decides an ambiguous tensor by its suggested format), so that only such calls
+// pay for stand-ins. Outputs without elements or under `min_bytes` are passed over (the guard
+// would too).
+bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, Counting counting, int64_t min_bytes = 0) {
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
   for (const at::Tensor* o : out) {
-    if (!not_channels_last(*o, ambiguous) || o->numel() == 0) continue;  // empty: nothing to lose
+    if (!not_channels_last(*o, counting.ambiguous) || o->numel() == 0) continue;  // empty: nothing to lose
     if (min_bytes > 0 && static_cast<int64_t>(o->nbytes()) < min_bytes) continue;
-    for (size_t i = 0; i < considered; ++i)
-      if (in[i]->dim() == o->dim() && sets_expectation(*in[i], ambiguous)) return true;
+    for (size_t i = 0; i < considered; ++i) {
+      if (in[i]->dim() != o->dim()) continue;
+      const Class c = classify(*in[i]);
+      if (c == Class::ChannelsLast || (c == Class::Ambiguous && counting.ambiguous)) return true;
+      // A pointwise op keeps the hiding strides: not a loss.
+      if (c == Class::Other && counting.hidden && hides_channels_last(*in[i]) && classify(*o) == Class::Other &&
+          !hides_channels_last(*o))
+        return true;
+    }
   }
   return false;
 }
@@ -298,10 +307,10 @@ bool any_part(const AtenPolicy& p, const Operands& in, const Operands& out, F&& 
 
 // may_lose, element by element for a multi-tensor op. Inlined: other ops pay one byte test.
 [[gnu::always_inline]] inline bool may_lose_in_part(const AtenPolicy& p, LayoutPolicy policy, const Operands& in,
-                                                    const Operands& out, bool ambiguous) {
-  if (p.element_lists == 0) return may_lose(policy, in, out, ambiguous);
+                                                    const Operands& out, Counting counting) {
+  if (p.element_lists == 0) return may_lose(policy, in, out, counting);
   return any_part(p, in, out, [&](std::optional<size_t>, const Operands& in_i, const Operands& out_i) {
-    return may_lose(policy, in_i, out_i, ambiguous);
+    return may_lose(policy, in_i, out_i, counting);
   });
 }
 
@@ -367,7 +376,7 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
 // have lost the format, it is a conversion, or an events file records it.
 bool needs_full_check(const ThreadState& s, const AtenPolicy& p, LayoutPolicy policy, const Operands& in,
                       const Operands& out) {
-  return may_lose(policy, in, out, s.ambiguous, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
+  return may_lose(policy, in, out, s.counting, s.min_bytes) || (p.is_copy && is_conversion(in)) ||
          (s.events && (has_image(in) || has_image(out)));
 }
 
@@ -516,9 +525,9 @@ struct ReadAfterCall {
 // when an output may have lost it.
 LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
   run_below(call, s, s.nested);
-  if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.ambiguous)) return;
+  if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.counting.ambiguous)) return;
   const ReadAfterCall r(call, p);
-  if (!r.policy.explicit_format && may_lose_in_part(p, r.policy.policy, r.in, r.out, s.ambiguous))
+  if (!r.policy.explicit_format && may_lose_in_part(p, r.policy.policy, r.in, r.out, s.counting))
     s.root_cause = p.name;
 }
 
@@ -530,7 +539,7 @@ LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s
                                            guard::Mode mode) {
   s.root_cause = {};
   run_below(call, s, s.nested);
-  if (!call.output_not_channels_last(s.ambiguous)) {
+  if (!call.output_not_channels_last(s.counting.ambiguous)) {
     if (collects(mode)) count_call(p);
     return;
   }
@@ -547,10 +556,10 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     return;
   }
   // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
-  // library's, not the user's. A call without a channels-last input (or, under
-  // ambiguous=check, an ambiguous one) cannot lose the format: it is only counted, and its
-  // arguments are read in place.
-  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.ambiguous))) {
+  // library's, not the user's. A call without a channels-last input (or, as the options say,
+  // an ambiguous one or one that hides channels-last data) cannot lose the format: it is only
+  // counted, and its arguments are read in place.
+  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.counting))) {
     run_below(call, s, s.nested);
     if (s.depth == 0 && collects(mode)) count_call(p);
     return;
@@ -576,7 +585,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     if (const std::optional<ShadowDifference> d = shadow->compare(out)) raise_mismatch(p, *shadow, out, *d);
   if (s.depth > 0) {
     // Nested: never reported; the first loss is the root cause of its depth-0 op's loss.
-    if (s.root_cause.empty() && !explicit_format && may_lose_in_part(p, policy, in, out, s.ambiguous))
+    if (s.root_cause.empty() && !explicit_format && may_lose_in_part(p, policy, in, out, s.counting))
       s.root_cause = p.name;
     // The copies inside x.contiguous() and friends are the conversions the ledger charges
     // to the user-level op.
@@ -597,9 +606,9 @@ class BoxedCall final : public InterceptedCall {
   void redispatch() override {
     op_.redispatchBoxed(keys_below(keys_), stack_);
   }
-  bool sets_expectation(bool ambiguous) const override {
+  bool sets_expectation(Counting counting) const override {
     return any_tensor(first(), first() + args_,
-                      [ambiguous](const at::Tensor& t) { return torch_bridge::sets_expectation(t, ambiguous); });
+                      [counting](const at::Tensor& t) { return torch_bridge::sets_expectation(t, counting); });
   }
   // Copied: the op pops its arguments, and a boxed caller's stack may own them alone.
   void inputs(Tensors& owned, Operands& in) const override {
@@ -754,7 +763,7 @@ LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
   const guard::Options& options = settings.options ? *settings.options : guard::detail::current_options();
   s.nested = options.nested;
   s.events = !options.events_path.empty();
-  s.ambiguous = options.ambiguous == guard::Ambiguous::Check;
+  s.counting = {options.ambiguous == guard::Ambiguous::Check, options.hidden_views};
   s.min_bytes = options.min_bytes;
   s.shadow = options.shadow;
   s.forward_calls = options.forward_calls;

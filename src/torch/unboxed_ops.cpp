@@ -197,8 +197,8 @@ struct Unboxed<Op, Ret(Args...)> {
                           args_);
       });
     }
-    bool sets_expectation(bool ambiguous) const override {
-      auto expects = [ambiguous](const at::Tensor& t) { return torch_bridge::sets_expectation(t, ambiguous); };
+    bool sets_expectation(Counting counting) const override {
+      auto expects = [counting](const at::Tensor& t) { return torch_bridge::sets_expectation(t, counting); };
       return std::apply([&](const auto&... a) { return (visit_input(a, expects) || ...); }, args_);
     }
     // Borrowed: the caller holds the arguments until the kernel returns.

@@ -148,6 +148,38 @@ TEST_CASE("RankChanging and Explicit are never flagged; View is, for same-rank v
   CHECK(check(LayoutPolicy::View, {image}, {hidden}, with("hidden_views=1")).has_value());
 }
 
+TEST_CASE("an op that reorders an input hiding channels-last data is flagged, one that keeps its order is not") {
+  // (1,3,4,5):(3,1,15,3) is x[0].unsqueeze(0) of an NHWC batch: channels_last data whose
+  // size-1 batch stride makes it suggest contiguous_format, which pooling and softmax follow.
+  const Tensor hidden = strided({1, 3, 4, 5}, {3, 1, 15, 3});
+  REQUIRE(lg::guard::classify(hidden) == LayoutClass::Other);
+  const Tensor nchw = lg::empty({1, 3, 4, 5});
+  const auto f = check(LayoutPolicy::Preserve, {hidden}, {nchw});
+  REQUIRE(f.has_value());
+  CHECK(f->input_index == 0);
+  CHECK(f->lost == CL);
+  CHECK(f->rule.find("input 0 does (is_contiguous(channels_last)) under strides that suggest contiguous_format") !=
+        std::string::npos);
+  CHECK(f->rule.find("x.to(memory_format=channels_last)") != std::string::npos);
+  // A convolution's input counts; its weight, and inputs after it, do not.
+  CHECK(check(LayoutPolicy::ConvLike, {hidden, lg::empty({3, 3, 1, 1})}, {nchw}).has_value());
+  CHECK_FALSE(check(LayoutPolicy::ConvLike, {nchw, hidden}, {nchw}));
+  // Outputs that keep the data in channels-last order, hidden or not, are no loss.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {hidden}, {hidden}));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {hidden}, {lg::empty({1, 3, 4, 5}, {}, CL)}));
+  // Nor are outputs of another rank, nor policies that let the op choose.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {hidden}, {lg::empty({3, 4, 5})}));
+  CHECK_FALSE(check(LayoutPolicy::RankChanging, {hidden}, {nchw}));
+  CHECK_FALSE(check(LayoutPolicy::Explicit, {hidden}, {nchw}));
+  // An NCHW input that is no view of channels-last data sets nothing.
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {nchw}, {nchw}));
+  // Only the user's own calls (depth 0), and hidden_views=0 turns the rule off.
+  CHECK_FALSE(lg::guard::check_layout("op", LayoutPolicy::Preserve, std::vector<Tensor>{hidden}, std::vector<Tensor>{nchw},
+                                      defaults(), {}, 1));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {hidden}, {nchw}, with("hidden_views=0")));
+  CHECK_FALSE(check(LayoutPolicy::Preserve, {hidden}, {nchw}, with("min_bytes=241")));  // 240 bytes
+}
+
 TEST_CASE("an output without elements is never flagged: it holds no data to order") {
   // PyTorch gives a tensor with a zero-size dim contiguous strides whatever its input (a
   // convolution over an empty batch): the strides differ, nothing was lost.

@@ -146,5 +146,88 @@ class Losses(unittest.TestCase):
             self.assertEqual(violations, ["aten::amax"])
 
 
+def hiding_view(x):
+    """x[0].unsqueeze(0) of an NHWC batch: channels_last data (is_contiguous(channels_last))
+    under a size-1 batch stride that makes PyTorch suggest contiguous_format."""
+    v = x[0].unsqueeze(0)
+    assert v.is_contiguous(memory_format=torch.channels_last) and v.stride()[0] != v[0].numel(), v.stride()
+    return v
+
+
+class HiddenChannelsLast(unittest.TestCase):
+    """An input that hides channels-last data (hidden_views=1, the default): the ops that follow
+    the suggested format reorder the data, and the op that does is the loss; those that keep
+    the data in channels-last order are not. The view itself passes the bridge by."""
+
+    def test_an_op_that_reorders_the_data_is_reported(self):
+        v = hiding_view(image())
+        for name, op, call in [("avg_pool2d", "aten::avg_pool2d", lambda: F.avg_pool2d(v, 2)),
+                               ("bilinear upsample", "aten::upsample_bilinear2d",
+                                lambda: F.interpolate(v, scale_factor=2, mode="bilinear", align_corners=False)),
+                               ("softmax over C", "aten::softmax", lambda: torch.softmax(v, 1))]:
+            with self.subTest(name):
+                out, violations, _ = recorded(call)
+                holds = out.is_contiguous(memory_format=torch.channels_last)
+                self.assertEqual(violations, [] if holds else [op])
+                if REFERENCE_BUILD:
+                    self.assertFalse(holds, f"{name}: 1.13 returns NCHW here")
+
+    def test_the_rule_says_why_and_what_restores_the_strides(self):
+        v = hiding_view(image())
+        lgt.clear_report()
+        with lgt.guard("record"):
+            out = F.avg_pool2d(v, 2)
+        violations = lgt.report()["violations"]
+        lgt.clear_report()
+        if out.is_contiguous(memory_format=torch.channels_last):
+            self.skipTest(f"torch {torch.__version__} on {DEVICE.type} keeps channels_last here")
+        (v0,) = violations
+        self.assertIn("under strides that suggest contiguous_format", v0["rule"])
+        self.assertIn("x.to(memory_format=channels_last)", v0["rule"])
+        # The advice holds: to() restores the strides where contiguous() returns the view as it is.
+        self.assertEqual(v.contiguous(memory_format=torch.channels_last).stride(), v.stride())
+        restored = v.to(memory_format=torch.channels_last)
+        out, violations, _ = recorded(lambda: F.avg_pool2d(restored, 2))
+        self.assertEqual(violations, [])
+        self.assertTrue(channels_last(out))
+
+    def test_ops_that_keep_the_data_in_order_are_not_reported(self):
+        v = hiding_view(image())
+        weight = torch.randn(4, 8, 3, 3, device=DEVICE).contiguous(memory_format=torch.channels_last)
+        for name, call in [("add", lambda: v + 1), ("relu", lambda: F.relu(v)),
+                           ("conv2d with a channels_last weight", lambda: F.conv2d(v, weight))]:
+            with self.subTest(name):
+                out, violations, _ = recorded(call)
+                self.assertTrue(out.is_contiguous(memory_format=torch.channels_last), out.stride())
+                self.assertEqual(violations, [])
+
+    def test_a_full_backward_hook_hides_it_from_the_next_module(self):
+        # The hook's view_as rewrites the batch stride of the hooked module's batch-1 output.
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.GroupNorm(2, 8)).to(
+            device=DEVICE, memory_format=torch.channels_last)
+        model[0].register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        x = torch.randn(1, 4, 6, 6, device=DEVICE).contiguous(memory_format=torch.channels_last)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            out = model(x)
+        violations = [(v["op"], v["module"]) for v in lgt.report()["violations"]]
+        lgt.clear_report()
+        self.assertEqual(violations, [] if channels_last(out) else [("aten::group_norm", "1")])
+        if REFERENCE_BUILD:
+            self.assertFalse(channels_last(out))
+
+    def test_hidden_views_0_leaves_them_out(self):
+        v = hiding_view(image())
+        settings = os.environ.get("LAYOUTGUARD_OPTIONS", "")
+        try:
+            lgt.set_options(f"{settings}:hidden_views=0" if settings else "hidden_views=0")
+            out, violations, counted = recorded(lambda: F.avg_pool2d(v, 2))
+        finally:
+            lgt.set_options(settings)
+        self.assertEqual(violations, [])
+        self.assertIn("aten::avg_pool2d", counted)
+
+
 if __name__ == "__main__":
     lg_unittest.main()

@@ -525,6 +525,42 @@ class Outputs(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("program done", run.stdout)
 
+    def test_a_loss_outside_every_module_is_keyed_by_the_python_function(self):
+        # op:(top)@function lines match the Python frames the report shows, not the C++
+        # frames under the interpreter; the baseline writes such a line per calling function.
+        program = """
+import torch
+def preprocess(x):
+    return torch.cumsum(x, 1)
+def postprocess(x):
+    return torch.cumsum(x, 1)
+x = torch.randn(2, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+preprocess(x)
+postprocess(x)
+print("program done")
+"""
+        baseline = os.path.join(self.tmp, "baseline.txt")
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"write_suppressions={baseline}:summary=0"},
+                          program=program)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(baseline) as f:
+            lines = [l for l in f.read().splitlines() if l and not l.startswith("#")]
+        self.assertEqual(lines, ["aten::cumsum:(top)@postprocess", "aten::cumsum:(top)@preprocess"])
+        one = os.path.join(self.tmp, "one.txt")
+        for line, reported in [("aten::cumsum:(top)@preprocess", "postprocess"),
+                               ("aten::cumsum@post*", "preprocess"), ("aten::cumsum:(top)@at::*", None)]:
+            with self.subTest(line):
+                with open(one, "w") as f:
+                    f.write(line + "\n")
+                run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": f"suppressions={one}"}, program=program)
+                if reported is None:  # libtorch's C++ frames are not the program's
+                    self.assertIn("LayoutViolationError", run.stderr)
+                    self.assertIn(" in preprocess", run.stderr)
+                    continue
+                self.assertNotEqual(run.returncode, 0)
+                self.assertIn(f" in {reported}\n", run.stderr)
+                self.assertIn(f"suppressions line that silences it here: aten::cumsum:(top)@{reported}", run.stderr)
+
     def test_allow_and_min_bytes(self):
         run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "allow=aten::softmax"})
         self.assertEqual(run.returncode, 0, run.stderr)

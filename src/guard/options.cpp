@@ -90,10 +90,10 @@ constexpr size_t kNumKeys = std::size(kKeys);
 
 std::string_view allowed_values(Kind kind) {
   switch (kind) {
-    case Kind::Bool: return "0, 1";
+    case Kind::Bool: return "0, 1 (or false, true)";
     case Kind::Count: return "a non-negative integer";
     case Kind::List: return "comma-separated names";
-    case Kind::Path: return "a writable file path";
+    case Kind::Path: return "a writable file path, in which %p, %r and %% stand for the process id, RANK and '%'";
     case Kind::Suppressions: return "a file path";
     case Kind::Ambiguity: return "skip, check";
   }
@@ -159,23 +159,25 @@ void check_writable(const Key& key, std::string_view value) {
 // Output paths may name the process, so that the processes of one job (the ranks of a
 // distributed run, a pool's workers) do not overwrite each other's files: %p becomes the
 // process id, %r the RANK variable's value (torch.distributed's launchers set it; "0" when
-// unset), %% a '%'.
-std::string expand_placeholders(std::string_view value) {
+// unset), %% a '%'. Any other '%' is refused: a placeholder the writer thought existed
+// (%h, %t) would otherwise name one file for every process.
+std::string expand_placeholders(const Key& key, std::string_view value) {
   std::string out;
   for (size_t i = 0; i < value.size(); ++i) {
-    if (value[i] != '%' || i + 1 == value.size()) {
+    if (value[i] != '%') {
       out += value[i];
       continue;
     }
-    const char c = value[++i];
+    const char c = i + 1 < value.size() ? value[++i] : '\0';
     if (c == 'p') {
       out += std::to_string(getpid());
     } else if (c == 'r') {
       const char* rank = std::getenv("RANK");
       out += rank && *rank ? rank : "0";
-    } else {
+    } else if (c == '%') {
       out += '%';
-      if (c != '%') out += c;
+    } else {
+      bad_value(key, value, c == '\0' ? std::string("a '%' at the end") : "unknown placeholder '%" + std::string(1, c) + "'");
     }
   }
   return out;
@@ -193,6 +195,9 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
   } catch (const ValueError& e) {
     throw ConfigError(e.message());  // a bad setting, like every other key's
   }
+  // Editors on Windows start UTF-8 files with a byte-order mark, which would join the first
+  // line's op name and never match.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   std::istringstream in(text);
   std::vector<Suppression> out;
   std::string line;
@@ -285,7 +290,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
     }
     case Kind::Path: {
       if (value.empty()) bad_value(key, value, "empty");
-      const std::string path = expand_placeholders(value);
+      const std::string path = expand_placeholders(key, value);
       check_writable(key, path);
       o.*key.path = path;
       return;

@@ -114,6 +114,16 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(config_error("", "log_path=/proc/x/y.log"), "key 'log_path' got '/proc/x/y.log' (its directory does not exist)"));
   CHECK(contains(config_error("", "report=/nonexistent-dir/r.json"), "allowed values: a writable file path"));
   CHECK(contains(config_error("", "report=/tmp"), "(a directory)"));
+  // Placeholders are %p, %r and %%: any other '%' would name one file for every process.
+  CHECK(contains(config_error("", "report=/tmp/r-%x.json"), "key 'report' got '/tmp/r-%x.json' (unknown placeholder '%x')"));
+  CHECK(contains(config_error("", "events=/tmp/e-%.jsonl"), "(unknown placeholder '%.')"));
+  CHECK(contains(config_error("", "log_path=/tmp/l%"), "(a '%' at the end)"));
+  CHECK(contains(config_error("", "report=/tmp/r%x.json"), "%p, %r and %% stand for the process id, RANK and '%'"));
+  CHECK(parse_options("", "report=/tmp/r-%%-%p-%r.json").report_path ==
+        "/tmp/r-%-" + std::to_string(getpid()) + "-" + (std::getenv("RANK") && *std::getenv("RANK") ? std::getenv("RANK") : "0") + ".json");
+  // Flags take 0 and 1, and false and true.
+  CHECK(parse_options("", "grad_format=true:nested=false").grad_format);
+  CHECK_FALSE(parse_options("", "grad_format=true:nested=false").nested);
   CHECK(contains(config_error("", "events=/tmp"), "key 'events' got '/tmp' (a directory)"));
   CHECK(contains(config_error("", "events=/proc/x/e.jsonl"), "(its directory does not exist)"));
   if (access("/proc/version", W_OK) != 0)  // root may write anywhere, but not into /proc
@@ -175,6 +185,14 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   CHECK(o.is_exempt("cat", "unet.skip1"));
   CHECK_FALSE(o.is_exempt("cat", "unet.skip12"));
   CHECK_FALSE(o.is_exempt("conv2d", "decoder.conv"));
+  {
+    std::ofstream f(path);  // a UTF-8 byte-order mark before the first line is not part of it
+    f << "\xEF\xBB\xBFsoftmax:head\r\npad\n";
+  }
+  const lg::guard::Options marked = parse_options("", "suppressions=" + path);
+  REQUIRE(marked.suppressions.size() == 2);
+  CHECK(marked.suppressions[0].op == "softmax");
+  CHECK(marked.is_exempt("softmax", "head"));
   {
     std::ofstream f(path);
     f << "pad\nbad op:x\n";

@@ -83,6 +83,7 @@ bool is_library_file(std::string_view file, const std::vector<Root>& roots) {
 }
 
 std::vector<Root> g_library_roots;  // set once at import, read under the GIL
+std::string g_package_root;          // this package's directory: its frames are never shown
 
 std::string attr_string(PyObject* obj, const char* name) {
   PyObject* v = PyObject_GetAttrString(obj, name);
@@ -176,9 +177,15 @@ class FrameWalk {
 #endif
 };
 
+// Where the thread's work came from when it runs no frame of the user's: the line that
+// submitted its innermost pool task, or else the one that started the thread, with a note
+// saying which ("" when neither is known). Defined with the tasks' tokens below.
+std::string handed_over_site();
+
 // The innermost frame of the user's code ("train.py:42 in step") and the Python stack, most
 // recent call first. A thread that runs no Python (autograd's device threads) has neither:
-// it reports the stack of the thread that called backward(), marked so.
+// it reports the stack of the thread that called backward(), marked so. A pool task that runs
+// no code of the user's (submit(torch.cumsum, x, 1)) reports the submit() call's line.
 void locate(std::string& source_location, std::string& stack) {
   if (!Py_IsInitialized()) return;
   const FrameWalk walk;
@@ -201,7 +208,14 @@ void locate(std::string& source_location, std::string& stack) {
     const std::string function = attr_string(reinterpret_cast<PyObject*>(code), "co_name");
     const int line = PyFrame_GetLineNumber(frame);
     Py_DECREF(code);
-    const bool library = is_library_file(file, g_library_roots);
+    const bool own = !g_package_root.empty() && file.compare(0, g_package_root.size(), g_package_root) == 0;
+    const bool library = own || is_library_file(file, g_library_roots);
+    if (own) {  // the package's wrappers (a pool task's, a thread's run): never the user's, nor telling
+      PyFrameObject* back = PyFrame_GetBack(frame);
+      Py_DECREF(frame);
+      frame = back;
+      continue;
+    }
     if (source_location.empty() && !library)
       source_location = file + ":" + std::to_string(line) + " in " + function;
     if (shown < 32 && (!library || shown == 0)) {
@@ -213,6 +227,12 @@ void locate(std::string& source_location, std::string& stack) {
     frame = back;
   }
   if (from_origin && !source_location.empty()) source_location += " (the backward() call)";
+  if (source_location.empty()) {
+    if (std::string site = handed_over_site(); !site.empty()) {
+      stack = "    (no frame of the user's on this thread; the work was handed to it at " + site + ")\n" + stack;
+      source_location = std::move(site);
+    }
+  }
 }
 
 // Option forward_calls: the innermost frame of the user's code ("model.py:42 in forward"), or
@@ -256,6 +276,7 @@ class TokenStack {
     objects_.push_back(object.get());
     return reinterpret_cast<uintptr_t>(object.release());
   }
+  const T* innermost() const { return objects_.empty() ? nullptr : objects_.back(); }
   void pop(uintptr_t token, const char* misuse) {
     if (objects_.empty() || reinterpret_cast<uintptr_t>(objects_.back()) != token) throw py::value_error(misuse);
     const std::unique_ptr<T> innermost(objects_.back());
@@ -266,8 +287,24 @@ class TokenStack {
   std::vector<T*> objects_;
 };
 
+// A pool task run in the state of the code that submitted it, and that code's line.
+struct HandedOverTask {
+  HandedOverTask(const lg::torch::Handover& handover, std::string submitted_at)
+      : scope(handover), site(std::move(submitted_at)) {}
+  lg::torch::HandoverScope scope;
+  std::string site;  // "file.py:12 in main", or ""
+};
+
 thread_local TokenStack<lg::torch::Scope> t_guard_scopes;
-thread_local TokenStack<lg::torch::HandoverScope> t_handed_over_tasks;
+thread_local TokenStack<HandedOverTask> t_handed_over_tasks;
+thread_local std::string t_thread_start_site;  // the Thread.start() call's line, or ""
+
+std::string handed_over_site() {
+  // A pool's thread was started by some earlier submit(): its start says nothing of this task.
+  if (const HandedOverTask* task = t_handed_over_tasks.innermost())
+    return task->site.empty() ? std::string() : task->site + " (the submit() call)";
+  return t_thread_start_site.empty() ? std::string() : t_thread_start_site + " (the Thread.start() call)";
+}
 thread_local TokenStack<lg::torch::BackwardOrigin> t_backward_origins;
 
 lg::guard::Mode parse_mode(const std::string& text) {
@@ -309,7 +346,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
   m.def("_set_types", [](py::object violation, py::object config_error,
-                         const std::vector<std::pair<std::string, bool>>& roots) {
+                         const std::vector<std::pair<std::string, bool>>& roots, const std::string& package_root) {
     Py_XDECREF(g_violation_type);
     Py_XDECREF(g_config_error_type);
     g_violation_type = violation.release().ptr();
@@ -317,6 +354,7 @@ PYBIND11_MODULE(_C, m) {
     g_library_roots.clear();
     for (const auto& [prefix, library] : roots)
       if (!prefix.empty()) g_library_roots.push_back({prefix, library});
+    g_package_root = package_root;
     lg::torch::set_raiser(&raise_violation);
     lg::torch::set_config_raiser(&raise_config_error);
   });
@@ -342,11 +380,21 @@ PYBIND11_MODULE(_C, m) {
     if (!handover.switched_on) return py::none();
     return py::str(handover.scope_mode ? lg::guard::mode_name(*handover.scope_mode) : "");
   });
-  // In a new thread, for its life.
-  m.def("_adopt_handover", [](const std::optional<std::string>& state) { handover_of(state).adopt(); });
-  // Around one task of a pool's thread: returns a token for _pop_handover.
-  m.def("_push_handover", [](const std::optional<std::string>& state) {
-    return t_handed_over_tasks.push(std::make_unique<lg::torch::HandoverScope>(handover_of(state)));
+  // The innermost line of the user's code on this thread ("file.py:12 in main"), or "": where
+  // a thread is started or a task submitted, for the reports of ops that run no user code.
+  m.def("_call_site", [] {
+    std::string site;
+    find_call_site(site);
+    return site;
+  });
+  // In a new thread, for its life; `site` is where it was started.
+  m.def("_adopt_handover", [](const std::optional<std::string>& state, const std::string& site) {
+    handover_of(state).adopt();
+    t_thread_start_site = site;
+  });
+  // Around one task of a pool's thread, submitted at `site`: returns a token for _pop_handover.
+  m.def("_push_handover", [](const std::optional<std::string>& state, const std::string& site) {
+    return t_handed_over_tasks.push(std::make_unique<HandedOverTask>(handover_of(state), site));
   });
   m.def("_pop_handover", [](uintptr_t token) {
     t_handed_over_tasks.pop(token, "layoutguard_torch: _pop_handover needs the token of its thread's innermost task");

@@ -62,7 +62,8 @@ def _library_roots():
     return sorted((os.path.join(root, ""), library) for root, library in roots.items())
 
 
-_C._set_types(LayoutViolationError, ConfigError, _library_roots())
+_package_root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")  # its frames are never shown
+_C._set_types(LayoutViolationError, ConfigError, _library_roots(), _package_root)
 _C._set_mismatch_type(ShadowMismatchError)
 
 MODES = ("off", "warn", "throw", "record")
@@ -265,11 +266,12 @@ def _install_python_hooks():
         @functools.wraps(start)
         def start_handing_over(self, *args, **kwargs):
             state = _C._handover_state()
+            site = "" if state is None else _C._call_site()  # for reports of ops that run no user code
             run, own_run = self.run, self.__dict__.get("run", no_run)
 
             def run_handed_over():
                 put_back_run(self, own_run)  # the Thread and its run() no longer hold each other
-                _C._adopt_handover(state)
+                _C._adopt_handover(state, site)
                 run()
 
             self.run = run_handed_over
@@ -288,9 +290,10 @@ def _install_python_hooks():
         @functools.wraps(submit)
         def submit_handing_over(self, fn, /, *args, **kwargs):
             state = _C._handover_state()
+            site = "" if state is None else _C._call_site()  # for reports of ops that run no user code
 
             def task():
-                token = _C._push_handover(state)
+                token = _C._push_handover(state, site)
                 try:
                     return fn(*args, **kwargs)
                 finally:

@@ -1168,7 +1168,8 @@ print("hook ran in the thread:", thread.ident in calls)
                 import lib_softmax
                 import user_softmax
                 _C._set_types(lgt.LayoutViolationError, lgt.ConfigError,
-                              lgt._library_roots() + [(os.path.join(library, ""), True), (os.path.join(user, ""), False)])
+                              lgt._library_roots() + [(os.path.join(library, ""), True), (os.path.join(user, ""), False)],
+                              lgt._package_root)
                 x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
                 with switched_on("record"):
                     lgt.clear_report()
@@ -1179,7 +1180,7 @@ print("hook ran in the thread:", thread.ident in calls)
                 sys.path[:] = [p for p in sys.path if p not in (library, user)]
                 sys.modules.pop("lib_softmax", None)
                 sys.modules.pop("user_softmax", None)
-                _C._set_types(lgt.LayoutViolationError, lgt.ConfigError, lgt._library_roots())
+                _C._set_types(lgt.LayoutViolationError, lgt.ConfigError, lgt._library_roots(), lgt._package_root)
         self.assertEqual(len(places), 2, places)
         self.assertEqual(sum(p == os.path.join(user, "user_softmax.py") + ":4 in softmax" for p in places), 1, places)
         # lib_softmax is a library's: its caller is named
@@ -1236,6 +1237,30 @@ print("modules:", [v["module"] for v in lgt.report()["violations"]])
                              ((False, "warn"), (True, "record"), (True, "warn"), (False, "warn")))
             (v,) = lgt.report()["violations"]
             self.assertEqual((v["op"], v["count"]), ("aten::softmax", 2))  # the record and warn tasks'
+
+    def test_work_handed_to_a_thread_without_code_of_the_users_names_where_it_was_handed_over(self):
+        # submit(torch.cumsum, ...) and Thread(target=torch.cumsum): the thread runs no frame of
+        # the user's, so the report names the submit() or start() line; the package's own
+        # wrappers are never shown.
+        import concurrent.futures
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        with switched_on("record"):
+            lgt.clear_report()
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(torch.cumsum, x, 1).result(); submit_line = inspect.currentframe().f_lineno
+                with lgt.guard("off"):  # a task submitted from a block that is off is not checked
+                    pool.submit(torch.softmax, x, 1).result()
+            thread = threading.Thread(target=torch.softmax, args=(x, 1))
+            thread.start(); start_line = inspect.currentframe().f_lineno
+            thread.join()
+            violations = {v["op"]: v for v in lgt.report()["violations"]}
+        self.assertEqual(sorted(violations), ["aten::cumsum", "aten::softmax"])
+        here = f"{__file__}:{{}} in test_work_handed_to_a_thread_without_code_of_the_users_names_where_it_was_handed_over"
+        self.assertEqual(violations["aten::cumsum"]["source_location"], here.format(submit_line) + " (the submit() call)")
+        self.assertEqual(violations["aten::softmax"]["source_location"], here.format(start_line) + " (the Thread.start() call)")
+        for v in violations.values():
+            stack = "".join(v["first_backtrace"]) if isinstance(v["first_backtrace"], list) else v["first_backtrace"]
+            self.assertNotIn(os.path.join("layoutguard_torch", "__init__.py"), stack)
 
     def test_worked_example_of_the_docs(self):
         example = os.path.join(HERE, "..", "..", "examples", "torch", "train_step.py")

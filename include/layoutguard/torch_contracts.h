@@ -13,7 +13,9 @@ namespace lg::torch {
 // without naming the parameter; this reports op "autograd::grad_strides" at module path
 // `parameter` ("layer1.0.conv1.weight"), under the effective mode (throw raises). Returns
 // whether the strides match. A size mismatch, an undefined or non-strided grad is not this
-// contract's business (true).
+// contract's business (true). A mismatch of tensors that layoutguard's reports cannot
+// describe (a dtype its tensors lack, such as int8 or complex, or the meta device) returns
+// false without a report.
 bool check_gradient(std::string_view parameter, const at::Tensor& param, const at::Tensor& grad);
 
 }  // namespace lg::torch

@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <layoutguard/hooks.h>
 
@@ -38,16 +40,47 @@ Registry& registry() {
   return r;
 }
 
+// The open ModuleScopes of a thread.
+struct ModuleStack {
+  std::string path;             // their names joined by '.'
+  std::vector<size_t> lengths;  // path's length before each scope's name
+};
+
+// Trivially destructible, so that it stays usable while a thread ends: a ModuleScope of static
+// storage duration closes after the main thread's thread_locals are gone, and ops in static
+// destructors still run. Its module stack lives on the heap until the thread's
+// ModuleStackOwner ends; afterwards the thread has no module stack (pushes and pops do nothing).
 struct ThreadState {
   int depth = 0;
   bool in_hook = false;
+  bool module_stack_gone = false;
   std::string_view kernel;
   std::string_view root_op;
-  std::string module_path;                  // the open ModuleScopes' names joined by '.'
-  std::vector<size_t> module_path_lengths;  // module_path's length before each scope's name
+  ModuleStack* modules = nullptr;
 };
+static_assert(std::is_trivially_destructible_v<ThreadState>);
 
 thread_local ThreadState tls;
+
+struct ModuleStackOwner {
+  ~ModuleStackOwner() {
+    delete tls.modules;
+    tls.modules = nullptr;
+    tls.module_stack_gone = true;
+  }
+};
+thread_local ModuleStackOwner t_module_stack_owner;
+
+// The thread's module stack, made at its first push; nullptr once the thread is ending.
+ModuleStack* module_stack(ThreadState& s) {
+  if (s.modules == nullptr && !s.module_stack_gone) {
+    (void)&t_module_stack_owner;  // registers its destructor for this thread
+    s.modules = new ModuleStack;
+  }
+  return s.modules;
+}
+
+std::string_view module_path_of(const ThreadState& s) { return s.modules ? std::string_view(s.modules->path) : ""; }
 
 std::string_view default_kernel_name(const OpInfo& op) {
   if (op.index >= kNumOps) return "custom";
@@ -143,7 +176,7 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
                            outputs,
                            inputs.empty() || !inputs.front().defined() ? kCPU : inputs.front().device(),
                            tls.kernel,
-                           tls.module_path,
+                           module_path_of(tls),
                            frame.depth(),
                            tls.root_op};
   tls.in_hook = true;  // cleared by ~CallFrame
@@ -155,34 +188,34 @@ std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, B
 
 static std::atomic<ModuleObserver> g_module_observer{nullptr};
 
-static void notify_module_observer(const ThreadState& s) {
-  if (ModuleObserver observe = g_module_observer.load(std::memory_order_acquire))
-    observe(s.module_path, s.module_path_lengths.size());
+static void notify_module_observer(const ModuleStack& m) {
+  if (ModuleObserver observe = g_module_observer.load(std::memory_order_acquire)) observe(m.path, m.lengths.size());
 }
 
 // The path grows and shrinks at its end: a module call (about 170 in a ResNet-50 step, with
 // the PyTorch bridge) allocates nothing once the buffers have grown.
 void push_module(std::string_view name) {
-  ThreadState& s = lg::detail::thread_local_ref(tls);
-  s.module_path_lengths.push_back(s.module_path.size());
-  if (!s.module_path.empty()) s.module_path += '.';
-  s.module_path += name;
-  notify_module_observer(s);
+  ModuleStack* m = module_stack(lg::detail::thread_local_ref(tls));
+  if (m == nullptr) return;  // the thread is ending
+  m->lengths.push_back(m->path.size());
+  if (!m->path.empty()) m->path += '.';
+  m->path += name;
+  notify_module_observer(*m);
 }
 
 void pop_module() {
-  ThreadState& s = lg::detail::thread_local_ref(tls);
-  if (s.module_path_lengths.empty()) return;  // called from destructors: never throw
-  s.module_path.resize(s.module_path_lengths.back());
-  s.module_path_lengths.pop_back();
-  notify_module_observer(s);
+  ModuleStack* m = lg::detail::thread_local_ref(tls).modules;
+  if (m == nullptr || m->lengths.empty()) return;  // called from destructors: never throw
+  m->path.resize(m->lengths.back());
+  m->lengths.pop_back();
+  notify_module_observer(*m);
 }
 
 void set_module_observer(ModuleObserver observer) { g_module_observer.store(observer, std::memory_order_release); }
 
-std::string_view current_module_path() { return tls.module_path; }
+std::string_view current_module_path() { return module_path_of(tls); }
 
-size_t current_module_depth() { return tls.module_path_lengths.size(); }
+size_t current_module_depth() { return tls.modules ? tls.modules->lengths.size() : 0; }
 
 }  // namespace detail
 }  // namespace dispatch

@@ -34,8 +34,9 @@ bool internal_frame(const std::string& name) {
 // Symbolising a frame reads debug information (tens of microseconds); a process has few
 // distinct call sites, so each address is named once.
 const std::string& frame_name(const boost::stacktrace::frame& f) {
-  static std::mutex mutex;
-  static std::unordered_map<const void*, std::string> names;
+  // Never destroyed: ops in static destructors run after the function-local statics are gone.
+  static auto& mutex = *new std::mutex;
+  static auto& names = *new std::unordered_map<const void*, std::string>;
   std::lock_guard lock(mutex);
   auto [it, fresh] = names.try_emplace(f.address());
   if (fresh) it->second = f.name();

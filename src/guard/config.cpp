@@ -40,6 +40,7 @@ std::atomic<uint64_t> g_version{1};
 // current_mode(), which the PyTorch bridge calls for every user-level op, looks it up once.
 struct ThreadView {
   std::vector<Mode> scope_modes;
+  std::vector<bool> scope_ended;  // per scope_modes entry: ended before a scope inside it (~Scope)
   uint64_t version = 0;
   std::shared_ptr<const Options> options;
 };
@@ -192,11 +193,27 @@ void reset_to_environment() {
 Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())) {
   detail::checked_mode(m, "lg::guard::Scope");
   t_view.scope_modes.push_back(m);
+  t_view.scope_ended.push_back(false);
   dispatch::detail::g_slow_reasons.fetch_add(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }
 
+// Scopes may end in any order (held by unique_ptr or optional). The innermost live one's mode
+// holds: one that ends before a scope opened inside it is only marked ended, and leaves the
+// stack when everything above it has.
 Scope::~Scope() {
-  t_view.scope_modes.resize(static_cast<size_t>(depth_));
+  std::vector<Mode>& modes = t_view.scope_modes;
+  std::vector<bool>& ended = t_view.scope_ended;
+  const auto at = static_cast<size_t>(depth_);
+  if (at + 1 == modes.size()) {
+    modes.pop_back();
+    ended.pop_back();
+    while (!ended.empty() && ended.back()) {
+      modes.pop_back();
+      ended.pop_back();
+    }
+  } else if (at < modes.size()) {
+    ended[at] = true;
+  }
   dispatch::detail::g_slow_reasons.fetch_sub(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }
 

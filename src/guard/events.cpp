@@ -56,8 +56,10 @@ void write_event(const std::string& path, const hooks::OpCall& call, const Findi
   if (finding) line["rule"] = finding->rule;
   if (expected) line["expected_loss"] = expected->reason();
 
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<lg::detail::ReplacingFile>> files;
+  // Never destroyed: ops in static destructors still write events (each line is written whole
+  // and the file committed at its first line, so the process's exit loses nothing).
+  static auto& mutex = *new std::mutex;
+  static auto& files = *new std::map<std::string, std::unique_ptr<lg::detail::ReplacingFile>>;
   static uint64_t sequence = 0;
   std::lock_guard lock(mutex);
   line["seq"] = sequence++;

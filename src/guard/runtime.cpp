@@ -64,8 +64,9 @@ int64_t maybe_record_conversion(const hooks::OpCall& call, bool is_copy, bool le
 // The warn-mode logger: the library's logger, or a file logger for log_path.
 spdlog::logger& warn_logger(const std::string& log_path) {
   if (log_path.empty()) return logging::logger();
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<spdlog::logger>> by_path;
+  // Never destroyed: ops in static destructors may still warn.
+  static auto& mutex = *new std::mutex;
+  static auto& by_path = *new std::map<std::string, std::shared_ptr<spdlog::logger>>;
   std::lock_guard lock(mutex);
   auto& logger = by_path[log_path];
   if (!logger) {

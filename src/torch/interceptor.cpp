@@ -112,6 +112,16 @@ std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
   }
 }
 
+// c10 keeps a thread's debug-info chain in a thread_local, destroyed with the thread's other
+// thread_locals. A Scope of static storage duration ends after them, during exit, and the ops
+// of static destructors before it would read the chain it holds, freed by then. The first
+// push of a thread makes this, after c10's chain: it ends first and empties the chain, so what
+// runs after it follows the process-wide settings.
+struct ChainEmptiedAtThreadExit {
+  ~ChainEmptiedAtThreadExit() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(nullptr); }
+};
+thread_local ChainEmptiedAtThreadExit t_chain_emptied_at_exit;
+
 // Pushes a copy of the carried state with `change` applied, below the profiler's state;
 // returns the chain to put back with put_back_chain, without the profiler's state.
 template <typename Change>
@@ -126,6 +136,7 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   }
   change(*next);
   c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
+  (void)&t_chain_emptied_at_exit;  // constructed now, after c10's chain: destroyed before it
   if (profiler) c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
   return outer;
 }
@@ -156,6 +167,53 @@ void switch_thread_on();
 void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_enabled) {
   put_back_chain(outer);
   if (torch::enabled() != was_enabled) was_enabled ? switch_thread_on() : torch::disable();
+}
+
+// The thread's open lg::torch::Scopes, innermost last. Scopes may end in any order (held by
+// unique_ptr or optional): one that ends while a scope opened inside it lives only keeps what
+// it would put back, and the inner scope's state holds; when the innermost ends, the thread
+// gets back what the outermost of the run of ended scopes below it found. Made at a thread's
+// first Scope and freed when its last ends; a pointer, so that a Scope of static storage
+// duration still finds it while the thread's thread_locals are destroyed.
+struct OpenScope {
+  const torch::Scope* scope;
+  std::shared_ptr<c10::ThreadLocalDebugInfo> outer;  // the chain it found
+  bool was_enabled;
+  bool ended;
+};
+thread_local std::vector<OpenScope>* t_open_scopes = nullptr;
+
+void open_scope(const torch::Scope* scope) {
+  if (t_open_scopes == nullptr) t_open_scopes = new std::vector<OpenScope>;
+  t_open_scopes->push_back({scope, nullptr, false, false});
+}
+
+void end_scope(const torch::Scope* scope, const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer,
+               bool was_enabled) {
+  std::vector<OpenScope>* open = t_open_scopes;
+  auto it = open == nullptr ? std::vector<OpenScope>::iterator()
+                            : std::find_if(open->begin(), open->end(), [&](const OpenScope& o) { return o.scope == scope; });
+  if (open == nullptr || it == open->end()) {  // ended on another thread than it began: as found
+    put_back(outer, was_enabled);
+    return;
+  }
+  if (it + 1 != open->end()) {  // a scope inside it still lives
+    *it = {scope, outer, was_enabled, true};
+    return;
+  }
+  std::shared_ptr<c10::ThreadLocalDebugInfo> restore_chain = outer;
+  bool restore_enabled = was_enabled;
+  open->pop_back();
+  while (!open->empty() && open->back().ended) {
+    restore_chain = std::move(open->back().outer);
+    restore_enabled = open->back().was_enabled;
+    open->pop_back();
+  }
+  if (open->empty()) {
+    delete open;
+    t_open_scopes = nullptr;
+  }
+  put_back(restore_chain, restore_enabled);
 }
 
 struct ThreadState {
@@ -934,13 +992,14 @@ Scope::Scope(guard::Mode mode)
       enable();
     else if (was_enabled_)
       disable();
+    torch_bridge::open_scope(this);
   } catch (...) {  // a bad LAYOUTGUARD_TORCH_UNBOXED; no destructor runs: put the thread back here
     torch_bridge::put_back(outer_debug_info_, was_enabled_);
     throw;
   }
 }
 
-Scope::~Scope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
+Scope::~Scope() { torch_bridge::end_scope(this, outer_debug_info_, was_enabled_); }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
     : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),

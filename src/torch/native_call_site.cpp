@@ -291,8 +291,8 @@ std::string describe_native_call_site(std::string_view site) {
   (void)site;
   return {};
 #else
-  static std::mutex mutex;
-  static auto* named = new std::unordered_map<std::string, std::string>();  // reports may come during exit
+  static auto& mutex = *new std::mutex;  // never destroyed, like the map: reports may come during exit
+  static auto* named = new std::unordered_map<std::string, std::string>();
   std::lock_guard lock(mutex);
   if (auto it = named->find(std::string(site)); it != named->end()) return it->second;
   if (named->size() >= kMaxNamed) named->clear();

@@ -302,6 +302,18 @@ TEST_CASE("baseline_lines: a loss outside every module is keyed by its call site
   lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + lambda_file.str()));
   CHECK_NOTHROW(lose_in_lambda(x));
   CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);
+  // A module name with '@' (a ModuleDict key): the line keeps it in the module glob.
+  lg::ViolationInfo at_sign = r.violations[0].first;
+  at_sign.module_path = "heads.cls@2";
+  at_sign.call_site.clear();
+  const std::string at_line = lg::guard::suppression_line_for(at_sign);
+  CHECK(at_line.ends_with(":heads.cls?2"));
+  TempPath at_file("lg-baseline-at");
+  std::ofstream(at_file.str()) << at_line << "\n";
+  const lg::guard::Options at_options = lg::guard::parse_options("", "suppressions=" + at_file.str());
+  REQUIRE(at_options.suppressions.size() == 1);
+  CHECK(at_options.suppressions[0].frame_glob.empty());
+  CHECK(at_options.is_exempt(at_sign.op, "heads.cls@2"));
 
   CHECK_THROWS_WITH_AS(lg::guard::write_baseline("", "a test"), doctest::Contains("received an empty path"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::guard::write_baseline("/nonexistent-dir/known.txt", "a test"),

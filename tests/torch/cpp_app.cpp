@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -479,6 +480,33 @@ int main(int argc, char** argv) {
 #else
   expect(at::hasThreadLocalCallbacks(), "torch 1.13: enable() gives the thread its node callback");
 #endif
+
+  // Scopes that end in another order than they began (held by unique_ptr): while the inner one
+  // lives its mode holds, and once both have ended the thread is as it was before them.
+  {
+    const auto records_softmax = [] {
+      lg::guard::clear_report();
+      (void)at::softmax(channels_last_image(), 1);
+      return find(lg::guard::report(), "aten::softmax") != nullptr;
+    };
+    auto outer = std::make_unique<lg::torch::Scope>(lg::guard::Mode::Throw);
+    auto inner = std::make_unique<lg::torch::Scope>(lg::guard::Mode::Off);
+    outer.reset();
+    expect(lg::torch::mode() == lg::guard::Mode::Off && !lg::torch::enabled() && !records_softmax(),
+           "scopes out of order: the inner Off scope still holds after the outer one ended");
+    inner.reset();
+    expect(lg::torch::mode() == lg::guard::Mode::Record && lg::torch::enabled() && records_softmax(),
+           "scopes out of order: after both, the thread records again as before them");
+    auto a = std::make_unique<lg::guard::Scope>(lg::guard::Mode::Off);
+    auto b = std::make_unique<lg::guard::Scope>(lg::guard::Mode::Warn);
+    auto c = std::make_unique<lg::guard::Scope>(lg::guard::Mode::Throw);
+    b.reset();
+    a.reset();
+    expect(lg::guard::mode() == lg::guard::Mode::Throw, "guard scopes out of order: the innermost live one holds");
+    c.reset();
+    expect(lg::guard::mode() == lg::guard::Mode::Record, "guard scopes out of order: after all, the process's mode");
+    lg::guard::clear_report();
+  }
 
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

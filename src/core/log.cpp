@@ -51,14 +51,15 @@ std::string_view level_name(Level level) { return kNames[static_cast<size_t>(lev
 
 spdlog::logger& logger() {
   // A magic static: built once, thread-safe; if LAYOUTGUARD_LOG_LEVEL is bad the ConfigError
-  // propagates and the next call tries again.
-  static const std::shared_ptr<spdlog::logger> instance = [] {
+  // propagates and the next call tries again. Never destroyed: ops in the destructors of
+  // static objects still warn.
+  static spdlog::logger& instance = *[] {
     const Level lvl = level_from_env();
     auto made = make_logger();
     made->set_level(to_spdlog(lvl));
-    return made;
-  }();
-  return *instance;
+    return new std::shared_ptr<spdlog::logger>(std::move(made));  // keeps the logger alive
+  }()->get();
+  return instance;
 }
 
 Level level() { return static_cast<Level>(logger().level()); }

@@ -36,7 +36,7 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r;
+  static Registry& r = *new Registry;  // never destroyed: ops run during exit too
   return r;
 }
 

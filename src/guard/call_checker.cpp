@@ -32,7 +32,7 @@ class GuardChecker final : public dispatch::detail::CallChecker {
 }  // namespace guard::detail
 
 dispatch::detail::CallChecker& dispatch::detail::call_checker() {
-  static guard::detail::GuardChecker checker;
+  static auto& checker = *new guard::detail::GuardChecker;  // never destroyed: ops run during exit
   return checker;
 }
 

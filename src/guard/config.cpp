@@ -27,8 +27,10 @@ struct State {
   bool help_printed = false;
 };
 
+// Never destroyed, like the guard's other process-wide state: ops in the destructors of
+// static objects run after the function-local statics are gone, and still read the settings.
 State& state() {
-  static State s;
+  static State& s = *new State;
   return s;
 }
 
@@ -43,6 +45,16 @@ struct ThreadView {
   std::vector<bool> scope_ended;  // per scope_modes entry: ended before a scope inside it (~Scope)
   uint64_t version = 0;
   std::shared_ptr<const Options> options;
+
+  // The main thread's thread_locals end before the objects of static storage duration, whose
+  // destructors may still run ops and close Scopes: the view is left empty (no scopes, no
+  // copy of the options), which is what such late uses then find, as at a thread's start.
+  ~ThreadView() {
+    std::vector<Mode>().swap(scope_modes);
+    std::vector<bool>().swap(scope_ended);
+    options.reset();
+    version = 0;
+  }
 };
 thread_local ThreadView t_view;
 

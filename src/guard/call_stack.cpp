@@ -57,7 +57,9 @@ std::string_view without_parameters(std::string_view name) {
     int depth = 0;
     for (size_t i = close + 1; i-- > 0;) {
       depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
-      if (depth == 0) return name.substr(0, i);
+      // "operator()" without a parameter list (a debug information's name of a lambda's or
+      // functor's call) is a name, not a function with no parameters.
+      if (depth == 0) return name.substr(0, i).ends_with("operator") ? name : name.substr(0, i);
     }
   }
   return name;

@@ -20,6 +20,7 @@
 #include <layoutguard/testing/doctest.h>
 
 #include "dispatch/dispatcher.h"
+#include "guard/call_stack.h"
 #include "support/guard_testing.h"
 #include "support/tensor_testing.h"
 #include "support/test_ops.h"
@@ -1003,6 +1004,23 @@ TEST_CASE("custom op registration and calls validate their input") {
   CHECK_THROWS_AS(failing({lg::zeros({2})}), std::out_of_range);
   CHECK(drop_layout().name() == "test.drop_layout");
   CHECK(drop_layout().policy() == lg::LayoutPolicy::Preserve);
+}
+
+TEST_CASE("function names from stacks: parameter lists go, operator() stays, locators' text is read") {
+  using lg::guard::detail::functions_of_stack_text;
+  using lg::guard::detail::without_parameters;
+  CHECK(without_parameters("app::merge(at::Tensor const&, int)") == "app::merge");
+  CHECK(without_parameters("main::{lambda()#1}::operator()() const") == "main::{lambda()#1}::operator()");
+  CHECK(without_parameters("main::{lambda()#1}::operator()()") == "main::{lambda()#1}::operator()");
+  CHECK(without_parameters("operator()") == "operator()");  // a lambda's name in debug information
+  CHECK(without_parameters("preprocess") == "preprocess");
+  const std::string python =
+      "    (no frame of the user's on this thread; the work was handed to it at a.py:3 in main)\n"
+      "    #0 cumsum_twice at /srv/app/steps.py:12\n"
+      "    #1 <module> at /srv/app/main.py:40\n"
+      "    #2 broken line without the word\n";
+  CHECK(functions_of_stack_text(python) == std::vector<std::string>{"cumsum_twice", "<module>"});
+  CHECK(functions_of_stack_text("").empty());
 }
 
 }  // TEST_SUITE

@@ -194,6 +194,11 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
   CHECK(marked.suppressions[0].op == "softmax");
   CHECK(marked.is_exempt("softmax", "head"));
   {
+    std::ofstream f(path, std::ios::binary);  // control bytes are shown, not left to end the message
+    f << std::string("a\0b c\tx:y\n", 10);
+  }
+  CHECK(contains(config_error("", "suppressions=" + path), "line 1: 'a\\x00b c\\x09x:y' is not op"));
+  {
     std::ofstream f(path);
     f << "pad\nbad op:x\n";
   }

@@ -53,13 +53,13 @@ spdlog::logger& logger() {
   // A magic static: built once, thread-safe; if LAYOUTGUARD_LOG_LEVEL is bad the ConfigError
   // propagates and the next call tries again. Never destroyed: ops in the destructors of
   // static objects still warn.
-  static spdlog::logger& instance = *[] {
+  static const std::shared_ptr<spdlog::logger>* const instance = [] {
     const Level lvl = level_from_env();
     auto made = make_logger();
     made->set_level(to_spdlog(lvl));
     return new std::shared_ptr<spdlog::logger>(std::move(made));  // keeps the logger alive
-  }()->get();
-  return instance;
+  }();
+  return **instance;
 }
 
 Level level() { return static_cast<Level>(logger().level()); }

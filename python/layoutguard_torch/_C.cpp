@@ -208,17 +208,12 @@ void locate(std::string& source_location, std::string& stack) {
     const std::string function = attr_string(reinterpret_cast<PyObject*>(code), "co_name");
     const int line = PyFrame_GetLineNumber(frame);
     Py_DECREF(code);
+    // The package's own wrappers (a pool task's, a thread's run) are never the user's, nor telling.
     const bool own = !g_package_root.empty() && file.compare(0, g_package_root.size(), g_package_root) == 0;
     const bool library = own || is_library_file(file, g_library_roots);
-    if (own) {  // the package's wrappers (a pool task's, a thread's run): never the user's, nor telling
-      PyFrameObject* back = PyFrame_GetBack(frame);
-      Py_DECREF(frame);
-      frame = back;
-      continue;
-    }
     if (source_location.empty() && !library)
       source_location = file + ":" + std::to_string(line) + " in " + function;
-    if (shown < 32 && (!library || shown == 0)) {
+    if (!own && shown < 32 && (!library || shown == 0)) {
       stack += "    #" + std::to_string(shown) + " " + function + " at " + file + ":" + std::to_string(line) + "\n";
       ++shown;
     }

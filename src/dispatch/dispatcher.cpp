@@ -11,6 +11,7 @@
 
 #include <layoutguard/hooks.h>
 
+#include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
 #include "dispatch/call_checker.h"
 #include "dispatch/kernel_table.h"
@@ -49,7 +50,7 @@ struct ModuleStack {
 // Trivially destructible, so that it stays usable while a thread ends: a ModuleScope of static
 // storage duration closes after the main thread's thread_locals are gone, and ops in static
 // destructors still run. Its module stack lives on the heap until the thread's
-// ModuleStackOwner ends; afterwards the thread has no module stack (pushes and pops do nothing).
+// thread's thread_locals end; afterwards the thread has no module stack (pushes and pops do nothing).
 struct ThreadState {
   int depth = 0;
   bool in_hook = false;
@@ -62,19 +63,16 @@ static_assert(std::is_trivially_destructible_v<ThreadState>);
 
 thread_local ThreadState tls;
 
-struct ModuleStackOwner {
-  ~ModuleStackOwner() {
-    delete tls.modules;
-    tls.modules = nullptr;
-    tls.module_stack_gone = true;
-  }
-};
-thread_local ModuleStackOwner t_module_stack_owner;
+void free_module_stack() {
+  delete tls.modules;
+  tls.modules = nullptr;
+  tls.module_stack_gone = true;
+}
 
 // The thread's module stack, made at its first push; nullptr once the thread is ending.
 ModuleStack* module_stack(ThreadState& s) {
   if (s.modules == nullptr && !s.module_stack_gone) {
-    (void)&t_module_stack_owner;  // registers its destructor for this thread
+    lg::detail::run_at_thread_exit<&free_module_stack>();
     s.modules = new ModuleStack;
   }
   return s.modules;

@@ -14,6 +14,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #endif
 
+#include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
 #include "torch/forward_sites.h"
 
@@ -155,21 +156,14 @@ void unwatch_backward_nodes() {
   if (t_callback != 0) at::removeCallback(std::exchange(t_callback, 0));
 }
 
-namespace {
-// c10 keeps a thread's callbacks in a thread_local, destroyed with the thread's other
-// thread_locals; this one, made after it, ends first and takes the callback out, so that a
-// Scope ending later (one of static storage duration, during exit) has none left to remove.
-struct CallbackRemovedAtThreadExit {
-  ~CallbackRemovedAtThreadExit() { unwatch_backward_nodes(); }
-};
-thread_local CallbackRemovedAtThreadExit t_callback_removed_at_exit;
-}  // namespace
-
 void watch_backward_nodes() {
   if (t_callback != 0) return;
   t_callback = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&range_start, &range_end).scopes({at::RecordScope::BACKWARD_FUNCTION}));
-  (void)&t_callback_removed_at_exit;  // constructed now, after c10's callbacks: destroyed before them
+  // c10 keeps a thread's callbacks in a thread_local, destroyed with the thread's other
+  // thread_locals: the callback goes before them, so that a Scope ending later (one of static
+  // storage duration, during exit) has none left to remove.
+  lg::detail::run_at_thread_exit<&unwatch_backward_nodes>();
 }
 
 void forget_finished_node() { lg::detail::thread_local_ref(t_nodes).finished_pass = nullptr; }

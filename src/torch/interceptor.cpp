@@ -31,6 +31,7 @@
 #include <layoutguard/torch.h>
 
 #include "core/env_flag.h"
+#include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
 #include "guard/call_stack.h"
 #include "guard/inherited_files.h"
@@ -114,13 +115,9 @@ std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
 
 // c10 keeps a thread's debug-info chain in a thread_local, destroyed with the thread's other
 // thread_locals. A Scope of static storage duration ends after them, during exit, and the ops
-// of static destructors before it would read the chain it holds, freed by then. The first
-// push of a thread makes this, after c10's chain: it ends first and empties the chain, so what
-// runs after it follows the process-wide settings.
-struct ChainEmptiedAtThreadExit {
-  ~ChainEmptiedAtThreadExit() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(nullptr); }
-};
-thread_local ChainEmptiedAtThreadExit t_chain_emptied_at_exit;
+// of static destructors before it would read the chain it holds, freed by then. Emptied at the
+// thread's exit, before c10's chain ends, what runs after it follows the process-wide settings.
+void empty_chain() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(nullptr); }
 
 // Pushes a copy of the carried state with `change` applied, below the profiler's state;
 // returns the chain to put back with put_back_chain, without the profiler's state.
@@ -136,7 +133,7 @@ std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
   }
   change(*next);
   c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
-  (void)&t_chain_emptied_at_exit;  // constructed now, after c10's chain: destroyed before it
+  lg::detail::run_at_thread_exit<&empty_chain>();  // after c10's chain is made: before it ends
   if (profiler) c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
   return outer;
 }

@@ -2,6 +2,9 @@
 #include <layoutguard/torch_contracts.h>
 
 #include <string>
+#include <unordered_set>
+
+#include <torch/nn/module.h>
 
 #include <layoutguard/guard.h>
 #include <layoutguard/torch.h>
@@ -37,6 +40,18 @@ bool check_gradient(std::string_view parameter, const at::Tensor& param, const a
   foreign.finding = &finding;
   guard::detail::after_foreign_op(call, mode, op_index, foreign);
   return false;
+}
+
+bool check_gradients(const ::torch::nn::Module& module) {
+  bool all_match = true;
+  std::unordered_set<const c10::TensorImpl*> seen;  // a shared parameter, under its first name
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    const at::Tensor& param = item.value();
+    if (!param.defined() || !seen.insert(param.unsafeGetTensorImpl()).second) continue;
+    const at::Tensor& grad = param.grad();
+    if (grad.defined() && !check_gradient(item.key(), param, grad)) all_match = false;
+  }
+  return all_match;
 }
 
 }  // namespace lg::torch

@@ -16,12 +16,14 @@
 //    with --bad-settings TEXT (and a bad LAYOUTGUARD or LAYOUTGUARD_OPTIONS), the first op
 //    raises lg::ConfigError with the native guard's text, and so does every op after it.
 // Run with LAYOUTGUARD=record. Prints "N passed, N failed"-style lines; exits non-zero on failure.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -292,6 +294,42 @@ int main(int argc, char** argv) {
   const lg::guard::ViolationRecord* contract = find(r, "autograd::grad_strides");
   expect(contract && contract->first.module_path == "layer1.conv.weight", "gradient contract: names the parameter");
   expect(lg::torch::check_gradient("same", param, param.clone()), "gradient contract: equal strides pass");
+  {
+    // A module tree after backward(), whose gradients are then given strides of their own: the
+    // weights are NCHW and their .grad channels-last; `head` is registered twice (as `head` and
+    // `tied`): one report under its first name.
+    struct Head : torch::nn::Module {
+      torch::nn::Conv2d conv{nullptr};
+      Head() { conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 8, 3).padding(1))); }
+    };
+    struct Net : torch::nn::Module {
+      torch::nn::Conv2d body{nullptr};
+      std::shared_ptr<Head> head;
+      Net() {
+        body = register_module("body", torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 8, 3).padding(1)));
+        head = register_module("head", std::make_shared<Head>());
+        register_module("tied", head);
+      }
+    };
+    Net net;
+    {
+      lg::torch::Scope quiet(lg::guard::Mode::Off);  // the step's own ops are not this test's
+      net.head->conv(net.body(channels_last_image())).sum().backward();
+      for (const at::Tensor& w : {net.body->weight, net.head->conv->weight})
+        w.mutable_grad() = w.grad().contiguous(at::MemoryFormat::ChannelsLast);
+    }
+    lg::guard::clear_report();
+    expect(!lg::torch::check_gradients(net), "check_gradients: differing strides fail");
+    r = lg::guard::report();
+    std::vector<std::string> named;
+    for (const auto& v : r.violations)
+      if (v.first.op == "autograd::grad_strides") named.push_back(v.first.module_path);
+    std::sort(named.begin(), named.end());
+    expect(named == std::vector<std::string>{"body.weight", "head.conv.weight"},
+           "check_gradients: each differing parameter once, by its first name");
+    net.body->weight.mutable_grad() = net.body->weight.grad().contiguous();
+    expect(lg::torch::check_gradients(*net.body), "check_gradients: matching strides pass");
+  }
 
   // The gradient-format contract (grad_format=1): a mean over H and W hands back a contiguous
   // gradient (torch 1.13 to 2.11), which arrives at the node of the channels-last ReLU output it

@@ -11,6 +11,7 @@
 
 #include "guard/runtime.h"
 #include "torch/gradient_contract.h"
+#include "torch/package_hooks.h"
 #include "torch/stand_in.h"
 
 namespace lg::torch {
@@ -38,6 +39,7 @@ bool check_gradient(std::string_view parameter, const at::Tensor& param, const a
                      "autograd", path, 0, op};
   guard::detail::ForeignCall foreign;
   foreign.finding = &finding;
+  foreign.locate = torch_bridge::current_locator();  // the program's line that checked: after backward()
   guard::detail::after_foreign_op(call, mode, op_index, foreign);
   return false;
 }

@@ -289,10 +289,15 @@ int main(int argc, char** argv) {
   lg::guard::clear_report();
   at::Tensor param = torch::randn({4, 8, 3, 3});
   at::Tensor grad = torch::randn({4, 8, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast);
+  const int check_line = __LINE__ + 1;
   expect(!lg::torch::check_gradient("layer1.conv.weight", param, grad), "gradient contract: strides differ");
   r = lg::guard::report();
   const lg::guard::ViolationRecord* contract = find(r, "autograd::grad_strides");
   expect(contract && contract->first.module_path == "layer1.conv.weight", "gradient contract: names the parameter");
+  const std::string check_site = "cpp_app.cpp:" + std::to_string(check_line) + " in main";
+  expect(contract && contract->first.source_location.ends_with(check_site),
+         "gradient contract: at the program's line that checked, " + check_site +
+             (contract ? " (got '" + contract->first.source_location + "')" : std::string()));
   expect(lg::torch::check_gradient("same", param, param.clone()), "gradient contract: equal strides pass");
   {
     // A module tree after backward(), whose gradients are then given strides of their own: the

@@ -435,6 +435,23 @@ class Outputs(unittest.TestCase):
         self.assertIn("only dims of size 1 differ", rules["0.weight"])
         self.assertNotIn("size 1", rules["1.weight"])
 
+    def test_gradient_contract_names_the_line_that_checked(self):
+        # After backward() the report is at the backward() line; on demand at the call's. A
+        # .grad kept from before accumulates in place, so its channels-last strides stay.
+        net = torch.nn.Conv2d(4, 8, 3)
+        net.weight.grad = torch.zeros(net.weight.shape).contiguous(memory_format=torch.channels_last)
+        test = "in test_gradient_contract_names_the_line_that_checked"
+        lgt.clear_report()
+        with lgt.guard("record"):
+            net(torch.randn(1, 4, 8, 8)).sum().backward(); line = inspect.currentframe().f_lineno  # noqa: E702
+            sites = [v["source_location"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+            self.assertEqual(sites, [f"{__file__}:{line} {test}"])
+            lgt.clear_report()
+            lgt.check_gradients(net); line = inspect.currentframe().f_lineno  # noqa: E702
+            sites = [v["source_location"] for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+            self.assertEqual(sites, [f"{__file__}:{line} {test}"])
+        lgt.clear_report()
+
     def test_gradient_contract_on_demand_takes_a_module_or_modules(self):
         class Net(torch.nn.Module):  # not iterable, as most models are not
             def __init__(self):

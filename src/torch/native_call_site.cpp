@@ -223,6 +223,13 @@ int take_program_entry(void* data, uintptr_t, const char* file, int line, const 
   return 1;  // out of memory: no name from here
 }
 
+// Called by libbacktrace (C) with the symbol that holds a pc, if any: nothing may throw out of it.
+void take_symbol(void* data, uintptr_t, const char* name, uintptr_t, uintptr_t) noexcept try {
+  if (name != nullptr) *static_cast<std::string*>(data) = name;
+} catch (...) {
+  // out of memory: no name
+}
+
 // The program's frame at `pc`, "" when it is not the program's.
 std::string program_frame(uintptr_t pc) {
   const std::optional<Objects::Object> object = objects().find(pc);
@@ -233,11 +240,16 @@ std::string program_frame(uintptr_t pc) {
   // Debug information named the frame's functions, all of them the libraries' (at::conv2d
   // inlined into one of theirs): not the program's.
   if (search.named > 0) return {};
-  // No debug information: the exported symbol's name, if any (dladdr searches the object's
-  // symbol table; once per distinct stack).
+  // No debug information: the function's name in the object's symbol table, as the stack
+  // trace names it (libbacktrace reads .symtab, which names functions that are not exported,
+  // else .dynsym), else the exported symbol's (dladdr); once per distinct stack.
+  std::string symbol;
+  if (backtrace_state* s = state()) backtrace_syminfo(s, pc, &take_symbol, &ignore_error, &symbol);
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_sname != nullptr) {
-    const std::string name = qualified_name(demangled(info.dli_sname));
+  if (symbol.empty() && dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_sname != nullptr)
+    symbol = info.dli_sname;
+  if (!symbol.empty()) {
+    const std::string name = qualified_name(demangled(symbol.c_str()));
     if (library_function(name)) return {};
     return name + " in " + object->name;
   }

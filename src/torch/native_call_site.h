@@ -16,8 +16,9 @@ void capture_native_call_site(std::string& site);
 bool is_native_call_site(std::string_view site);
 
 // The captured stack's first frame that is the program's own, as a Python line reads
-// ("app.cpp:42 in forward"; without debug information "Net::forward in app" for an
-// exported function, else "app+0x8e7f (no debug information)", an offset addr2line reads).
+// ("app.cpp:42 in forward"; without debug information the symbol table's name,
+// "Net::forward in app", and in a stripped program "app+0x8e7f (no debug information)", an
+// offset addr2line reads).
 // Frames in PyTorch's, layoutguard's, CUDA's, OpenMP's and the C and C++ runtimes' libraries
 // are skipped, and so are functions of namespaces at, c10, torch, std, __gnu_cxx, lg and boost
 // that the compiler inlined into the program's code (at::conv2d). Lines come from the debug

@@ -17,14 +17,19 @@ c++ -std=c++20 -g "$source_dir/tests/torch/cpp_app.cpp" $flags "${torch_flags[@]
   -o "$stage/cpp_app"
 LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=summary=0 "$stage/cpp_app" | tail -n 1
 # No code change: linking is enough, even where the linker drops libraries nothing calls. Built
-# without -g, its report's line is the program's offset, which addr2line reads.
+# without -g, its report's line is the function the symbol table names; stripped, the program's
+# offset, which addr2line reads.
 c++ -std=c++20 "$source_dir/tests/torch/no_code_change.cpp" -Wl,--as-needed $flags "${torch_flags[@]}" -ltorch_cpu \
   -lc10 -o "$stage/no_code_change"
 warned="$(LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=warn LAYOUTGUARD_OPTIONS=summary=0 "$stage/no_code_change" 2>&1)"
 grep -q "aten::softmax lost channels_last" <<<"$warned" ||
   { echo "a program that only links liblayoutguard_torch was not checked (--as-needed):"; echo "$warned"; exit 1; }
+grep -q "at: main in no_code_change\$" <<<"$warned" ||
+  { echo "the report of a program without debug information names no function of its symbol table:"; echo "$warned"; exit 1; }
+strip "$stage/no_code_change"
+warned="$(LD_LIBRARY_PATH="$libdir" LAYOUTGUARD=warn LAYOUTGUARD_OPTIONS=summary=0 "$stage/no_code_change" 2>&1)"
 grep -Eq "at: no_code_change\+0x[0-9a-f]+ \(no debug information\)" <<<"$warned" ||
-  { echo "the report of a program without debug information names no offset in it:"; echo "$warned"; exit 1; }
+  { echo "the report of a stripped program names no offset in it:"; echo "$warned"; exit 1; }
 echo "no-code-change program: checked"
 
 package="$(find "$stage" -name __init__.py -path '*/layoutguard_torch/*' | head -n 1)"

@@ -223,7 +223,11 @@ def _install_python_hooks():
         # on its own device threads for CUDA tensors: their reports show this thread's stack.
         # create_graph (a pass that builds a graph, for double backward) is backward()'s fourth
         # argument and grad()'s fifth; Tensor.backward passes it by position.
+        # The wrappers below mark their frames __tracebackhide__, which pytest and IPython
+        # leave out of the tracebacks they show: an exception raised in the user's code or in
+        # backward passes through them.
         def backward_with_contracts(*args, **kwargs):
+            __tracebackhide__ = True
             token = _C.push_backward_origin(bool(args[3] if len(args) > 3 else kwargs.get("create_graph")))
             try:
                 result = backward(*args, **kwargs)
@@ -236,6 +240,7 @@ def _install_python_hooks():
             return result
 
         def grad_with_origin(*args, **kwargs):
+            __tracebackhide__ = True
             token = _C.push_backward_origin(bool(args[4] if len(args) > 4 else kwargs.get("create_graph")))
             try:
                 return grad(*args, **kwargs)
@@ -270,6 +275,7 @@ def _install_python_hooks():
             run, own_run = self.run, self.__dict__.get("run", no_run)
 
             def run_handed_over():
+                __tracebackhide__ = True
                 put_back_run(self, own_run)  # the Thread and its run() no longer hold each other
                 _C._adopt_handover(state, site)
                 run()
@@ -293,6 +299,7 @@ def _install_python_hooks():
             site = "" if state is None else _C._call_site()  # for reports of ops that run no user code
 
             def task():
+                __tracebackhide__ = True
                 token = _C._push_handover(state, site)
                 try:
                     return fn(*args, **kwargs)

@@ -30,6 +30,36 @@ def switch_on():
         lgt.enable()
 
 
+def without_runner_frames(tb):
+    """The traceback from the program's first frame on: this runner's and runpy's frames, which
+    come first, are not the program's."""
+    runner = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+
+    def in_runner(frame):
+        name = frame.f_code.co_filename  # as the module was found: relative on a relative path
+        return name in runner or (not name.startswith("<") and os.path.abspath(name) in runner)
+
+    first = tb
+    while first is not None and in_runner(first.tb_frame):
+        first = first.tb_next
+    return first if first is not None else tb
+
+
+def run_program(run):
+    """Runs the program; an exception it does not catch is printed as Python prints it for
+    `python3 script.py` (through sys.excepthook), without the runner's frames, and exits 1.
+    SystemExit keeps the program's status; KeyboardInterrupt ends it as Python does."""
+    try:
+        run()
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        tb = without_runner_frames(e.__traceback__)
+        sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python shows the exception's own
+        return 1
+    return 0
+
+
 def main(argv):
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -48,8 +78,7 @@ def main(argv):
             found = False
         if not found:
             return fail(f"no module named {module}")
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-        return 0
+        return run_program(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__ if argv else USAGE, file=sys.stderr if not argv else sys.stdout)
         return 0 if argv else 2
@@ -59,8 +88,7 @@ def main(argv):
     switch_on()
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    runpy.run_path(script, run_name="__main__")
-    return 0
+    return run_program(lambda: runpy.run_path(script, run_name="__main__"))
 
 
 if __name__ == "__main__":

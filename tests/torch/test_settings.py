@@ -959,6 +959,23 @@ class Entrypoints(unittest.TestCase):
             self.assertEqual([(v["op"], v["module"]) for v in violations], [("aten::softmax", "head")])
             self.assertTrue(violations[0]["source_location"].startswith(os.path.join(tmp, "pkg", "train.py") + ":"))
 
+    def test_runner_shows_tracebacks_from_the_program_on(self):
+        # As `python3 program.py` shows them: status 1, the program's first frame first, and
+        # neither the runner's nor runpy's frames; SystemExit keeps the program's status.
+        raising = PROGRAM + "def fail():\n    raise KeyError('lost')\nfail()\n"
+        for program, status in [(raising, 1), (PROGRAM + "sys.exit(7)\n", 7)]:
+            run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program)
+            self.assertEqual(run.returncode, status, run.stderr)
+            if status != 1:
+                self.assertNotIn("Traceback", run.stderr)
+                continue
+            lines = run.stderr.splitlines()
+            start = lines.index("Traceback (most recent call last):")
+            self.assertRegex(lines[start + 1], r'^  File ".*program\.py", line \d+, in <module>$')
+            self.assertEqual(lines[-1], "KeyError: 'lost'")
+            self.assertNotIn("runpy", run.stderr)
+            self.assertNotIn("__main__.py", run.stderr)
+
     def test_runner_refuses_what_it_cannot_run(self):
         def runner(*args):
             return subprocess.run([sys.executable, "-m", "layoutguard_torch", *args], capture_output=True, text=True,

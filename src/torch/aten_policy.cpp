@@ -66,23 +66,30 @@ bool is_tensor_list(const c10::TypePtr& type) {
   return list && list->getElementType()->kind() == c10::TypeKind::TensorType;
 }
 
-// AtenPolicy::element_lists: a _foreach_ op returning one tensor list, whose tensor-list
-// arguments all come before its single tensors (every such op of torch 1.13 to 2.11).
-uint8_t element_lists_of(const c10::FunctionSchema& schema) {
-  if (schema.name().rfind("aten::_foreach_", 0) != 0 || schema.returns().size() != 1 ||
-      !is_tensor_list(schema.returns()[0].type()))
-    return 0;
+// AtenPolicy::element_lists: an op returning one tensor list whose element i comes from element
+// i of its tensor-list arguments. A _foreach_ op's tensor-list arguments all come before its
+// single tensors (every such op of torch 1.13 to 2.11). Any other op qualifies when its only
+// tensor argument is one Tensor[] (broadcast_tensors, atleast_3d, dequantize over a list):
+// the runtime check then wants as many results as elements (AtenPolicy::elements_exact).
+struct ElementLists {
+  uint8_t lists = 0;
+  bool exact = false;
+};
+ElementLists element_lists_of(const c10::FunctionSchema& schema) {
+  if (schema.returns().size() != 1 || !is_tensor_list(schema.returns()[0].type())) return {};
+  const bool foreach = schema.name().rfind("aten::_foreach_", 0) == 0;
   uint8_t lists = 0;
   bool single_seen = false;
   for (const c10::Argument& a : schema.arguments()) {
     if (is_tensor_list(a.type())) {
-      if (single_seen) return 0;
+      if (single_seen) return {};
       ++lists;
     } else if (is_tensor_like(a.type())) {
       single_seen = true;
     }
   }
-  return lists;
+  if (foreach) return {lists, false};
+  return lists == 1 && !single_seen ? ElementLists{1, true} : ElementLists{};
 }
 
 // Whether every result aliases `self` and no other argument: views and in-place ops of their
@@ -162,7 +169,9 @@ AtenPolicy derive_policy(const c10::FunctionSchema& schema) {
     }
   }
   p.format_request = p.memory_format_arg >= 0;
-  p.element_lists = element_lists_of(schema);
+  const ElementLists elements = element_lists_of(schema);
+  p.element_lists = elements.lists;
+  p.elements_exact = elements.exact;
   p.shadow_compared = shadow_compared(schema, p.name);
   if (*p.reason == '\0') p.reason = "default: the output keeps the format of a same-rank input";
   // copy_ is in-place (Explicit) but is still looked at: it is where conversions happen.

@@ -29,10 +29,14 @@ struct AtenPolicy {
   // dims have size 1 and the format says little), else checked as Preserve (a backward such as
   // value_selecting_reduction_backward carries the forward's keepdim).
   bool keepdim = false;
-  // A multi-tensor op (_foreach_sqrt): its result list's element i is made from element i of
-  // each of its first `element_lists` arguments, all tensor lists, and from the single tensors
-  // after them; each element is checked against those alone. 0: the call is checked whole.
+  // A multi-tensor op (_foreach_sqrt, broadcast_tensors): its result list's element i is made
+  // from element i of each of its first `element_lists` arguments, all tensor lists, and from
+  // the single tensors after them; each element is checked against those alone. 0: the call is
+  // checked whole.
   uint8_t element_lists = 0;
+  // The op takes its one tensor list alone: element by element only when it returned as many
+  // tensors as it was given (else the call is checked whole).
+  bool elements_exact = false;
   // shadow=1 may run the op again on contiguous copies and compare: false for ops that draw
   // random numbers (PyTorch's nondeterministic_seeded tag) and the table's exceptions, whose
   // results may differ between two right answers (the index chosen among equal values).

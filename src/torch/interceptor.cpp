@@ -348,7 +348,8 @@ bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, Coun
 template <typename F>
 bool any_part(const AtenPolicy& p, const Operands& in, const Operands& out, F&& f) {
   const size_t n = out.size(), lists = p.element_lists;
-  if (lists == 0 || n == 0 || in.size() < lists * n) return f(std::optional<size_t>(), in, out);
+  if (lists == 0 || n == 0 || in.size() < lists * n || (p.elements_exact && in.size() != lists * n))
+    return f(std::optional<size_t>(), in, out);
   Operands in_i, out_i;
   for (size_t i = 0; i < n; ++i) {
     in_i.clear();

@@ -110,6 +110,19 @@ class NotLosses(unittest.TestCase):
                 self.assertEqual(violations, [], name)
                 self.assertIn(op, counted, f"{name}: the bridge did not see {op}")
 
+    def test_an_op_over_a_list_checks_each_result_against_its_own_tensor(self):
+        # broadcast_tensors returns each tensor broadcast: result 1 is the NCHW target's, not a
+        # loss of input 0's channels_last. mse_loss and l1_loss call it with an NCHW target.
+        x, target = image(), torch.randn(2, 8, 6, 6, device=DEVICE)
+        for name, call in [("broadcast_tensors", lambda: torch.broadcast_tensors(x, target)),
+                           ("mse_loss", lambda: F.mse_loss(x, target)), ("l1_loss", lambda: F.l1_loss(x, target))]:
+            with self.subTest(name):
+                _, violations, counted = recorded(call)
+                self.assertEqual(violations, [], name)
+                self.assertIn("aten::broadcast_tensors", counted, name)
+        with lgt.guard("throw"):
+            F.mse_loss(x, target)
+
     def test_a_factory_inside_an_op_is_the_root_cause(self):
         # new_empty called by PyTorch inside circular padding is no user call: the loss is
         # pad's, with new_empty as its root cause.

@@ -466,4 +466,12 @@ PYBIND11_MODULE(_C, m) {
   });
   // The exit handler's work, now and once (a forkserver's children end in _exit).
   m.def("_finish_process", [] { lg::guard::detail::finish_process(); });
+  // Writes the report= and write_suppressions= files at exit even if no op is checked (the
+  // runner's process); a bad setting is left for the first op to raise.
+  m.def("_write_files_at_exit", [] {
+    try {
+      lg::guard::detail::ensure_exit_handler();
+    } catch (const lg::Error&) {
+    }
+  });
 }

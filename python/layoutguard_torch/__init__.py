@@ -12,6 +12,7 @@ violation. The settings are layoutguard's (LAYOUTGUARD, LAYOUTGUARD_OPTIONS); se
         model(x).sum().backward()
     lgt.report()                        # what was collected, as a dict (the JSON report)
 """
+import atexit
 import contextlib
 import functools
 import json
@@ -343,6 +344,17 @@ def check_gradients(modules=None):
                             f"got {type(root).__name__}")
     _C.check_gradients(targets)
 
+
+def _finish_if_interrupted():
+    # An uncaught KeyboardInterrupt (Ctrl-C) ends CPython by SIGINT after its exit handlers and
+    # finalization, so the C exit handler that prints the summary and writes report= and
+    # write_suppressions= never runs. Python's own atexit handlers do, after the exception was
+    # printed (sys.last_value): the files are written here then, once.
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+        _C._finish_process()
+
+
+atexit.register(_finish_if_interrupted)
 
 # A LAYOUTGUARD set when the package loaded switched the importing thread on, as linking the
 # library does in C++: the Python side of the checks (module paths, threads, processes, the

@@ -1,5 +1,6 @@
 """python3 -m layoutguard_torch [--] script.py [args...]
 python3 -m layoutguard_torch -m module [args...]
+python3 -m layoutguard_torch - [args...]            (the program on standard input)
 
 Runs a Python script, or a module as `python3 -m module` would, with every ATen op of its main
 thread (and the threads it starts, and autograd's) checked for lost channels_last. LAYOUTGUARD
@@ -7,12 +8,16 @@ sets the mode (warn when unset; off runs the program with nothing switched on) a
 LAYOUTGUARD_OPTIONS the rest, as for any layoutguard program: report=, summary=, events=,
 suppressions=, write_suppressions=, allow=, min_bytes=, max_reports=, help=1.
 Exit status: the program's; 2 for a usage error."""
+import builtins
 import importlib.util
+import io
 import os
 import runpy
 import sys
+import types
+import zipfile
 
-USAGE = "usage: python3 -m layoutguard_torch [--] script.py [args...] | -m module [args...]"
+USAGE = "usage: python3 -m layoutguard_torch [--] script.py [args...] | -m module [args...] | - [args...]"
 
 
 def fail(message):
@@ -28,6 +33,7 @@ def switch_on():
     # own enable(mode) or guard(mode) still switches on).
     if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
         lgt.enable()
+        lgt._C._write_files_at_exit()  # also for a program that checks no op (a dry run)
 
 
 def without_runner_frames(tb):
@@ -60,35 +66,107 @@ def run_program(run):
     return 0
 
 
+def run_as_main(code, **attributes):
+    """Runs `code` in a fresh module that becomes __main__, and stays it after the program
+    returns, as python3 leaves it: the program's atexit handlers, and pickle there, find its
+    classes in __main__."""
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(attributes, __builtins__=builtins)
+    sys.modules["__main__"] = main_module
+    exec(code, main_module.__dict__)
+
+
+def put_first_on_path(directory):
+    """As python3 does: the directory first on sys.path, in place of the working directory that
+    `python3 -m layoutguard_torch` put there (unless -P kept it off)."""
+    if sys.path and sys.path[0] in ("", os.getcwd()) and not sys.flags.safe_path:
+        sys.path[0] = directory
+    elif not sys.path or sys.path[0] != directory:
+        sys.path.insert(0, directory)
+
+
+def run_module(module, args):
+    # As `python3 -m`: the working directory first on the path, the module found before it runs
+    # (finding it imports its package, which is then checked), a package run as its __main__.
+    put_first_on_path(os.getcwd())
+    switch_on()
+    try:
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(module + ".__main__")
+            if spec is None:
+                return fail(f"{module} is a package without a __main__ module; it cannot be run")
+    except ModuleNotFoundError as e:
+        if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
+            return fail(f"no module named {module}")
+        return fail(f"error while finding {module}: {type(e).__name__}: {e}")  # its package's import failed
+    except (ImportError, ValueError) as e:
+        return fail(f"error while finding {module}: {type(e).__name__}: {e}")
+    if spec is None:
+        return fail(f"no module named {module}")
+    code = spec.loader.get_code(spec.name) if spec.loader is not None and hasattr(spec.loader, "get_code") else None
+    if code is None:
+        return fail(f"{module} has no code to run")
+    sys.argv = [spec.origin] + list(args)
+    return run_program(lambda: run_as_main(code, __name__="__main__", __file__=spec.origin, __cached__=spec.cached,
+                                           __loader__=spec.loader, __spec__=spec, __package__=spec.parent))
+
+
+def compiled(source, filename):
+    """The program's code, or None after printing its SyntaxError as python3 does."""
+    try:
+        return compile(source, filename, "exec")
+    except SyntaxError as e:
+        sys.excepthook(type(e), e.with_traceback(None), None)
+        return None
+
+
+def run_stdin(args):
+    # As `python3 -`: the program read from standard input, the working directory on the path.
+    switch_on()
+    sys.argv = ["-"] + list(args)
+    put_first_on_path(os.getcwd())
+    code = compiled(sys.stdin.buffer.read(), "<stdin>")
+    if code is None:
+        return 1
+    return run_program(lambda: run_as_main(code, __name__="__main__", __loader__=None, __spec__=None,
+                                           __package__=None))
+
+
+def run_script(script, args):
+    if script == "-":
+        return run_stdin(args)
+    path = os.path.abspath(script)  # python3 gives __main__ the absolute path since 3.9
+    if not os.path.exists(path):
+        return fail(f"no such script: {script}")
+    switch_on()
+    sys.argv = [script] + list(args)
+    if os.path.isdir(path) or not os.path.isfile(path) or zipfile.is_zipfile(path):
+        # A directory or zip file with a __main__.py: runpy puts it on the path and runs that.
+        put_first_on_path(os.getcwd())
+        return run_program(lambda: runpy.run_path(path, run_name="__main__"))
+    put_first_on_path(os.path.dirname(path))
+    with io.open_code(path) as f:
+        code = compiled(f.read(), path)
+    if code is None:
+        return 1
+    return run_program(lambda: run_as_main(code, __name__="__main__", __file__=path, __cached__=None,
+                                           __loader__=None, __spec__=None, __package__=None))
+
+
 def main(argv):
     if argv and argv[0] == "--":
-        argv = argv[1:]
-    elif argv and argv[0] == "-m":
+        if len(argv) < 2:
+            return fail("-- needs a script")
+        return run_script(argv[1], argv[2:])
+    if argv and argv[0] == "-m":
         if len(argv) < 2:
             return fail("-m needs a module name")
-        module = argv[1]
-        # As `python3 -m`: the working directory first on the path, and the module found before
-        # it runs; finding it imports its package, which is then checked and sees the arguments.
-        sys.path.insert(0, os.getcwd())
-        switch_on()
-        sys.argv = [module] + list(argv[2:])  # run_module puts the module's file first
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            return fail(f"no module named {module}")
-        return run_program(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+        return run_module(argv[1], argv[2:])
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__ if argv else USAGE, file=sys.stderr if not argv else sys.stdout)
         return 0 if argv else 2
-    script = argv[0]
-    if not os.path.isfile(script):
-        return fail(f"no such script: {script}")
-    switch_on()
-    sys.argv = list(argv)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    return run_program(lambda: runpy.run_path(script, run_name="__main__"))
+    return run_script(argv[0], argv[1:])
 
 
 if __name__ == "__main__":

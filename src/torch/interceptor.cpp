@@ -789,10 +789,21 @@ void switch_on_handed_over() {
 // Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
 // parsed at the first op, where an error can reach the user: a bad LAYOUTGUARD_TORCH_UNBOXED
 // too, which the thread switched on all the same raises there.
+// Whether LAYOUTGUARD's value leaves the bridge off: unset, empty, off or 0, with the spaces
+// around it that the parser ignores. A value it refuses switches on: the ops raise its error.
+bool mode_off(const char* value) {
+  try {
+    const guard::Options o = guard::parse_options(value, "");
+    return o.sources[0] == guard::Source::Default || o.mode == guard::Mode::Off;
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
 struct SwitchOnAtLoad {
   SwitchOnAtLoad() {
     const char* v = std::getenv("LAYOUTGUARD");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0) return;
+    if (v == nullptr || mode_off(v)) return;
     try {
       try {
         torch::enable();

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -975,6 +976,33 @@ class Entrypoints(unittest.TestCase):
             self.assertEqual(lines[-1], "KeyError: 'lost'")
             self.assertNotIn("runpy", run.stderr)
             self.assertNotIn("__main__.py", run.stderr)
+
+    def test_files_are_written_after_ctrl_c_and_without_ops(self):
+        # An uncaught KeyboardInterrupt ends Python by SIGINT, past the C exit handler: the
+        # summary and the files come all the same. The runner writes its files for a program
+        # that checked no op too (an empty report, an empty baseline).
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, program in [("interrupted", PROGRAM.replace('print("program done")', "raise KeyboardInterrupt")),
+                                  ("no ops", "print('a dry run')\n")]:
+                with self.subTest(name):
+                    report, baseline = os.path.join(tmp, name + ".json"), os.path.join(tmp, name + ".txt")
+                    run = run_program({"LAYOUTGUARD": "record",
+                                       "LAYOUTGUARD_OPTIONS": f"report={report}:write_suppressions={baseline}"},
+                                      program=program)
+                    self.assertEqual(run.returncode, -signal.SIGINT if name == "interrupted" else 0, run.stderr)
+                    with open(report) as f:
+                        violations = [v["op"] for v in json.load(f)["violations"]]
+                    self.assertEqual(violations, ["aten::softmax"] if name == "interrupted" else [])
+                    self.assertTrue(os.path.exists(baseline))
+                    self.assertEqual("[layoutguard] summary" in run.stderr, name == "interrupted", run.stderr)
+
+    def test_a_mode_that_is_off_with_spaces_switches_nothing_on_at_import(self):
+        probe = "import layoutguard_torch as lgt\nprint('enabled', lgt.enabled(), lgt.module_path_tracking())\n"
+        for value, on in [(" off", False), ("0 ", False), (" record ", True)]:
+            run = run_program({"LAYOUTGUARD": value, "LAYOUTGUARD_OPTIONS": "summary=0"}, program=probe,
+                              module_runner=False)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn(f"enabled {on} {on}", run.stdout, repr(value))
 
     def test_runner_refuses_what_it_cannot_run(self):
         def runner(*args):

@@ -141,11 +141,16 @@ def run_script(script, args):
         return fail(f"no such script: {script}")
     switch_on()
     sys.argv = [script] + list(args)
-    if os.path.isdir(path) or not os.path.isfile(path) or zipfile.is_zipfile(path):
-        # A directory or zip file with a __main__.py: runpy puts it on the path and runs that.
+    directory = os.path.dirname(path)
+    if os.path.isdir(path):  # a directory with a __main__.py, first on the path
+        directory, path = path, os.path.join(path, "__main__.py")
+        if not os.path.isfile(path):
+            return fail(f"no __main__.py in {script}")
+    elif not os.path.isfile(path) or zipfile.is_zipfile(path):
+        # A zip file with a __main__.py: runpy puts it on the path and runs that.
         put_first_on_path(os.getcwd())
         return run_program(lambda: runpy.run_path(path, run_name="__main__"))
-    put_first_on_path(os.path.dirname(path))
+    put_first_on_path(directory)
     with io.open_code(path) as f:
         code = compiled(f.read(), path)
     if code is None:

@@ -977,6 +977,41 @@ class Entrypoints(unittest.TestCase):
             self.assertNotIn("runpy", run.stderr)
             self.assertNotIn("__main__.py", run.stderr)
 
+    def test_runner_runs_a_program_as_python3_does(self):
+        probe = ("import atexit, os, pickle, sys\n"
+                 "class State: pass\n"
+                 "print('file', __file__ == os.path.abspath(__file__), 'path0', sys.path[0])\n"
+                 "atexit.register(lambda: print('pickled at exit', len(pickle.dumps(State())) > 0))\n")
+        env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS="summary=0")
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "sub", "app"))
+            for path in ("sub/probe.py", "sub/app/__main__.py"):
+                with open(os.path.join(tmp, path), "w") as f:
+                    f.write(probe)
+            os.makedirs(os.path.join(tmp, "broken"))
+            with open(os.path.join(tmp, "broken", "__init__.py"), "w") as f:
+                f.write("import no_such_dependency_of_broken\n")
+            open(os.path.join(tmp, "broken", "train.py"), "w").close()
+
+            def runner(*args, stdin=None):
+                return subprocess.run([sys.executable, "-m", "layoutguard_torch", *args], env=env, cwd=tmp,
+                                      input=stdin, capture_output=True, text=True, timeout=300)
+
+            for args, path0 in [(("sub/probe.py",), os.path.join(tmp, "sub")),
+                                (("sub/app",), os.path.join(tmp, "sub", "app"))]:
+                run = runner(*args)
+                self.assertEqual(run.returncode, 0, (args, run.stderr))
+                self.assertIn(f"file True path0 {path0}\n", run.stdout, args)
+                self.assertIn("pickled at exit True", run.stdout, args)
+            run = runner("-", stdin="import sys\nprint('from stdin', sys.argv)\n")
+            self.assertEqual((run.returncode, run.stdout), (0, "from stdin ['-']\n"), run.stderr)
+            run = runner("-m", "broken.train")
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("No module named 'no_such_dependency_of_broken'", run.stderr)
+            run = runner("-m", "sub")  # a package (a namespace one) without __main__
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("sub is a package without a __main__ module", run.stderr)
+
     def test_files_are_written_after_ctrl_c_and_without_ops(self):
         # An uncaught KeyboardInterrupt ends Python by SIGINT, past the C exit handler: the
         # summary and the files come all the same. The runner writes its files for a program

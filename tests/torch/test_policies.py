@@ -123,6 +123,15 @@ class NotLosses(unittest.TestCase):
         with lgt.guard("throw"):
             F.mse_loss(x, target)
 
+    def test_unflattening_a_buffer_is_no_loss(self):
+        # DDP's constructor, and gradient all-reduces over one flat buffer, make views of a 1-D
+        # buffer shaped like channels_last tensors: the buffer's order decides their strides.
+        from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+        grads = [image(), torch.randn(8, device=DEVICE)]
+        _, violations, counted = recorded(lambda: _unflatten_dense_tensors(_flatten_dense_tensors(grads), grads))
+        self.assertEqual(violations, [])
+        self.assertIn("aten::unflatten_dense_tensors", counted)
+
     def test_a_factory_inside_an_op_is_the_root_cause(self):
         # new_empty called by PyTorch inside circular padding is no user call: the loss is
         # pad's, with new_empty as its root cause.

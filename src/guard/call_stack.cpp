@@ -1,6 +1,8 @@
 // The caller's stack for violations (printed) and call-site suppressions (matched).
 #include "guard/call_stack.h"
 
+#include <algorithm>
+
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -90,8 +92,18 @@ const Suppression* Options::loss_suppression_for(std::string_view op, std::strin
       stack = detail::call_stack_functions();
       walked = true;
     }
-    for (const std::string& function : stack)
-      if (glob_match(s.frame_glob, function)) return &s;
+    // "@...glob": any function on the stack; "@glob": the call site, the first function of the
+    // program's own, as a report and a written baseline key it. Stack-wide, a key such as
+    // `@main` or Python's `@<module>` would hold for every loss of the program.
+    if (std::string_view glob = s.frame_glob; glob.starts_with(detail::kAnyFrame)) {
+      glob.remove_prefix(detail::kAnyFrame.size());
+      for (const std::string& function : stack)
+        if (glob_match(glob, function)) return &s;
+    } else if (const auto site = std::find_if_not(stack.begin(), stack.end(),
+                                                  [](const std::string& f) { return detail::library_function(f, true); });
+               site != stack.end() && glob_match(s.frame_glob, *site)) {
+      return &s;
+    }
   }
   return nullptr;
 }
@@ -100,18 +112,19 @@ const Suppression* Options::loss_suppression_for(std::string_view op, std::strin
 
 namespace lg::guard::detail {
 
-std::string first_caller_function(bool skip_torch) {
+bool library_function(std::string_view name, bool skip_torch) {
   // A template's demangled name may start with its return type ("void lg::f<float>"), so the
   // namespace is looked for after a space as well.
-  const auto in_namespace = [](std::string_view name, std::string_view ns) {
+  const auto in_namespace = [name](std::string_view ns) {
     return name.starts_with(ns) || name.find(" " + std::string(ns)) != std::string_view::npos;
   };
-  for (const std::string& name : call_stack_functions()) {
-    if (name.empty() || name.starts_with("__") || in_namespace(name, "lg::") || in_namespace(name, "std::")) continue;
-    if (skip_torch && (in_namespace(name, "at::") || in_namespace(name, "c10::") || in_namespace(name, "torch::")))
-      continue;
-    return name;
-  }
+  if (name.empty() || name.starts_with("__") || in_namespace("lg::") || in_namespace("std::")) return true;
+  return skip_torch && (in_namespace("at::") || in_namespace("c10::") || in_namespace("torch::"));
+}
+
+std::string first_caller_function(bool skip_torch) {
+  for (const std::string& name : call_stack_functions())
+    if (!library_function(name, skip_torch)) return name;
   return "";
 }
 

@@ -20,6 +20,15 @@ std::string capture_backtrace();
 // address, so a loss repeated in a loop costs the stack walk only.
 std::vector<std::string> call_stack_functions();
 
+// Whether a stack function is a library's, never a call site: layoutguard's, the standard
+// library's, the runtime's (`__libc_start_main`), an unnamed frame, and with `skip_torch`
+// libtorch's (at::, c10::, torch::).
+bool library_function(std::string_view name, bool skip_torch);
+
+// The prefix of an `op@...glob` suppressions line: the glob may match any function of the
+// stack, not only the call site.
+inline constexpr std::string_view kAnyFrame = "...";
+
 // The first of call_stack_functions() that is neither layoutguard's (lg::relu, the public
 // entry points) nor the standard library's (std::function's invoker): the caller's own code,
 // which an op:(top)@function line keys. "" when the stack has none (a stripped binary). With

@@ -579,6 +579,42 @@ print("program done")
                 self.assertIn(f" in {reported}\n", run.stderr)
                 self.assertIn(f"suppressions line that silences it here: aten::cumsum:(top)@{reported}", run.stderr)
 
+    def test_a_function_line_matches_the_call_site_and_dots_any_frame(self):
+        # The baseline of top-level code is keyed `@<module>`, a frame of every Python stack: it
+        # must not silence a new loss in a function. `@...glob` matches any frame of the stack.
+        program = """
+import sys, torch
+def shift(x):
+    return torch.cumsum(x, 1)
+def preprocess(x):
+    return shift(x)
+x = torch.randn(2, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+torch.cumsum(x, 1)
+if len(sys.argv) > 1:
+    preprocess(x)
+print("program done")
+"""
+        baseline = os.path.join(self.tmp, "baseline.txt")
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": f"write_suppressions={baseline}:summary=0"},
+                          program=program)
+        with open(baseline) as f:
+            self.assertEqual([l for l in f.read().splitlines() if l and not l.startswith("#")],
+                             ["aten::cumsum:(top)@<module>"])
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": f"suppressions={baseline}"}, program=program)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": f"suppressions={baseline}"}, ("new",),
+                          program=program)
+        self.assertIn("suppressions line that silences it here: aten::cumsum:(top)@shift", run.stderr)
+        one = os.path.join(self.tmp, "one.txt")
+        for line, silenced in [("aten::cumsum:(top)@preprocess", False), ("aten::cumsum:(top)@...preprocess", True),
+                               ("aten::cumsum:(top)@...<module>", True)]:
+            with self.subTest(line):
+                with open(one, "w") as f:
+                    f.write(f"aten::cumsum:(top)@<module>\n{line}\n")
+                run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": f"suppressions={one}"}, ("new",),
+                                  program=program)
+                self.assertEqual(run.returncode == 0, silenced, run.stderr)
+
     def test_allow_and_min_bytes(self):
         run = run_program({"LAYOUTGUARD": "throw", "LAYOUTGUARD_OPTIONS": "allow=aten::softmax"})
         self.assertEqual(run.returncode, 0, run.stderr)

@@ -198,6 +198,11 @@ namespace {
 // A lambda's demangled name holds '#' ("{lambda(...)#1}"), which a suppressions file would
 // read as the start of a comment.
 const auto lose_in_lambda = [](const Tensor& x) __attribute__((noinline)) { drop_layout()({x}); };
+// A caller of a call site: on the stack, but not the call site (no tail call: a frame of its own).
+[[gnu::noinline]] void caller_of_postprocess(const Tensor& x) {
+  lose_in_postprocess(x);
+  asm volatile("" ::: "memory");
+}
 }  // namespace
 
 TEST_SUITE("guard") {
@@ -222,6 +227,19 @@ TEST_CASE("a suppressions line op@function-glob silences the loss at that call s
   CHECK(lg::guard::suppression_line(r.suppressions[0]) == "test.drop_layout@*lose_in_preprocess");
   CHECK(r.suppressions[0].suppressed == 2);
   CHECK(r.violation_count() == 1);
+}
+
+TEST_CASE("op@function matches the call site only; op@...function any function of the stack") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  TempPath file("lg-suppressions-any-frame");
+  std::ofstream(file.str()) << "test.drop_layout@*caller_of_postprocess\n";
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_THROWS_AS(caller_of_postprocess(x), lg::LayoutViolation);  // its call site is lose_in_postprocess
+  std::ofstream(file.str()) << "test.drop_layout@...*caller_of_postprocess\n";
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_NOTHROW(caller_of_postprocess(x));
+  CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);  // called from elsewhere
 }
 
 TEST_CASE("record mode keeps one record per call site for losses outside every module") {

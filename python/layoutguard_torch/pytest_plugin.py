@@ -23,9 +23,14 @@ class LayoutAssertionError(AssertionError):
 
 def _key(v):
     # What tells two records apart (the guard keeps one per op, module, call site, source line,
-    # autograd node and operand layouts).
+    # autograd node, forward call and operand layouts).
     return (v["op"], v["module"], v.get("call_site"), v.get("source_location"), v.get("autograd_node"),
-            v.get("signature"))
+            v.get("forward_call"), v.get("signature"))
+
+
+def _conversions():
+    """The report's conversions, bytes by (op, module, from, to)."""
+    return {(c["op"], c["module"], c["from"], c["to"]): c["bytes"] for c in lgt.report().get("conversions", [])}
 
 
 class _Recording:
@@ -67,20 +72,28 @@ def no_layout_loss():
 @contextlib.contextmanager
 def conversions_at_most(limit_bytes):
     """Fails when the block's layout conversions (copies between dim orders, as the report's
-    ledger counts them) move more than `limit_bytes` bytes (a non-negative int)."""
+    ledger counts them) move more than `limit_bytes` bytes (a non-negative int), listing them,
+    and, as no_layout_loss(), on a violation."""
     if isinstance(limit_bytes, bool) or not isinstance(limit_bytes, int):
         raise TypeError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be an int, got "
                         f"{type(limit_bytes).__name__} {limit_bytes!r}")
     if limit_bytes < 0:
         raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
                          f"{limit_bytes}")
-    before = lgt.report().get("conversion_bytes", 0)
-    with lgt.guard("record"):
+    before = _conversions()
+    recording = _Recording()
+    try:
         yield
-    moved = lgt.report().get("conversion_bytes", 0) - before
-    if moved > limit_bytes:
-        raise LayoutAssertionError(f"the block converted {moved} bytes between memory formats; at most "
-                                   f"{limit_bytes} allowed")
+    finally:
+        recording.close()
+    recording.check()  # a violation fails as under LG_CHECK_CONVERSIONS_AT_MOST's throw mode
+    moved = {key: n - before.get(key, 0) for key, n in _conversions().items() if n > before.get(key, 0)}
+    total = sum(moved.values())
+    if total > limit_bytes:
+        lines = [f"the block converted {total} bytes between memory formats; at most {limit_bytes} allowed:"]
+        for (op, module, src, dst), n in sorted(moved.items(), key=lambda item: -item[1]):
+            lines.append(f"  {op} at {module or '(no module)'}: {src} -> {dst}, {n} bytes")
+        raise LayoutAssertionError("\n".join(lines))
 
 
 try:

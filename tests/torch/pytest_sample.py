@@ -1,5 +1,5 @@
 """Run by test_settings.py through pytest with -p layoutguard_torch.pytest_plugin: two tests
-must pass and two must fail, each failure naming the violation or the conversion budget."""
+must pass and three must fail, each failure naming the violation or the conversion budget."""
 import torch
 
 from layoutguard_torch.pytest_plugin import conversions_at_most, no_layout_loss
@@ -27,3 +27,8 @@ def test_conversion_over_budget_fails():
     x = image()
     with conversions_at_most(100):
         x.contiguous()
+
+
+def test_violation_within_budget_fails():
+    with conversions_at_most(10**9):
+        torch.softmax(image(), 1)

@@ -973,11 +973,13 @@ class Entrypoints(unittest.TestCase):
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "layoutguard_torch.pytest_plugin",
                               "-p", "no:cacheprovider", os.path.join(HERE, "pytest_sample.py")],
                              capture_output=True, text=True, timeout=300, cwd=HERE)
-        self.assertIn("2 failed, 2 passed", run.stdout, run.stdout + run.stderr)
+        self.assertIn("3 failed, 2 passed", run.stdout, run.stdout + run.stderr)
+        self.assertIn("FAILED pytest_sample.py::test_violation_within_budget_fails", run.stdout)
         self.assertIn("FAILED pytest_sample.py::test_softmax_over_c_fails", run.stdout)
         self.assertIn("FAILED pytest_sample.py::test_conversion_over_budget_fails", run.stdout)
         self.assertIn("aten::softmax (root cause aten::_softmax)", run.stdout)
         self.assertIn("converted 2304 bytes between memory formats; at most 100 allowed", run.stdout)
+        self.assertIn("aten::contiguous at (no module): channels_last -> contiguous, 2304 bytes", run.stdout)
 
     def test_runner_runs_a_module_as_python_dash_m_does(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -84,6 +84,9 @@ struct Options {
   // True when op is allowed, or (op, module path) suppressed by a line without a call site or
   // signature (check_layout asks the other lines only for a real loss).
   bool is_exempt(std::string_view op, std::string_view module_path) const;
+  // Whether `allow` names the op (a name without a namespace also names ATen's: `softmax`
+  // allows aten::softmax).
+  bool allows(std::string_view op) const;
   // The first suppressions line without a call site or signature matching (op, module path),
   // or nullptr.
   const Suppression* suppression_for(std::string_view op, std::string_view module_path) const;

@@ -286,7 +286,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
       return;
     }
     case Kind::List: {
-      o.allow.clear();
+      // Repeated, the key's lists add up (allow=aten::softmax:allow=aten::cumsum).
       std::string_view rest = value;
       while (!rest.empty()) {
         const size_t comma = rest.find(',');
@@ -451,8 +451,18 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
+bool Options::allows(std::string_view op) const {
+  // A name without a namespace names ATen's op too: allow=upsample_bicubic2d, as layoutguard's
+  // own ops are written, also allows aten::upsample_bicubic2d.
+  constexpr std::string_view kAten = "aten::";
+  const bool aten = op.starts_with(kAten);
+  return std::any_of(allow.begin(), allow.end(), [&](const std::string& name) {
+    return name == op || (aten && name.find("::") == std::string::npos && op.substr(kAten.size()) == name);
+  });
+}
+
 bool Options::is_exempt(std::string_view op, std::string_view module_path) const {
-  if (std::find(allow.begin(), allow.end(), op) != allow.end()) return true;
+  if (allows(op)) return true;
   return suppression_for(op, module_path) != nullptr;
 }
 

@@ -99,7 +99,7 @@ void warn(const Options& o, const ViolationRecord& first, int64_t distinct) {
 bool shadow_wanted(std::string_view op, LayoutPolicy policy, int depth) {
   const Options& o = current_options();
   return o.shadow && depth == 0 && (policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike) &&
-         std::find(o.allow.begin(), o.allow.end(), op) == o.allow.end();
+         !o.allows(op);
 }
 
 namespace {
@@ -165,7 +165,7 @@ bool check_call(const hooks::OpCall& call, Mode mode, uint32_t op_index, const d
 
   // A suppressed call is checked all the same when collecting: the report says which lines
   // silenced a real loss and which matched none (stale lines of a baseline).
-  if (collect && !o.suppressions.empty() && std::find(o.allow.begin(), o.allow.end(), call.op) == o.allow.end()) {
+  if (collect && !o.suppressions.empty() && !o.allows(call.op)) {
     const Suppression* line = o.suppression_for(call.op, call.module_path);
     if ((line || o.has_loss_line(call.op)) && find_loss(call.op, call.policy, call.inputs, call.outputs, o, call.depth)) {
       if (!line) line = o.loss_suppression_for(call.op, call.module_path, layout_signature(call.inputs, call.outputs));

@@ -527,7 +527,7 @@ bool compared_policy(LayoutPolicy policy) {
 bool shadow_compares(const OpEntry& p, const CallPolicy& before) {
   if (!p.shadow_compared || p.factory || before.explicit_format || !compared_policy(before.policy)) return false;
   const guard::Options& o = guard::detail::current_options();
-  return std::find(o.allow.begin(), o.allow.end(), p.name) == o.allow.end();
+  return !o.allows(p.name);
 }
 
 // A difference as lg::ShadowMismatch: the native guard's first line, then the operands'

@@ -62,6 +62,16 @@ TEST_CASE("LAYOUTGUARD_OPTIONS sets every key") {
   // "::" belongs to a value (namespaced custom ops); single colons and runs of three separate.
   const lg::guard::Options ns = parse_options("", "allow=ns::drop,a::b::c:summary=0:::min_bytes=8:");
   CHECK(ns.allow == std::vector<std::string>{"ns::drop", "a::b::c"});
+  // Repeated, allow= adds up; a name without a namespace also names ATen's op, not another's.
+  const lg::guard::Options twice = parse_options("", "allow=softmax:allow=aten::cumsum,ns::drop");
+  CHECK(twice.allow == std::vector<std::string>{"softmax", "aten::cumsum", "ns::drop"});
+  CHECK(twice.allows("softmax"));
+  CHECK(twice.allows("aten::softmax"));
+  CHECK(twice.allows("aten::cumsum"));
+  CHECK_FALSE(twice.allows("cumsum"));
+  CHECK_FALSE(twice.allows("other::softmax"));
+  CHECK_FALSE(twice.allows("aten::drop"));
+  CHECK(twice.is_exempt("aten::softmax", ""));
   CHECK_FALSE(ns.summary);
   CHECK(ns.min_bytes == 8);
   CHECK(ns.is_exempt("ns::drop", ""));

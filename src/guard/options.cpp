@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -142,6 +143,15 @@ size_t signature_open(std::string_view text) {
     }
   }
   return std::string_view::npos;
+}
+
+// A relative path, taken from the working directory now: the files are checked and read with
+// the settings but written at exit, after a program may have changed directory (Hydra runs
+// each job in a directory of its own). As given when the directory cannot be asked.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.string();
 }
 
 // report= and log_path= are written later (at exit, at the first warning); a path that cannot
@@ -308,14 +318,14 @@ void apply(Options& o, const Key& key, std::string_view value) {
     }
     case Kind::Path: {
       if (value.empty()) bad_value(key, value, "empty");
-      const std::string path = expand_placeholders(key, value);
+      const std::string path = absolute_path(expand_placeholders(key, value));
       check_writable(key, path);
       o.*key.path = path;
       return;
     }
     case Kind::Suppressions:
       if (value.empty()) bad_value(key, value, "empty");
-      o.suppressions_path = std::string(value);
+      o.suppressions_path = absolute_path(std::string(value));
       o.suppressions = read_suppressions(o.suppressions_path);
       return;
     case Kind::Ambiguity:

@@ -1069,6 +1069,23 @@ class Entrypoints(unittest.TestCase):
                     self.assertTrue(os.path.exists(baseline))
                     self.assertEqual("[layoutguard] summary" in run.stderr, name == "interrupted", run.stderr)
 
+    def test_relative_paths_stay_where_the_settings_were_read(self):
+        # A program that changes directory after its first op (as Hydra's jobs do) finds its
+        # files where the settings were read, the baseline read and rewritten in one place.
+        program = PROGRAM.replace('print("program done")', "import os\nos.chdir('job')\n" + SOFTMAX_COUNTED)
+        program = "import layoutguard_torch as lgt\n" + program
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "job"))
+            with open(os.path.join(tmp, "program.py"), "w") as f:
+                f.write(program)
+            env = dict(os.environ, LAYOUTGUARD="record",
+                       LAYOUTGUARD_OPTIONS="summary=0:report=r.json:events=e.jsonl:write_suppressions=s.txt")
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", "program.py"], env=env, cwd=tmp,
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(sorted(os.listdir(tmp)), ["e.jsonl", "job", "program.py", "r.json", "s.txt"])
+            self.assertEqual(os.listdir(os.path.join(tmp, "job")), [])
+
     def test_a_mode_that_is_off_with_spaces_switches_nothing_on_at_import(self):
         probe = "import layoutguard_torch as lgt\nprint('enabled', lgt.enabled(), lgt.module_path_tracking())\n"
         for value, on in [(" off", False), ("0 ", False), (" record ", True)]:

@@ -164,9 +164,16 @@ std::string summary_text(const Report& r) {
                   static_cast<long long>(o.conversions), human_bytes(o.conversion_bytes).c_str());
     out += line;
   }
-  for (const ViolationRecord& v : r.violations)
-    out += "  violation: " + where(v.first.op, v.first.module_path) + ": " + formats(v.first.inputs) + " -> " +
-           formats(v.first.outputs) + " (x" + std::to_string(v.count) + ")\n";
+  // Where, as the record keys it: records of one op and module differ by their line (a
+  // foreign program's) or call site, and would otherwise print as the same line.
+  for (const ViolationRecord& v : r.violations) {
+    const ViolationInfo& f = v.first;
+    const std::string place = !f.source_location.empty() ? " at " + f.source_location
+                              : !f.call_site.empty()     ? " in " + f.call_site
+                                                         : std::string();
+    out += "  violation: " + where(f.op, f.module_path) + ": " + formats(f.inputs) + " -> " + formats(f.outputs) +
+           " (x" + std::to_string(v.count) + ")" + place + "\n";
+  }
   for (const LossSpanRecord& s : r.loss_spans) {
     out += "  span: " + where(s.op, s.module_path) + " lost channels_last" +
            (s.expected_loss.empty() ? "" : " (expected: " + s.expected_loss + ")") + " x" + std::to_string(s.losses) +

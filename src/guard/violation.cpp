@@ -34,12 +34,13 @@ std::string OperandLayout::describe() const {
   return line + " order=" + dim_order + " " + format;
 }
 
-// An empty module path in the program's own terms: a PyTorch program's ops (the bridge's
-// kernel "aten") have the outermost nn.Module's empty name there too, and know of no
-// guard::ModuleScope.
+// An empty module path in the program's own terms: a PyTorch program's ops and contracts (the
+// bridge's kernels "aten" and "autograd") have the outermost nn.Module's empty name there too,
+// and know of no guard::ModuleScope.
 namespace {
 std::string no_module_path(std::string_view kernel) {
-  return kernel == "aten" ? "(top level: outside every named submodule)" : "(none: not inside a guard::ModuleScope)";
+  return kernel == "aten" || kernel == "autograd" ? "(top level: outside every named submodule)"
+                                                  : "(none: not inside a guard::ModuleScope)";
 }
 }  // namespace
 

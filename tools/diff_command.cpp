@@ -64,29 +64,38 @@ Run read_run(const std::string& path, bool all_depths) {
     };
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw bad("not a JSON object");
+    std::string field;  // the one being read, for the error
+    const auto get = [&field]<typename T>(const nlohmann::json& object, const char* name, T&& out) {
+      field = name;
+      out = object.at(name).get<std::decay_t<T>>();
+    };
     try {
-      if (!all_depths && j.at("depth").get<int64_t>() != 0) continue;
+      int64_t depth = 0;
+      get(j, "depth", depth);
+      if (!all_depths && depth != 0) continue;
       Call c;
-      c.seq = j.at("seq").get<int64_t>();
-      c.op = j.at("op").get<std::string>();
-      c.module = j.at("module").get<std::string>();
-      c.kernel = j.at("kernel").get<std::string>();
-      c.device = j.at("device").get<std::string>();
+      get(j, "seq", c.seq);
+      get(j, "op", c.op);
+      get(j, "module", c.module);
+      get(j, "kernel", c.kernel);
+      get(j, "device", c.device);
+      field = "outputs";
       for (const nlohmann::json& o : j.at("outputs")) {
         Output out;
         out.defined = o.value("defined", true);
         if (out.defined) {
-          out.format = o.at("format").get<std::string>();
-          out.sizes = o.at("sizes").get<std::vector<int64_t>>();
-          out.strides = o.at("strides").get<std::vector<int64_t>>();
+          get(o, "format", out.format);
+          get(o, "sizes", out.sizes);
+          get(o, "strides", out.strides);
         }
         c.outputs.push_back(std::move(out));
       }
-      const uint64_t thread = j.at("thread").get<uint64_t>();
+      uint64_t thread = 0;
+      get(j, "thread", thread);
       if (!run.calls.count(thread)) run.threads.push_back(thread);
       run.calls[thread].push_back(std::move(c));
     } catch (const nlohmann::json::exception& e) {
-      throw bad(std::string("missing or mistyped field (") + e.what() + ")");
+      throw bad("field '" + field + "' is missing or of another type (" + e.what() + ")");
     }
   }
   // An empty stream is a run without the guard, or events= pointing elsewhere: comparing it
@@ -167,11 +176,22 @@ void diff_thread(const std::vector<Call>& a, const std::vector<Call>& b, Tally& 
 }  // namespace
 
 int diff_command(std::span<const std::string_view> args) {
-  if (args.size() < 2 || args[0].substr(0, 2) == "--" || args[1].substr(0, 2) == "--")
-    throw UsageError("[layoutguard diff] needs two events files: layoutguard diff A.jsonl B.jsonl [--depth 0|all]");
-  const Flags flags("diff", args.subspan(2), {"depth"});
+  // The two files and the flags in any order: a "--name" takes the word after it.
+  std::vector<std::string_view> files, flag_args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].starts_with("--")) {
+      files.push_back(args[i]);
+      continue;
+    }
+    flag_args.push_back(args[i]);
+    if (i + 1 < args.size()) flag_args.push_back(args[++i]);
+  }
+  const Flags flags("diff", flag_args, {"depth"});  // an unknown or valueless flag first
+  if (files.size() != 2)
+    throw UsageError("[layoutguard diff] needs two events files, got " + std::to_string(files.size()) +
+                     ": layoutguard diff A.jsonl B.jsonl [--depth 0|all]");
   const bool all_depths = flags.choice("depth", "0", {"0", "all"}) == "all";
-  const Run a = read_run(std::string(args[0]), all_depths), b = read_run(std::string(args[1]), all_depths);
+  const Run a = read_run(std::string(files[0]), all_depths), b = read_run(std::string(files[1]), all_depths);
   std::cout << "layoutguard diff: A = " << a.path << ", B = " << b.path << " ("
             << (all_depths ? "every call" : "user-level calls") << ")\n";
   Tally t;

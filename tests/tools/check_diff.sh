@@ -57,8 +57,15 @@ expect_failure "$tmp/missing.jsonl: cannot open" diff "$tmp/unet.jsonl" "$tmp/mi
 mkfifo "$tmp/fifo.jsonl"
 expect_failure "$tmp/fifo.jsonl: not a regular file (a FIFO); required: an events file" diff "$tmp/unet.jsonl" "$tmp/fifo.jsonl"
 expect_failure "$tmp: not a regular file (a directory)" diff "$tmp" "$tmp/unet.jsonl"
-expect_failure "bad.jsonl line 1: missing or mistyped field" diff "$tmp/bad.jsonl" "$tmp/unet.jsonl"
+expect_failure "bad.jsonl line 1: field 'depth' is missing or of another type" diff "$tmp/bad.jsonl" "$tmp/unet.jsonl"
+echo '{"seq":0,"thread":0,"op":"relu","module":"m","depth":"0"}' >"$tmp/mistyped.jsonl"
+expect_failure "mistyped.jsonl line 1: field 'depth' is missing or of another type" diff "$tmp/mistyped.jsonl" "$tmp/unet.jsonl"
 expect_failure "holds no user-level (depth 0) call" diff "$tmp/unet.jsonl" "$tmp/empty.jsonl"
-expect_failure "needs two events files" diff "$tmp/unet.jsonl"
+expect_failure "needs two events files, got 1" diff "$tmp/unet.jsonl"
+expect_failure "needs two events files, got 3" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" "$tmp/unet.jsonl"
+expect_failure "unknown flag --dpeth; accepted: --depth; did you mean '--depth'?" diff --dpeth all "$tmp/unet.jsonl" "$tmp/unet.jsonl"
+# Flags may come before, between or after the two files.
+"$tool" diff --depth all "$tmp/unet.jsonl" "$tmp/unet.jsonl" | grep -q "(every call)"
+"$tool" diff "$tmp/unet.jsonl" --depth all "$tmp/unet.jsonl" | grep -q "(every call)"
 expect_failure "--depth must be 0|all" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" --depth 2
 echo "diff ok"

@@ -300,6 +300,7 @@ import multiprocessing, os, sys, torch
         program = f"""
 import concurrent.futures, multiprocessing, os, sys, torch
 """ + SOFTMAX_IN_WORKER + f"""if __name__ == "__main__":
+    print("main", os.getpid(), flush=True)
     multiprocessing.set_forkserver_preload(["switch_on_early"])
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
         print("forkserver", pool.submit(softmax_in_worker, 0).result(), flush=True)
@@ -317,8 +318,11 @@ import concurrent.futures, multiprocessing, os, sys, torch
         pids = dict(line.split() for line in run.stdout.split("\n") if line)
         worker = pids["forkserver"]
         self.assertFalse(os.path.exists(report.replace("%p", pids["idle"])))
-        # The forkserver wrote its own report at exit, with its own op.
-        servers = [f for f in glob.glob(report.replace("%p", "*")) if f != report.replace("%p", worker)]
+        # The forkserver wrote its own report at exit, with its own op (the runner's process
+        # writes one too, without ops).
+        self.assertEqual(read_json(report.replace("%p", pids["main"]))["checked_calls"], 0)
+        servers = [f for f in glob.glob(report.replace("%p", "*"))
+                   if f not in (report.replace("%p", worker), report.replace("%p", pids["main"]))]
         self.assertEqual(len(servers), 1, servers)
         self.assertIn("aten::avg_pool2d", [o["op"] for o in read_json(servers[0])["ops"]])
         written = read_json(report.replace("%p", worker))

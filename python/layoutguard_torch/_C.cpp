@@ -85,14 +85,34 @@ bool is_library_file(std::string_view file, const std::vector<Root>& roots) {
 std::vector<Root> g_library_roots;  // set once at import, read under the GIL
 std::string g_package_root;          // this package's directory: its frames are never shown
 
+// A str as UTF-8. A file name that is not UTF-8 holds surrogates for its bytes (Python's
+// surrogateescape), which have no UTF-8 form: those become \xNN, as the report's JSON needs
+// valid UTF-8. "" for a non-str.
+std::string utf8_of(PyObject* v) {
+  if (v == nullptr || !PyUnicode_Check(v)) return {};
+  Py_ssize_t size = 0;
+  if (const char* s = PyUnicode_AsUTF8AndSize(v, &size)) return std::string(s, static_cast<size_t>(size));
+  PyErr_Clear();
+  // The original bytes, then each one that is not UTF-8 as \xNN.
+  PyObject* bytes = PyUnicode_AsEncodedString(v, "utf-8", "surrogateescape");
+  PyObject* text = bytes != nullptr ? PyUnicode_DecodeUTF8(PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes),
+                                                           "backslashreplace")
+                                    : nullptr;
+  Py_XDECREF(bytes);
+  const char* s = text != nullptr ? PyUnicode_AsUTF8AndSize(text, &size) : nullptr;
+  std::string out = s != nullptr ? std::string(s, static_cast<size_t>(size)) : std::string();
+  if (s == nullptr) PyErr_Clear();
+  Py_XDECREF(text);
+  return out;
+}
+
 std::string attr_string(PyObject* obj, const char* name) {
   PyObject* v = PyObject_GetAttrString(obj, name);
   if (!v) {
     PyErr_Clear();
     return {};
   }
-  const char* s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : nullptr;
-  std::string out = s ? s : "";
+  std::string out = utf8_of(v);
   Py_DECREF(v);
   return out;
 }
@@ -242,15 +262,19 @@ void find_call_site(std::string& call_site) {
     PyCodeObject* code = PyFrame_GetCode(frame);
     // The code object's own strings, whose UTF-8 form the str caches: no attribute lookup.
     Py_ssize_t size = 0;
-    const char* file = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
-    if (file == nullptr) PyErr_Clear();  // not a str: the frame is skipped
-    if (file != nullptr && !is_library_file(std::string_view(file, static_cast<size_t>(size)), g_library_roots)) {
-      const char* function = PyUnicode_AsUTF8(code->co_name);
-      call_site.append(file, static_cast<size_t>(size))
+    const char* cached = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
+    if (cached == nullptr) PyErr_Clear();
+    // A name without a UTF-8 form (a file name that is not UTF-8) is converted; not a str:
+    // the frame is skipped.
+    const std::string converted = cached == nullptr ? utf8_of(code->co_filename) : std::string();
+    const std::string_view file = cached != nullptr ? std::string_view(cached, static_cast<size_t>(size)) : converted;
+    if (!file.empty() && !is_library_file(file, g_library_roots)) {
+      const std::string function = utf8_of(code->co_name);
+      call_site.append(file)
           .append(":")
           .append(std::to_string(PyFrame_GetLineNumber(frame)))
           .append(" in ")
-          .append(function != nullptr ? function : "?");
+          .append(function.empty() ? "?" : function);
     }
     Py_DECREF(code);
     PyFrameObject* back = call_site.empty() ? PyFrame_GetBack(frame) : nullptr;

@@ -1069,6 +1069,21 @@ class Entrypoints(unittest.TestCase):
                     self.assertTrue(os.path.exists(baseline))
                     self.assertEqual("[layoutguard] summary" in run.stderr, name == "interrupted", run.stderr)
 
+    def test_a_file_name_that_is_not_utf8_is_shown_with_escapes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(os.fsencode(tmp), b"bad\xff.py")
+            with open(script, "wb") as f:
+                f.write(b"import torch\nx = torch.randn(1, 3, 4, 4).contiguous(memory_format=torch.channels_last)\n"
+                        b"torch.softmax(x, 1)\n")
+            report = os.path.join(tmp, "r.json")
+            env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS=f"summary=0:report={report}")
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", script], env=env, capture_output=True,
+                                 timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(report) as f:
+                (violation,) = json.load(f)["violations"]
+            self.assertEqual(violation["source_location"], os.path.join(tmp, "bad\\xff.py") + ":3 in <module>")
+
     def test_relative_paths_stay_where_the_settings_were_read(self):
         # A program that changes directory after its first op (as Hydra's jobs do) finds its
         # files where the settings were read, the baseline read and rewritten in one place.

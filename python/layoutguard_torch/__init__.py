@@ -172,9 +172,14 @@ def report():
     return json.loads(_C.report_json())
 
 
+_clears = 0  # how many times clear_report() ran: the pytest helpers tell a cleared report by it
+
+
 def clear_report():
     """Forgets what was collected."""
+    global _clears
     _C.clear_report()
+    _clears += 1
 
 
 def summary():

@@ -37,16 +37,25 @@ class _Recording:
     """A record scope on this thread and what the report held when it began."""
 
     def __init__(self):
-        self._before = {_key(v): v["count"] for v in lgt.report().get("violations", [])}
+        report = lgt.report()
+        self._before = {_key(v): v["count"] for v in report.get("violations", [])}
+        self._clears = lgt._clears
         self._scope = lgt.guard("record")
         self._scope.__enter__()
+
+    def cleared(self):
+        """Whether lgt.clear_report() ran since the start."""
+        return lgt._clears != self._clears
 
     def close(self):
         self._scope.__exit__(None, None, None)
 
     def check(self):
         """Raises LayoutAssertionError listing the violations recorded since the start."""
-        new = [v for v in lgt.report().get("violations", []) if v["count"] > self._before.get(_key(v), 0)]
+        report = lgt.report()
+        # The block cleared the report (lgt.clear_report()): what it holds now is the block's.
+        before = {} if self.cleared() else self._before
+        new = [v for v in report.get("violations", []) if v["count"] > before.get(_key(v), 0)]
         if not new:
             return
         lines = [f"{len(new)} layout violation(s) in the block:"]
@@ -80,13 +89,15 @@ def conversions_at_most(limit_bytes):
     if limit_bytes < 0:
         raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
                          f"{limit_bytes}")
-    before = _conversions()
     recording = _Recording()
+    before = _conversions()
     try:
         yield
     finally:
         recording.close()
     recording.check()  # a violation fails as under LG_CHECK_CONVERSIONS_AT_MOST's throw mode
+    if recording.cleared():
+        before = {}
     moved = {key: n - before.get(key, 0) for key, n in _conversions().items() if n > before.get(key, 0)}
     total = sum(moved.values())
     if total > limit_bytes:

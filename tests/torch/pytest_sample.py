@@ -1,5 +1,5 @@
 """Run by test_settings.py through pytest with -p layoutguard_torch.pytest_plugin: two tests
-must pass and three must fail, each failure naming the violation or the conversion budget."""
+must pass and four must fail, each failure naming the violation or the conversion budget."""
 import torch
 
 from layoutguard_torch.pytest_plugin import conversions_at_most, no_layout_loss
@@ -32,3 +32,17 @@ def test_conversion_over_budget_fails():
 def test_violation_within_budget_fails():
     with conversions_at_most(10**9):
         torch.softmax(image(), 1)
+
+
+def lose_the_format():
+    return torch.softmax(image(), 1)
+
+
+def test_violation_after_a_clear_fails():
+    # The same loss before the block and inside it, after a clear: one record, counted once.
+    import layoutguard_torch as lgt
+    with lgt.guard("record"):
+        lose_the_format()
+    with no_layout_loss():
+        lgt.clear_report()
+        lose_the_format()

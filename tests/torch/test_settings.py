@@ -973,7 +973,8 @@ class Entrypoints(unittest.TestCase):
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "layoutguard_torch.pytest_plugin",
                               "-p", "no:cacheprovider", os.path.join(HERE, "pytest_sample.py")],
                              capture_output=True, text=True, timeout=300, cwd=HERE)
-        self.assertIn("3 failed, 2 passed", run.stdout, run.stdout + run.stderr)
+        self.assertIn("4 failed, 2 passed", run.stdout, run.stdout + run.stderr)
+        self.assertIn("FAILED pytest_sample.py::test_violation_after_a_clear_fails", run.stdout)
         self.assertIn("FAILED pytest_sample.py::test_violation_within_budget_fails", run.stdout)
         self.assertIn("FAILED pytest_sample.py::test_softmax_over_c_fails", run.stdout)
         self.assertIn("FAILED pytest_sample.py::test_conversion_over_budget_fails", run.stdout)

@@ -79,7 +79,10 @@ bool is_library_file(std::string_view file, const std::vector<Root>& roots) {
       longest = root.prefix.size();
       library = root.library;
     }
-  return library || file.find("<frozen ") == 0 || file.find("/runpy.py") != std::string_view::npos;
+  // Also PyTorch's generated code: the forward of an FX GraphModule ("<eval_with_key>.3"), which
+  // torch.compile's eager backends, compiled autograd and torch.export's programs run.
+  return library || file.starts_with("<frozen ") || file.starts_with("<eval_with_key>") ||
+         file.find("/runpy.py") != std::string_view::npos;
 }
 
 std::vector<Root> g_library_roots;  // set once at import, read under the GIL

@@ -2,7 +2,6 @@
 #include "guard/call_stack.h"
 
 #include <algorithm>
-
 #include <mutex>
 #include <string_view>
 #include <unordered_map>

@@ -786,9 +786,6 @@ void switch_on_handed_over() {
   switch_thread_on();
 }
 
-// Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
-// parsed at the first op, where an error can reach the user: a bad LAYOUTGUARD_TORCH_UNBOXED
-// too, which the thread switched on all the same raises there.
 // Whether LAYOUTGUARD's value leaves the bridge off: unset, empty, off or 0, with the spaces
 // around it that the parser ignores. A value it refuses switches on: the ops raise its error.
 bool mode_off(const char* value) {
@@ -800,6 +797,9 @@ bool mode_off(const char* value) {
   }
 }
 
+// Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
+// parsed at the first op, where an error can reach the user: a bad LAYOUTGUARD_TORCH_UNBOXED
+// too, which the thread switched on all the same raises there.
 struct SwitchOnAtLoad {
   SwitchOnAtLoad() {
     const char* v = std::getenv("LAYOUTGUARD");

@@ -9,6 +9,7 @@ LAYOUTGUARD_OPTIONS the rest, as for any layoutguard program: report=, summary=,
 suppressions=, write_suppressions=, allow=, min_bytes=, max_reports=, help=1.
 Exit status: the program's; 2 for a usage error."""
 import builtins
+import importlib.machinery
 import importlib.util
 import io
 import os
@@ -155,8 +156,10 @@ def run_script(script, args):
         code = compiled(f.read(), path)
     if code is None:
         return 1
+    # python3's loader for a script: what warnings and linecache ask for the source lines.
+    loader = importlib.machinery.SourceFileLoader("__main__", path)
     return run_program(lambda: run_as_main(code, __name__="__main__", __file__=path, __cached__=None,
-                                           __loader__=None, __spec__=None, __package__=None))
+                                           __loader__=loader, __spec__=None, __package__=None))
 
 
 def main(argv):

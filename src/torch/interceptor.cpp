@@ -417,7 +417,7 @@ void hand_to_guard(const AtenPolicy& p, LayoutPolicy policy, guard::Mode mode, c
   guard::detail::ForeignCall foreign;
   foreign.is_copy = p.is_copy;
   foreign.root_cause = root_cause;
-  if (node) {
+  if (node_module) {  // forward code run again inside the node is no backward op of it
     foreign.autograd_node = node->name;
     foreign.forward_call = node->forward_call;
   }

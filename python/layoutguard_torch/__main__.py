@@ -122,16 +122,20 @@ def compiled(source, filename):
         return None
 
 
+def run_source(source, filename, **attributes):
+    """Compiles the program and runs it as __main__ with `attributes`; 1 for a SyntaxError."""
+    code = compiled(source, filename)
+    if code is None:
+        return 1
+    return run_program(lambda: run_as_main(code, __name__="__main__", __spec__=None, __package__=None, **attributes))
+
+
 def run_stdin(args):
     # As `python3 -`: the program read from standard input, the working directory on the path.
     switch_on()
     sys.argv = ["-"] + list(args)
     put_first_on_path(os.getcwd())
-    code = compiled(sys.stdin.buffer.read(), "<stdin>")
-    if code is None:
-        return 1
-    return run_program(lambda: run_as_main(code, __name__="__main__", __loader__=None, __spec__=None,
-                                           __package__=None))
+    return run_source(sys.stdin.buffer.read(), "<stdin>", __loader__=None)
 
 
 def run_script(script, args):
@@ -153,13 +157,10 @@ def run_script(script, args):
         return run_program(lambda: runpy.run_path(path, run_name="__main__"))
     put_first_on_path(directory)
     with io.open_code(path) as f:
-        code = compiled(f.read(), path)
-    if code is None:
-        return 1
+        source = f.read()
     # python3's loader for a script: what warnings and linecache ask for the source lines.
-    loader = importlib.machinery.SourceFileLoader("__main__", path)
-    return run_program(lambda: run_as_main(code, __name__="__main__", __file__=path, __cached__=None,
-                                           __loader__=loader, __spec__=None, __package__=None))
+    return run_source(source, path, __file__=path, __cached__=None,
+                      __loader__=importlib.machinery.SourceFileLoader("__main__", path))
 
 
 def main(argv):

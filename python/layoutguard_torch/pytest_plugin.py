@@ -37,11 +37,16 @@ class _Recording:
     """A record scope on this thread and what the report held when it began."""
 
     def __init__(self):
-        report = lgt.report()
-        self._before = {_key(v): v["count"] for v in report.get("violations", [])}
+        self._before = {_key(v): v["count"] for v in lgt.report().get("violations", [])}
+        self._conversions_before = _conversions()
         self._clears = lgt._clears
         self._scope = lgt.guard("record")
         self._scope.__enter__()
+
+    def new_conversions(self):
+        """Bytes by (op, module, from, to) that the conversions since the start moved."""
+        before = {} if self.cleared() else self._conversions_before
+        return {key: n - before.get(key, 0) for key, n in _conversions().items() if n > before.get(key, 0)}
 
     def cleared(self):
         """Whether lgt.clear_report() ran since the start."""
@@ -52,10 +57,9 @@ class _Recording:
 
     def check(self):
         """Raises LayoutAssertionError listing the violations recorded since the start."""
-        report = lgt.report()
         # The block cleared the report (lgt.clear_report()): what it holds now is the block's.
         before = {} if self.cleared() else self._before
-        new = [v for v in report.get("violations", []) if v["count"] > before.get(_key(v), 0)]
+        new = [v for v in lgt.report().get("violations", []) if v["count"] > before.get(_key(v), 0)]
         if not new:
             return
         lines = [f"{len(new)} layout violation(s) in the block:"]
@@ -90,15 +94,12 @@ def conversions_at_most(limit_bytes):
         raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
                          f"{limit_bytes}")
     recording = _Recording()
-    before = _conversions()
     try:
         yield
     finally:
         recording.close()
     recording.check()  # a violation fails as under LG_CHECK_CONVERSIONS_AT_MOST's throw mode
-    if recording.cleared():
-        before = {}
-    moved = {key: n - before.get(key, 0) for key, n in _conversions().items() if n > before.get(key, 0)}
+    moved = recording.new_conversions()
     total = sum(moved.values())
     if total > limit_bytes:
         lines = [f"the block converted {total} bytes between memory formats; at most {limit_bytes} allowed:"]

@@ -58,7 +58,19 @@ def run_program(run):
     SystemExit keeps the program's status; KeyboardInterrupt ends it as Python does."""
     try:
         run()
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        # Only Python can end a process by SIGINT as `python3 script.py` ends, so the exception
+        # goes on up; on its way it takes the runner's frames in again, and Python prints it
+        # through sys.excepthook, which leaves them out.
+        shown_by = sys.excepthook
+
+        def shown_without_runner_frames(kind, e, tb):
+            tb = without_runner_frames(tb)
+            shown_by(kind, e.with_traceback(tb), tb)
+
+        sys.excepthook = shown_without_runner_frames
         raise
     except BaseException as e:
         tb = without_runner_frames(e.__traceback__)

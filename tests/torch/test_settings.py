@@ -1070,6 +1070,10 @@ class Entrypoints(unittest.TestCase):
                     self.assertEqual(violations, ["aten::softmax"] if name == "interrupted" else [])
                     self.assertTrue(os.path.exists(baseline))
                     self.assertEqual("[layoutguard] summary" in run.stderr, name == "interrupted", run.stderr)
+                    if name == "interrupted":  # the traceback is the program's, as python3 shows it
+                        self.assertIn('program.py", line', run.stderr)
+                        self.assertNotIn("runpy", run.stderr)
+                        self.assertNotIn("layoutguard_torch", run.stderr)
 
     def test_a_file_name_that_is_not_utf8_is_shown_with_escapes(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -154,5 +154,12 @@ void set_locator(Locator locate);
 // nullptr keeps none.
 using CallSiteFinder = void (*)(std::string& call_site);
 void set_call_site_finder(CallSiteFinder find);
+// Whether the thread's innermost frame now is the program's own code, not PyTorch's: asked
+// for a memory_format given inside a backward node when the call would count as a loss. The
+// program's code there (a checkpointed function run again, a Python autograd Function's
+// backward, a tensor hook) chose the format: a conversion. A derivative formula's request is
+// checked as Preserve. The default, nullptr, takes every such request as the formula's.
+using ProgramCodeCheck = bool (*)();
+void set_program_code_check(ProgramCodeCheck runs_program_code);
 
 }  // namespace lg::torch

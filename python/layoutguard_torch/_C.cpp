@@ -286,6 +286,22 @@ void find_call_site(std::string& call_site) {
   }
 }
 
+// Whether the thread's innermost Python frame is the program's: its code, not PyTorch's (the
+// Python side of backward(), a checkpoint's node, an autograd Function's machinery) or this
+// package's, made the call that asks. A thread that runs no Python (autograd's device
+// threads between Python nodes) runs a derivative formula.
+bool program_code_runs() {
+  if (!Py_IsInitialized()) return false;
+  const FrameWalk walk;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  if (frame == nullptr) return false;
+  PyCodeObject* code = PyFrame_GetCode(frame);
+  const std::string file = utf8_of(code->co_filename);
+  Py_DECREF(code);
+  const bool own = !g_package_root.empty() && file.compare(0, g_package_root.size(), g_package_root) == 0;
+  return !file.empty() && !own && !is_library_file(file, g_library_roots);
+}
+
 // The objects behind a thread's tokens (its open guard() blocks, handed-over tasks and
 // backward calls), innermost last. A token is taken back only as its thread's innermost one:
 // a wrong or stale token is a ValueError, never a delete of something else. A thread that
@@ -365,6 +381,7 @@ PYBIND11_MODULE(_C, m) {
   translate_errors();
   lg::torch::set_locator(&locate);
   lg::torch::set_call_site_finder(&find_call_site);
+  lg::torch::set_program_code_check(&program_code_runs);
 
   m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
   m.def("_set_types", [](py::object violation, py::object config_error,

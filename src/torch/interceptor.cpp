@@ -454,13 +454,37 @@ void check_parts(const ThreadState& s, const OpEntry& p, LayoutPolicy policy, gu
   if (!counted && collects(mode)) count_call(p);
 }
 
+// The policy a call is checked under, and whether its caller chose the format (a
+// memory_format argument given). Asked before the call: a boxed op pops its arguments.
+struct CallPolicy {
+  LayoutPolicy policy;
+  bool explicit_format;
+  // A memory_format given inside a backward node, taken as its derivative formula's (Preserve)
+  // unless the program's own code asked for it (see program_code_asked).
+  bool formula_request = false;
+};
+
+std::atomic<torch::ProgramCodeCheck> g_program_code_check{nullptr};  // set by the Python package
+
+// Whether the program's own code, not a derivative formula, gave the memory_format of a call
+// inside a backward node: a checkpointed function's recomputation outside every module, a
+// Python autograd Function's backward, a tensor hook. Asked only of a call that would count
+// as a loss, as the answer walks the Python frames under the GIL.
+bool program_code_asked(const CallPolicy& policy) {
+  if (!policy.formula_request) return false;
+  const torch::ProgramCodeCheck runs_program_code = g_program_code_check.load(std::memory_order_acquire);
+  return runs_program_code != nullptr && runs_program_code();
+}
+
 // Checks a finished user-level call. Inlined into both its callers: out of line, its eight
 // arguments cost a boxed channels-last call 50 instructions.
-[[gnu::always_inline]] inline void check(const ThreadState& s, const OpEntry& p, LayoutPolicy op_policy,
-                                         guard::Mode mode, bool explicit_format, const Operands& in,
-                                         const Operands& out, std::string_view root_cause) {
+[[gnu::always_inline]] inline void check(const ThreadState& s, const OpEntry& p, const CallPolicy& call_policy,
+                                         guard::Mode mode, const Operands& in, const Operands& out,
+                                         std::string_view root_cause) {
   // A factory called by the user, or an op told its memory_format, chose its layout.
-  const LayoutPolicy policy = explicit_format || p.factory ? LayoutPolicy::Explicit : op_policy;
+  LayoutPolicy policy = call_policy.explicit_format || p.factory ? LayoutPolicy::Explicit : call_policy.policy;
+  if (call_policy.formula_request && needs_full_check(s, p, policy, in, out) && program_code_asked(call_policy))
+    policy = LayoutPolicy::Explicit;
   if (p.element_lists > 0) {
     check_parts(s, p, policy, mode, in, out, root_cause != p.name ? root_cause : std::string_view());
     return;
@@ -490,17 +514,12 @@ LG_STATE_BY_REFERENCE void run_below(InterceptedCall& call, ThreadState& s, bool
   }
 }
 
-// The policy a call is checked under, and whether its caller chose the format (a
-// memory_format argument given). Asked before the call: a boxed op pops its arguments.
-struct CallPolicy {
-  LayoutPolicy policy;
-  bool explicit_format;
-};
 CallPolicy policy_before_call(const InterceptedCall& call, const OpEntry& p) {
   // Inside a backward node the request is the derivative formula's, not the user's, unless
-  // the user's forward runs there again (checkpointing's recomputation).
+  // the user's forward runs there again (checkpointing's recomputation, in a module) or the
+  // program's own code asks (check).
   if (p.format_request && in_backward_node() && !in_module_entered_in_node())
-    return {LayoutPolicy::Preserve, false};
+    return {LayoutPolicy::Preserve, false, call.argument_given(p.memory_format_arg)};
   return {p.policy, p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)};
 }
 
@@ -600,7 +619,7 @@ LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s
     return;
   }
   const ReadAfterCall r(call, p);
-  check(s, p, r.policy.policy, mode, r.policy.explicit_format, r.in, r.out, std::exchange(s.root_cause, {}));
+  check(s, p, r.policy, mode, r.in, r.out, std::exchange(s.root_cause, {}));
 }
 
 LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
@@ -636,7 +655,9 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
   Tensors out_owned;
   Operands out;
   call.outputs(out_owned, out);
-  const LayoutPolicy policy = policy_after_call(p, before.policy, in, out);
+  CallPolicy after = before;
+  after.policy = policy_after_call(p, before.policy, in, out);
+  const LayoutPolicy policy = after.policy;
   if (shadow && shadow->active() && compared_policy(policy))
     if (const std::optional<ShadowDifference> d = shadow->compare(out)) raise_mismatch(p, *shadow, out, *d);
   if (s.depth > 0) {
@@ -649,7 +670,7 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
       hand_to_guard(p, LayoutPolicy::Explicit, mode, in, out, s.depth, s.top ? s.top->name : p.name, {});
     return;
   }
-  check(s, p, policy, mode, explicit_format, in, out, std::exchange(s.root_cause, {}));
+  check(s, p, after, mode, in, out, std::exchange(s.root_cause, {}));
 }
 
 // A call of the boxed fallback: its arguments, then its results, on the stack.
@@ -1039,6 +1060,10 @@ std::string_view built_torch_version() { return LG_TORCH_VERSION; }
 void set_raiser(Raiser raise) { torch_bridge::g_raiser.store(raise, std::memory_order_release); }
 
 void set_locator(Locator locate) { torch_bridge::g_locator.store(locate, std::memory_order_release); }
+
+void set_program_code_check(ProgramCodeCheck runs_program_code) {
+  torch_bridge::g_program_code_check.store(runs_program_code, std::memory_order_release);
+}
 
 void set_call_site_finder(CallSiteFinder find) {
   torch_bridge::g_call_site_finder.store(find, std::memory_order_release);

@@ -297,6 +297,48 @@ class Outputs(unittest.TestCase):
                 for v in found:
                     self.assertTrue(v["module"].startswith("block."), v)
 
+    def test_a_format_the_programs_code_asks_for_inside_a_node_is_its_choice(self):
+        # Inside a backward node, outside every module: a checkpointed function run again, a
+        # Python autograd Function's backward, a tensor hook. A memory_format that code asks
+        # for is a conversion, as it is in the forward. The softmax's loss is still one: in
+        # the forward, and again as the node's (code outside every module counts as the node's).
+        import torch.utils.checkpoint as checkpoint
+        conv = torch.nn.Conv2d(3, 4, 3).to(memory_format=torch.channels_last)
+
+        def part(x):
+            y = conv(x).contiguous(memory_format=torch.contiguous_format)
+            # relu saves the last tensor: torch 2 stops the recomputation inside it, not the softmax
+            return (torch.softmax(conv(x), 1) * y).relu()
+
+        class ToNCHW(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * 2).contiguous()
+
+        x = torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+        for form in ("reentrant", "not reentrant", "function", "hook"):
+            with self.subTest(form=form):
+                lgt.clear_report()
+                t = x.clone().requires_grad_()
+                with lgt.guard("record"):
+                    if form == "function":
+                        out = conv(ToNCHW.apply(t))
+                    elif form == "hook":  # the gradient that reaches t, conv's channels_last one
+                        t.register_hook(lambda g: g.contiguous())
+                        out = conv(t)
+                    else:
+                        out = checkpoint.checkpoint(part, t, use_reentrant=form == "reentrant")
+                    out.sum().backward()
+                report = lgt.report()
+                ops = [v["op"] for v in report["violations"]]
+                self.assertEqual(ops, [] if form in ("function", "hook") else ["aten::softmax"] * 2, report)
+                calls = {c["op"]: c for c in report["ops"]}
+                self.assertGreaterEqual(calls["aten::contiguous"]["conversions"], 1, report)
+
     def test_a_backward_pass_inside_recomputed_forward_code_is_the_nodes_own(self):
         # Forward code that computes a gradient itself (a force from an energy) starts a
         # backward pass of its own; run again inside a checkpoint's node, that pass's nodes

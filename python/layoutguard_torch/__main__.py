@@ -73,10 +73,15 @@ def run_program(run):
         sys.excepthook = shown_without_runner_frames
         raise
     except BaseException as e:
-        tb = without_runner_frames(e.__traceback__)
-        sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python shows the exception's own
-        return 1
+        return show_uncaught(e)
     return 0
+
+
+def show_uncaught(e):
+    """Prints an exception of the program's as python3 does, without the runner's frames; 1."""
+    tb = without_runner_frames(e.__traceback__)
+    sys.excepthook(type(e), e.with_traceback(tb), tb)  # Python shows the exception's own
+    return 1
 
 
 def run_as_main(code, **attributes):
@@ -115,6 +120,8 @@ def run_module(module, args):
         return fail(f"error while finding {module}: {type(e).__name__}: {e}")  # its package's import failed
     except (ImportError, ValueError) as e:
         return fail(f"error while finding {module}: {type(e).__name__}: {e}")
+    except Exception as e:  # the package's own code raised while it was imported
+        return show_uncaught(e)
     if spec is None:
         return fail(f"no module named {module}")
     code = spec.loader.get_code(spec.name) if spec.loader is not None and hasattr(spec.loader, "get_code") else None

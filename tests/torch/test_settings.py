@@ -1074,6 +1074,10 @@ class Entrypoints(unittest.TestCase):
             with open(os.path.join(tmp, "broken", "__init__.py"), "w") as f:
                 f.write("import no_such_dependency_of_broken\n")
             open(os.path.join(tmp, "broken", "train.py"), "w").close()
+            os.makedirs(os.path.join(tmp, "raising"))  # a package whose own code raises on import
+            with open(os.path.join(tmp, "raising", "__init__.py"), "w") as f:
+                f.write("raise RuntimeError('the package raised')\n")
+            open(os.path.join(tmp, "raising", "train.py"), "w").close()
 
             def runner(*args, stdin=None):
                 return subprocess.run([sys.executable, "-m", "layoutguard_torch", *args], env=env, cwd=tmp,
@@ -1090,6 +1094,11 @@ class Entrypoints(unittest.TestCase):
             run = runner("-m", "broken.train")
             self.assertEqual(run.returncode, 2, run.stderr)
             self.assertIn("No module named 'no_such_dependency_of_broken'", run.stderr)
+            run = runner("-m", "raising.train")  # the program's error, shown as python3 shows it
+            self.assertEqual(run.returncode, 1, run.stderr)
+            self.assertIn("RuntimeError: the package raised", run.stderr)
+            self.assertIn(os.path.join("raising", "__init__.py"), run.stderr)
+            self.assertNotIn("layoutguard_torch", run.stderr)
             run = runner("-m", "sub")  # a package (a namespace one) without __main__
             self.assertEqual(run.returncode, 2, run.stderr)
             self.assertIn("sub is a package without a __main__ module", run.stderr)

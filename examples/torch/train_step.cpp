@@ -1,6 +1,6 @@
 // examples/torch/train_step.py in libtorch C++: a small segmentation-style network trained for
 // one step in channels_last. Its decoder upsamples with bicubic interpolation, which loses
-// channels_last on the CPU: in the forward on PyTorch 1.13, in the backward on 2.x. Linking
+// channels_last on the CPU: in the backward, and on PyTorch 1.13 in the forward too. Linking
 // liblayoutguard_torch is all the program does for the guard; the environment switches it on:
 //
 //   LAYOUTGUARD=throw ./train_step                                  # stops at the loss, with a dump

@@ -1,6 +1,6 @@
 """A small segmentation-style network trained for one step in channels_last. Its decoder
-upsamples with bicubic interpolation, which PyTorch 1.13 computes in NCHW on CPU: every op
-after it runs in NCHW until the next convolution converts back. Run it under the guard:
+upsamples with bicubic interpolation, which PyTorch computes in NCHW on CPU in the backward,
+and on 1.13 in the forward too, where the next convolution converts back. Run it under the guard:
 
     python3 -m layoutguard_torch examples/torch/train_step.py              # warn: the loss is logged
     LAYOUTGUARD=throw python3 -m layoutguard_torch examples/torch/train_step.py

@@ -71,7 +71,7 @@ std::string capture_backtrace() {
   const size_t first = first_user_frame(trace);
   std::string out;
   for (size_t i = first; i < trace.size() && i - first < kMaxFrames; ++i)
-    out += std::to_string(i - first) + "# " + boost::stacktrace::to_string(trace[i]) + "\n";
+    out += "    #" + std::to_string(i - first) + " " + boost::stacktrace::to_string(trace[i]) + "\n";
   return out;
 }
 

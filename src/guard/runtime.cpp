@@ -86,9 +86,13 @@ spdlog::logger& warn_logger(const std::string& log_path) {
 void warn(const Options& o, const ViolationRecord& first, int64_t distinct) {
   spdlog::logger& logger = warn_logger(o.log_path);
   if (distinct <= o.max_reports) {
-    logger.warn("{}", format_violation(first.first));
+    // The logger's line names the library already ("[layoutguard] [warning]"): the text's own
+    // tag, which starts it as an exception's message, would name it twice.
+    const std::string text = format_violation(first.first);
+    constexpr std::string_view kTag = "[layoutguard] ";
+    logger.warn("{}", std::string_view(text).substr(text.starts_with(kTag) ? kTag.size() : 0));
   } else if (distinct == o.max_reports + 1) {
-    logger.warn("[layoutguard] max_reports={} distinct violations logged; further ones are counted "
+    logger.warn("max_reports={} distinct violations logged; further ones are counted "
                 "(see the exit summary or report=) but not logged",
                 o.max_reports);
   }

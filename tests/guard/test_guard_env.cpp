@@ -56,7 +56,7 @@ TEST_CASE("unset, off and 0 are silent") {
 TEST_CASE("warn logs once and the exit summary counts all three") {
   const std::string out = run_probe("LAYOUTGUARD=warn");
   CHECK(count_of(out, "call: ok") == 3);
-  CHECK(count_of(out, "[layoutguard] probe.drop_layout lost channels_last") == 1);
+  CHECK(count_of(out, "[warning] probe.drop_layout lost channels_last") == 1);
   CHECK(contains(out, "stack trace (most recent call first):"));
   // Checked calls include the ops inside the kernel (clone, copy_, ...), so only the violations
   // are exact here.

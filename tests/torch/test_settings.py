@@ -1514,6 +1514,14 @@ print("modules:", [v["module"] for v in lgt.report()["violations"]])
             self.assertEqual(run.returncode, 0, run.stderr)
             with open(report) as f:
                 self.assertEqual(json.load(f)["violations"], [])
+            # The suppressions file docs/torch.md gives for bicubic kept: both passes' losses.
+            known = os.path.join(tmp, "known.txt")
+            with open(known, "w") as f:
+                f.write("aten::upsample_bicubic2d:decoder\naten::upsample_bicubic2d_backward:decoder\n")
+            env = dict(os.environ, LAYOUTGUARD="throw", LAYOUTGUARD_OPTIONS=f"suppressions={known}")
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", example], env=env, capture_output=True,
+                                 text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
 
     def test_worked_example_in_cpp(self):
         # examples/torch/train_step.cpp links the library and nothing else switches it on: the

@@ -290,7 +290,7 @@ class Warn(unittest.TestCase):
                       run.stderr[-3000:])
         for op in {s.op for s in LOSING} if REFERENCE_BUILD else ():
             expected = sum(1 for s in LOSING if s.op == op)
-            self.assertEqual(run.stderr.count(f"[layoutguard] {op} lost channels_last"), expected,
+            self.assertEqual(run.stderr.count(f"[warning] {op} lost channels_last"), expected,
                              f"{op}: {run.stderr[-3000:]}")
         self.assertIn("[layoutguard] summary: ", run.stderr)
 

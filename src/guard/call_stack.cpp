@@ -66,6 +66,20 @@ std::string_view without_parameters(std::string_view name) {
   return name;
 }
 
+std::string_view function_name(std::string_view name) {
+  const std::string_view function = without_parameters(name);
+  // The return type ends at the last space outside brackets: "(anonymous namespace)" and
+  // lambdas ("{lambda()#1}") hold spaces of their own.
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < function.size(); ++i) {
+    const char c = function[i];
+    depth += (c == '<' || c == '(' || c == '{') ? 1 : (c == '>' || c == ')' || c == '}') ? -1 : 0;
+    if (c == ' ' && depth == 0) start = i + 1;
+  }
+  return function.substr(start);
+}
+
 std::string capture_backtrace() {
   const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
   const size_t first = first_user_frame(trace);
@@ -112,13 +126,10 @@ const Suppression* Options::loss_suppression_for(std::string_view op, std::strin
 namespace lg::guard::detail {
 
 bool library_function(std::string_view name, bool skip_torch) {
-  // A template's demangled name may start with its return type ("void lg::f<float>"), so the
-  // namespace is looked for after a space as well.
-  const auto in_namespace = [name](std::string_view ns) {
-    return name.starts_with(ns) || name.find(" " + std::string(ns)) != std::string_view::npos;
-  };
-  if (name.empty() || name.starts_with("__") || in_namespace("lg::") || in_namespace("std::")) return true;
-  return skip_torch && (in_namespace("at::") || in_namespace("c10::") || in_namespace("torch::"));
+  if (name.empty() || name.starts_with("__") || name.starts_with("lg::") || name.starts_with("std::") ||
+      name.starts_with("boost::"))
+    return true;
+  return skip_torch && (name.starts_with("at::") || name.starts_with("c10::") || name.starts_with("torch::"));
 }
 
 std::string first_caller_function(bool skip_torch) {
@@ -160,7 +171,7 @@ std::vector<std::string> call_stack_functions() {
     return out;
   const boost::stacktrace::stacktrace trace(0, kMaxFrames + kMaxInternal);
   for (size_t i = first_user_frame(trace); i < trace.size() && out.size() < kMaxFrames; ++i)
-    out.emplace_back(without_parameters(frame_name(trace[i])));
+    out.emplace_back(function_name(frame_name(trace[i])));
   return out;
 }
 

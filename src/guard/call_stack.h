@@ -11,18 +11,24 @@ namespace lg::guard::detail {
 // A demangled function name without its trailing parameter list: "ns::f(int, g(x))" -> "ns::f".
 std::string_view without_parameters(std::string_view name);
 
+// A demangled function name as a call site names it: no parameters and no return type, which
+// a template's name starts with ("at::Tensor app::run<float>(int)" -> "app::run<float>").
+std::string_view function_name(std::string_view name);
+
 // "N# function at file:line" lines, from the op call outwards (at most 64 frames): the stack
 // trace of a violation.
 std::string capture_backtrace();
 
-// The function names of the same frames, without parameter lists ("app::preprocess",
-// "main"), for matching `op@function-glob` suppressions. Symbol names are cached per
+// The function names of the same frames (function_name: "app::preprocess", "main"), for
+// matching `op@function-glob` suppressions. Symbol names are cached per
 // address, so a loss repeated in a loop costs the stack walk only.
 std::vector<std::string> call_stack_functions();
 
 // Whether a stack function is a library's, never a call site: layoutguard's, the standard
-// library's, the runtime's (`__libc_start_main`), an unnamed frame, and with `skip_torch`
-// libtorch's (at::, c10::, torch::).
+// library's and boost's, the runtime's (`__libc_start_main`, `__gnu_cxx::`), an unnamed frame,
+// and with `skip_torch` libtorch's (at::, c10::, torch::). `name` is a function_name(): by its
+// own namespace, as a template's return type (at::Tensor app::f<int>) says nothing of whose
+// code it is.
 bool library_function(std::string_view name, bool skip_torch);
 
 // The prefix of an `op@...glob` suppressions line: the glob may match any function of the

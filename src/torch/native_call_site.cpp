@@ -183,26 +183,9 @@ std::string demangled(const char* name) {
   return status == 0 && d ? std::string(d.get()) : std::string(name);
 }
 
-// "at::Tensor app::run<float>(int)" -> "app::run<float>": no parameters, no return type (the
-// last space outside brackets; "(anonymous namespace)" and lambdas hold spaces of their own).
-std::string qualified_name(const std::string& name) {
-  const std::string_view function = guard::detail::without_parameters(name);
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < function.size(); ++i) {
-    const char c = function[i];
-    depth += (c == '<' || c == '(' || c == '{') ? 1 : (c == '>' || c == ')' || c == '}') ? -1 : 0;
-    if (c == ' ' && depth == 0) start = i + 1;
-  }
-  return std::string(function.substr(start));
-}
-
-// Code of PyTorch, the standard library or layoutguard, inlined into the program's own.
-bool library_function(const std::string& qualified) {
-  for (const char* ns : {"at::", "c10::", "torch::", "std::", "__gnu_cxx::", "lg::", "boost::"})
-    if (qualified.starts_with(ns)) return true;
-  return false;
-}
+// Code of PyTorch, the standard library or layoutguard, inlined into the program's own: what
+// a call-site suppressions line passes over too.
+bool library_function(const std::string& name) { return guard::detail::library_function(name, /*skip_torch=*/true); }
 
 // The first of a frame's functions, inlined ones first, that is the program's.
 struct FrameSearch {
@@ -215,7 +198,7 @@ int take_program_entry(void* data, uintptr_t, const char* file, int line, const 
   auto* search = static_cast<FrameSearch*>(data);
   if (function == nullptr) return 0;  // no debug information here: the caller falls back
   ++search->named;
-  const std::string name = qualified_name(demangled(function));
+  const std::string name(guard::detail::function_name(demangled(function)));
   if (library_function(name)) return 0;
   search->found = file != nullptr ? std::string(file) + ":" + std::to_string(line) + " in " + name : name;
   return 1;
@@ -249,7 +232,7 @@ std::string program_frame(uintptr_t pc) {
   if (symbol.empty() && dladdr(reinterpret_cast<void*>(pc), &info) != 0 && info.dli_sname != nullptr)
     symbol = info.dli_sname;
   if (!symbol.empty()) {
-    const std::string name = qualified_name(demangled(symbol.c_str()));
+    const std::string name(guard::detail::function_name(demangled(symbol.c_str())));
     if (library_function(name)) return {};
     return name + " in " + object->name;
   }

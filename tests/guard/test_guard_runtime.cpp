@@ -203,6 +203,20 @@ const auto lose_in_lambda = [](const Tensor& x) __attribute__((noinline)) { drop
   lose_in_postprocess(x);
   asm volatile("" ::: "memory");
 }
+// Function templates: their demangled names start with the return type, a library's
+// ("std::vector<lg::Tensor, ...> (anonymous namespace)::lose_in_template<int>"), which says
+// nothing of whose code they are.
+template <typename T>
+[[gnu::noinline]] auto lose_in_template(const Tensor& x) {
+  auto out = drop_layout()({x});
+  asm volatile("" ::: "memory");  // no tail call: a frame of its own
+  return out;
+}
+template <typename T>
+[[gnu::noinline]] void lose_in_void_template(const Tensor& x) {
+  drop_layout()({x});
+  asm volatile("" ::: "memory");
+}
 }  // namespace
 
 TEST_SUITE("guard") {
@@ -240,6 +254,26 @@ TEST_CASE("op@function matches the call site only; op@...function any function o
   lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
   CHECK_NOTHROW(caller_of_postprocess(x));
   CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);  // called from elsewhere
+}
+
+TEST_CASE("a function template is the call site, named without its return type, and its key silences it") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  (void)lose_in_template<int>(x);
+  lose_in_void_template<float>(x);
+  const lg::guard::Report r = lg::guard::report();
+  REQUIRE(r.violations.size() == 2);
+  std::vector<std::string> sites{r.violations[0].first.call_site, r.violations[1].first.call_site};
+  std::sort(sites.begin(), sites.end());
+  CHECK(sites[0] == "(anonymous namespace)::lose_in_template<int>");
+  CHECK(sites[1] == "(anonymous namespace)::lose_in_void_template<float>");
+  TempPath file("lg-suppressions-template");
+  CHECK(lg::guard::write_baseline(file.str(), "a test") == 2);
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_NOTHROW((void)lose_in_template<int>(x));
+  CHECK_NOTHROW(lose_in_void_template<float>(x));
+  CHECK_THROWS_AS(lose_in_preprocess(x), lg::LayoutViolation);  // the caller's own loss is not silenced
 }
 
 TEST_CASE("record mode keeps one record per call site for losses outside every module") {

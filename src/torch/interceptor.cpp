@@ -476,6 +476,15 @@ bool program_code_asked(const CallPolicy& policy) {
   return runs_program_code != nullptr && runs_program_code();
 }
 
+// A user-level convolution whose channels-last input met a weight in another format, for the
+// report's unconverted_weights (PyTorch converts such a weight at every call). A call that
+// goes to the guard in full is recorded there; this takes the others, which keep the format.
+[[gnu::cold]] void note_unconverted_weight(const OpEntry& p, const Operands& in) {
+  if (in.size() < 2 || classify(*in[0]) != Class::ChannelsLast || classify(*in[1]) != Class::Other) return;
+  if (const Tensor weight = stand_in(*in[1]); weight.defined())
+    guard::detail::record_unconverted_weight(p.name, guard::module_path(), weight);
+}
+
 // Checks a finished user-level call. Inlined into both its callers: out of line, its eight
 // arguments cost a boxed channels-last call 50 instructions.
 [[gnu::always_inline]] inline void check(const ThreadState& s, const OpEntry& p, const CallPolicy& call_policy,
@@ -490,7 +499,10 @@ bool program_code_asked(const CallPolicy& policy) {
     return;
   }
   if (!needs_full_check(s, p, policy, in, out)) {
-    if (collects(mode)) count_call(p);
+    if (collects(mode)) {
+      count_call(p);
+      if (p.policy == LayoutPolicy::ConvLike) note_unconverted_weight(p, in);
+    }
     return;
   }
   hand_to_guard(p, policy, mode, in, out, 0, p.name, root_cause != p.name ? root_cause : std::string_view());
@@ -615,7 +627,15 @@ LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s
   s.root_cause = {};
   run_below(call, s, s.nested);
   if (!call.output_not_channels_last(s.counting.ambiguous)) {
-    if (collects(mode)) count_call(p);
+    if (collects(mode)) {
+      count_call(p);
+      if (p.policy == LayoutPolicy::ConvLike) {
+        Tensors owned;
+        Operands in;
+        call.inputs(owned, in);
+        note_unconverted_weight(p, in);
+      }
+    }
     return;
   }
   const ReadAfterCall r(call, p);

@@ -297,6 +297,30 @@ class Outputs(unittest.TestCase):
                 for v in found:
                     self.assertTrue(v["module"].startswith("block."), v)
 
+    def test_convolutions_with_unconverted_weights_are_listed(self):
+        # A channels_last input meets an NCHW weight: PyTorch keeps the format (no violation)
+        # and converts the weight at every call. The report lists the module, with or without
+        # an events file (which hands every call to the guard in full).
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Conv2d(4, 4, 3))
+        net[1].to(memory_format=torch.channels_last)
+        x = torch.randn(1, 3, 8, 8).contiguous(memory_format=torch.channels_last)
+        events = os.path.join(self.tmp, "events.jsonl")
+        try:
+            for options in ("summary=0", f"summary=0:events={events}"):
+                with self.subTest(options=options):
+                    lgt.set_options(options)
+                    lgt.clear_report()
+                    with lgt.guard("record"):
+                        net(x)
+                        net(x)
+                    report = lgt.report()
+                    self.assertEqual(report["violations"], [])
+                    self.assertEqual([(w["op"], w["module"], w["weight_format"], w["count"])
+                                      for w in report["unconverted_weights"]],
+                                     [("aten::conv2d", "0", "contiguous", 2)], report["unconverted_weights"])
+        finally:
+            lgt.set_options(os.environ.get("LAYOUTGUARD_OPTIONS", ""))
+
     def test_a_format_the_programs_code_asks_for_inside_a_node_is_its_choice(self):
         # Inside a backward node, outside every module: a checkpointed function run again, a
         # Python autograd Function's backward, a tensor hook. A memory_format that code asks

@@ -171,6 +171,9 @@ void set_options_keeping_mode(std::string_view options_text);
 void reset_to_environment();
 
 // RAII: sets the mode for the current thread while it lives (nests; restores on destruction).
+// Scopes may end in any order; the innermost live one's mode holds. A scope belongs to the
+// thread that made it: destroying it on another thread is an lg::Error (from the destructor:
+// the program terminates), never a change to either thread's mode.
 class Scope {
  public:
   explicit Scope(Mode mode);
@@ -180,6 +183,7 @@ class Scope {
 
  private:
   int depth_;
+  const void* thread_;  // the making thread's scope stack
 };
 
 // ---- Counting conversions in a block ----

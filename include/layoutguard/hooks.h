@@ -64,12 +64,20 @@ namespace lg::guard {
 
 // RAII: pushes a module name on this thread's module stack; ops called inside report the
 // joined path ("layer1" + "0" + "conv2" -> "layer1.0.conv2"). nn modules push themselves.
+// Scopes may end in any order (held by unique_ptr or optional): one that ends while a scope
+// opened inside it lives leaves the path with that scope. A scope belongs to the thread that
+// made it: destroying it on another thread is an lg::Error (from the destructor: the program
+// terminates), never a change to either thread's path.
 class ModuleScope {
  public:
   explicit ModuleScope(std::string_view name);
   ~ModuleScope();
   ModuleScope(const ModuleScope&) = delete;
   ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  const void* thread_;  // the making thread's module stack's owner (dispatch::detail)
+  size_t depth_;        // its place on that stack, from 1; 0: the thread was ending
 };
 
 // The current thread's joined module path ("" outside any ModuleScope).

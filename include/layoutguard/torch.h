@@ -43,7 +43,9 @@ bool enabled();
 // RAII: intercepts the calling thread's ops and sets its guard mode while it lives, then puts
 // both back as they were. Nests. The mode also holds on the threads PyTorch runs the scope's
 // work on: autograd's device threads (CUDA backward) and at::launch. Scope(Mode::Off) stops
-// intercepting instead, so that its ops cost what they cost without the bridge.
+// intercepting instead, so that its ops cost what they cost without the bridge. Scopes may
+// end in any order. A scope belongs to the thread that made it: destroying it on another
+// thread is an lg::Error (from the destructor: the program terminates).
 class Scope {
  public:
   explicit Scope(guard::Mode mode);

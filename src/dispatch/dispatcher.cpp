@@ -45,6 +45,7 @@ Registry& registry() {
 struct ModuleStack {
   std::string path;             // their names joined by '.'
   std::vector<size_t> lengths;  // path's length before each scope's name
+  std::vector<bool> ended;      // each scope's: ended while a scope above it lived
 };
 
 // Trivially destructible, so that it stays usable while a thread ends: a ModuleScope of static
@@ -192,20 +193,34 @@ static void notify_module_observer(const ModuleStack& m) {
 
 // The path grows and shrinks at its end: a module call (about 170 in a ResNet-50 step, with
 // the PyTorch bridge) allocates nothing once the buffers have grown.
-void push_module(std::string_view name) {
-  ModuleStack* m = module_stack(lg::detail::thread_local_ref(tls));
-  if (m == nullptr) return;  // the thread is ending
+size_t push_module(std::string_view name, const void*& thread) {
+  ThreadState& s = lg::detail::thread_local_ref(tls);
+  thread = &s;  // a live thread's own, unlike its stack's address, which a freed stack gives away
+  ModuleStack* m = module_stack(s);
+  if (m == nullptr) return 0;  // the thread is ending
   m->lengths.push_back(m->path.size());
+  m->ended.push_back(false);
   if (!m->path.empty()) m->path += '.';
   m->path += name;
   notify_module_observer(*m);
+  return m->lengths.size();
 }
 
-void pop_module() {
-  ModuleStack* m = lg::detail::thread_local_ref(tls).modules;
-  if (m == nullptr || m->lengths.empty()) return;  // called from destructors: never throw
-  m->path.resize(m->lengths.back());
-  m->lengths.pop_back();
+void pop_module(const void* thread, size_t depth) {
+  ThreadState& s = lg::detail::thread_local_ref(tls);
+  LG_CHECK(thread == &s, "[guard::ModuleScope] destroyed on another thread than the one that made it; a "
+                         "module scope names one thread's ops and must end there");
+  ModuleStack* m = s.modules;
+  if (depth == 0 || m == nullptr || depth > m->lengths.size()) return;  // pushed or popped while the thread ended
+  if (depth < m->lengths.size()) {
+    m->ended[depth - 1] = true;
+    return;
+  }
+  do {
+    m->path.resize(m->lengths.back());
+    m->lengths.pop_back();
+    m->ended.pop_back();
+  } while (!m->ended.empty() && m->ended.back());
   notify_module_observer(*m);
 }
 

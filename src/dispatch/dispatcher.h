@@ -114,9 +114,12 @@ void note_kernel(std::string_view name);
 
 namespace detail {
 // This thread's module stack, which OpCall::module_path joins ("layer1.0.conv2"); the guard's
-// ModuleScope pushes and pops it.
-void push_module(std::string_view name);
-void pop_module();
+// ModuleScope pushes and pops it. push_module returns the entry's place (depth from 1; 0 once
+// the thread is ending: nothing was pushed) and sets `thread` to the calling thread's identity.
+// pop_module ends that entry: the innermost at once, with the ended ones below it; one with
+// live entries above it is marked ended and leaves with them. lg::Error on another thread.
+size_t push_module(std::string_view name, const void*& thread);
+void pop_module(const void* thread, size_t depth);
 std::string_view current_module_path();
 // The number of modules on the stack (0 outside every module).
 size_t current_module_depth();

@@ -38,8 +38,8 @@ dispatch::detail::CallChecker& dispatch::detail::call_checker() {
 
 namespace guard {
 
-ModuleScope::ModuleScope(std::string_view name) { dispatch::detail::push_module(name); }
-ModuleScope::~ModuleScope() { dispatch::detail::pop_module(); }
+ModuleScope::ModuleScope(std::string_view name) : depth_(dispatch::detail::push_module(name, thread_)) {}
+ModuleScope::~ModuleScope() { dispatch::detail::pop_module(thread_, depth_); }
 
 std::string_view module_path() { return dispatch::detail::current_module_path(); }
 

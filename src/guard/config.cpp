@@ -202,7 +202,7 @@ void reset_to_environment() {
   dispatch::detail::set_slow_reason(dispatch::detail::kNotInitialised, true);
 }
 
-Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())) {
+Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())), thread_(&t_view.scope_modes) {
   detail::checked_mode(m, "lg::guard::Scope");
   t_view.scope_modes.push_back(m);
   t_view.scope_ended.push_back(false);
@@ -214,6 +214,8 @@ Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())) {
 // stack when everything above it has.
 Scope::~Scope() {
   std::vector<Mode>& modes = t_view.scope_modes;
+  LG_CHECK(thread_ == &modes, "[guard::Scope] destroyed on another thread than the one that made it; a "
+                              "mode scope sets one thread's mode and must end there");
   std::vector<bool>& ended = t_view.scope_ended;
   const auto at = static_cast<size_t>(depth_);
   if (at + 1 == modes.size()) {

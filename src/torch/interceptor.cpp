@@ -190,10 +190,11 @@ void end_scope(const torch::Scope* scope, const std::shared_ptr<c10::ThreadLocal
   std::vector<OpenScope>* open = t_open_scopes;
   auto it = open == nullptr ? std::vector<OpenScope>::iterator()
                             : std::find_if(open->begin(), open->end(), [&](const OpenScope& o) { return o.scope == scope; });
-  if (open == nullptr || it == open->end()) {  // ended on another thread than it began: as found
-    put_back(outer, was_enabled);
-    return;
-  }
+  // Its own thread lists it until it ends: not found, it ends on another thread, whose state
+  // (and its own's) it must not change.
+  LG_CHECK(open != nullptr && it != open->end(),
+           "[lg::torch::Scope] destroyed on another thread than the one that made it; a scope switches "
+           "one thread on or off and must end there");
   if (it + 1 != open->end()) {  // a scope inside it still lives
     *it = {scope, outer, was_enabled, true};
     return;

@@ -1,14 +1,28 @@
 // A program configured only through the real LAYOUTGUARD / LAYOUTGUARD_OPTIONS environment: it
 // calls a custom op that loses channels_last three times and prints one line per call. With
 // the argument set_mode (or set_options) it switches the guard to throw through that API after
-// the first call. Driven by tests/guard/test_guard_env.cpp.
+// the first call. With module_scope_elsewhere or mode_scope_elsewhere it makes that scope and
+// destroys it on another thread, which must end the program with the scope's lg::Error.
+// Driven by tests/guard/test_guard_env.cpp.
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include <layoutguard/layoutguard.h>
 
 int main(int argc, char** argv) {
   const std::string api = argc > 1 ? argv[1] : "";
+  if (api == "module_scope_elsewhere" || api == "mode_scope_elsewhere") {
+    auto module = api == "module_scope_elsewhere" ? std::make_unique<lg::guard::ModuleScope>("moved") : nullptr;
+    auto mode = api == "mode_scope_elsewhere" ? std::make_unique<lg::guard::Scope>(lg::guard::Mode::Off) : nullptr;
+    std::thread([&] {
+      module.reset();
+      mode.reset();
+    }).join();
+    std::printf("scope ended elsewhere without an error\n");
+    return 0;
+  }
   const lg::CustomOp drop = lg::register_op(
       "probe.drop_layout", lg::LayoutPolicy::Preserve,
       [](const std::vector<lg::Tensor>& in) { return std::vector<lg::Tensor>{in.at(0).clone(lg::MemoryFormat::Contiguous)}; });

@@ -44,6 +44,20 @@ TEST_CASE("LAYOUTGUARD=throw (and 1) raises on every call") {
   }
 }
 
+TEST_CASE("a module or mode scope destroyed on another thread ends the program with an lg::Error") {
+  for (const std::string api : {"module_scope_elsewhere", "mode_scope_elsewhere"}) {
+    CAPTURE(api);
+    FILE* pipe = popen((std::string(LG_ENV_PROBE " ") + api + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+    CHECK(pclose(pipe) != 0);
+    CHECK(contains(out, "destroyed on another thread than the one that made it"));
+    CHECK_FALSE(contains(out, "without an error"));
+  }
+}
+
 TEST_CASE("unset, off and 0 are silent") {
   for (const char* env : {"", "LAYOUTGUARD=off", "LAYOUTGUARD=0"}) {
     CAPTURE(env);

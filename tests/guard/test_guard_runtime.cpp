@@ -256,6 +256,27 @@ TEST_CASE("op@function matches the call site only; op@...function any function o
   CHECK_THROWS_AS(lose_in_postprocess(x), lg::LayoutViolation);  // called from elsewhere
 }
 
+TEST_CASE("module scopes may end in any order: the path keeps a live scope's until it ends") {
+  CleanGuard clean;
+  auto outer = std::make_unique<lg::guard::ModuleScope>("outer");
+  auto inner = std::make_unique<lg::guard::ModuleScope>("inner");
+  auto innermost = std::make_unique<lg::guard::ModuleScope>("innermost");
+  CHECK(lg::guard::module_path() == "outer.inner.innermost");
+  outer.reset();  // inner ones still live: their path stays
+  CHECK(lg::guard::module_path() == "outer.inner.innermost");
+  innermost.reset();
+  CHECK(lg::guard::module_path() == "outer.inner");
+  {
+    lg::guard::ModuleScope again("again");  // pushed above an entry that ended below a live one
+    CHECK(lg::guard::module_path() == "outer.inner.again");
+  }
+  CHECK(lg::guard::module_path() == "outer.inner");
+  inner.reset();  // and with it the ended outer
+  CHECK(lg::guard::module_path().empty());
+  lg::guard::ModuleScope fresh("fresh");
+  CHECK(lg::guard::module_path() == "fresh");
+}
+
 TEST_CASE("a function template is the call site, named without its return type, and its key silences it") {
   CleanGuard clean;
   const Tensor x = cl4();

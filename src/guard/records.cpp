@@ -111,6 +111,23 @@ void finish_process() {
   }
 }
 
+namespace {
+std::terminate_handler g_outer_terminate = nullptr;
+
+// An exception that leaves main (or a noexcept function, or a thread) ends the process without
+// exit handlers: the files and the summary come first, then the handler that was in place
+// (the C++ runtime's prints the exception and aborts).
+[[noreturn]] void finish_then_terminate() {
+  try {
+    finish_process();
+  } catch (...) {
+    // ending anyway
+  }
+  if (g_outer_terminate != nullptr) g_outer_terminate();
+  std::abort();
+}
+}  // namespace
+
 void ensure_exit_handler() {
   // The flag, not the once-flag, says whether this process collects: a forked child inherits
   // both set, and start_collecting_afresh() clears the flag alone.
@@ -122,6 +139,8 @@ void ensure_exit_handler() {
     (void)store();
     (void)guard::options();
     std::atexit(finish_process);
+    std::at_quick_exit(finish_process);
+    g_outer_terminate = std::set_terminate(&finish_then_terminate);
     watch_forks();
   });
   g_collecting.store(true, std::memory_order_release);

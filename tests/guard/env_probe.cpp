@@ -2,10 +2,13 @@
 // calls a custom op that loses channels_last three times and prints one line per call. With
 // the argument set_mode (or set_options) it switches the guard to throw through that API after
 // the first call. With module_scope_elsewhere or mode_scope_elsewhere it makes that scope and
-// destroys it on another thread, which must end the program with the scope's lg::Error.
-// Driven by tests/guard/test_guard_env.cpp.
+// destroys it on another thread, which must end the program with the scope's lg::Error. With
+// uncaught or quick_exit it ends after its three calls by an exception that leaves main, or by
+// std::quick_exit(3). Driven by tests/guard/test_guard_env.cpp.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -42,5 +45,7 @@ int main(int argc, char** argv) {
     if (i == 0 && api == "set_mode") lg::guard::set_mode(lg::guard::Mode::Throw);
     if (i == 0 && api == "set_options") lg::guard::set_options(lg::guard::parse_options("throw", "summary=0"));
   }
+  if (api == "uncaught") throw std::runtime_error("the program's own error");
+  if (api == "quick_exit") std::quick_exit(3);
   return 0;
 }

@@ -58,6 +58,28 @@ TEST_CASE("a module or mode scope destroyed on another thread ends the program w
   }
 }
 
+TEST_CASE("an exception that leaves main, and quick_exit, still write the report and the summary") {
+  for (const std::string api : {"uncaught", "quick_exit"}) {
+    CAPTURE(api);
+    lg::testing::TempPath report("lg-env-report-" + api);
+    FILE* pipe = popen(("LAYOUTGUARD=record LAYOUTGUARD_OPTIONS=report=" + report.str() + " " LG_ENV_PROBE " " + api +
+                        " 2>&1")
+                           .c_str(),
+                       "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    CHECK(status != 0);
+    CHECK(contains(out, "checked calls, 3 violations (1 distinct)"));
+    if (api == "uncaught") CHECK(contains(out, "the program's own error"));  // the runtime's handler still ran
+    const nlohmann::json j = nlohmann::json::parse(lg::testing::read_text(report.str()));
+    REQUIRE(j["violations"].size() == 1);
+    CHECK(j["violations"][0]["count"] == 3);
+  }
+}
+
 TEST_CASE("unset, off and 0 are silent") {
   for (const char* env : {"", "LAYOUTGUARD=off", "LAYOUTGUARD=0"}) {
     CAPTURE(env);

@@ -30,7 +30,7 @@ bool check_gradient(std::string_view parameter, const at::Tensor& param, const a
       "parameter, output 0: its .grad); DDP copies such a gradient into its bucket on every step and warns "
       "'grad strides do not match bucket view strides'. Make the parameter and the gradient agree before "
       "the first step: model.to(memory_format=torch.channels_last) in Python, in C++ "
-      "param.set_data(param.contiguous(at::MemoryFormat::ChannelsLast)) for each 4-D parameter";
+      "param.set_data(param.contiguous(at::MemoryFormat::ChannelsLast)) for each 4-D parameter (ChannelsLast3d for 5-D)";
   if (torch_bridge::strides_differ_in_size_one_dims_only(param, grad))
     rule += ". Here only dims of size 1 differ, so the elements lie in the same order; DDP compares the strides "
             "as they are, so it still warns and copies";

@@ -493,7 +493,8 @@ bool program_code_asked(const CallPolicy& policy) {
                                          std::string_view root_cause) {
   // A factory called by the user, or an op told its memory_format, chose its layout.
   LayoutPolicy policy = call_policy.explicit_format || p.factory ? LayoutPolicy::Explicit : call_policy.policy;
-  if (call_policy.formula_request && needs_full_check(s, p, policy, in, out) && program_code_asked(call_policy))
+  if (call_policy.formula_request && may_lose(policy, in, out, s.counting, s.min_bytes) &&
+      program_code_asked(call_policy))
     policy = LayoutPolicy::Explicit;
   if (p.element_lists > 0) {
     check_parts(s, p, policy, mode, in, out, root_cause != p.name ? root_cause : std::string_view());

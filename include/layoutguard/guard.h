@@ -112,6 +112,9 @@ std::string_view mode_name(Mode mode);
 
 // '*' matches any run (also empty), '?' one character; everything else matches itself.
 bool glob_match(std::string_view pattern, std::string_view text);
+// Whether one `allow` entry names op: the same name, or a name without a namespace and ATen's
+// op of that name (`softmax` names aten::softmax).
+bool allow_names(std::string_view name, std::string_view op);
 
 // ---- The layout contract ----
 

@@ -107,6 +107,9 @@ struct Report {
   std::vector<SuppressionUse> suppressions;  // in file order; empty without suppressions=
   std::vector<LossSpanRecord> loss_spans;    // in order of first loss; empty with spans=0
   std::vector<UnconvertedWeightRecord> unconverted_weights;  // in order of first call
+  // allow= entries that name no op checked in this run, in the option's order: a misspelt name
+  // silences nothing. Empty while no call was counted (throw and off modes count none).
+  std::vector<std::string> unmatched_allow;
   int64_t span_sites_not_followed = 0;       // losses at sites beyond the 256 followed ones
   int64_t checked_calls = 0;
   int64_t violation_count() const;   // with repeats

@@ -358,14 +358,19 @@ lg::torch::Handover handover_of(const std::optional<std::string>& state) {
   return handover;
 }
 
-// lg::ConfigError reaches Python as layoutguard_torch.ConfigError (a ValueError), other
-// lg::Error as RuntimeError, with their messages.
+// lg::ConfigError reaches Python as layoutguard_torch.ConfigError (a ValueError), a violation
+// as LayoutViolationError, a mismatch as ShadowMismatchError, other lg::Error as RuntimeError,
+// with their messages.
 void translate_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (PythonViolation& e) {  // a contract checked from Python (check_gradients)
       PyErr_SetString(e.python_type(), e.what());
+    } catch (const lg::LayoutViolation& e) {  // the gradient contract, raised by the guard itself
+      PyErr_SetString(g_violation_type ? g_violation_type : PyExc_RuntimeError, e.what());
+    } catch (const lg::ShadowMismatch& e) {
+      PyErr_SetString(g_mismatch_type ? g_mismatch_type : PyExc_RuntimeError, e.what());
     } catch (const lg::ConfigError& e) {
       PyErr_SetString(g_config_error_type ? g_config_error_type : PyExc_ValueError, e.what());
     } catch (const lg::Error& e) {

@@ -79,10 +79,11 @@ def _mode_text(function, mode):
     if isinstance(mode, bool) or not isinstance(mode, (str, int)):
         raise TypeError(f"layoutguard_torch.{function}: mode must be one of {', '.join(MODES)} (or 1 = throw, "
                         f"0 = off), got {type(mode).__name__} {mode!r}")
-    if str(mode) not in _MODE_TEXTS:
+    text = str(mode).strip(" \t\r\n")  # as LAYOUTGUARD is read
+    if text not in _MODE_TEXTS:
         raise ConfigError(f"layoutguard_torch.{function}: {str(mode)!r} is not a mode; allowed values: "
                           f"{', '.join(MODES)}, 1 (= throw), 0 (= off)")
-    return str(mode)
+    return text
 
 
 def enable(mode=None):
@@ -232,9 +233,14 @@ def _install_python_hooks():
         # The wrappers below mark their frames __tracebackhide__, which pytest and IPython
         # leave out of the tracebacks they show: an exception raised in the user's code or in
         # backward passes through them.
+        def _builds_graph(create_graph):
+            # Only a plain truth value is read here; anything else goes to torch unread, which
+            # raises its own error for it.
+            return isinstance(create_graph, int) and bool(create_graph)
+
         def backward_with_contracts(*args, **kwargs):
             __tracebackhide__ = True
-            token = _C.push_backward_origin(bool(args[3] if len(args) > 3 else kwargs.get("create_graph")))
+            token = _C.push_backward_origin(_builds_graph(args[3] if len(args) > 3 else kwargs.get("create_graph")))
             try:
                 result = backward(*args, **kwargs)
             finally:
@@ -247,7 +253,7 @@ def _install_python_hooks():
 
         def grad_with_origin(*args, **kwargs):
             __tracebackhide__ = True
-            token = _C.push_backward_origin(bool(args[4] if len(args) > 4 else kwargs.get("create_graph")))
+            token = _C.push_backward_origin(_builds_graph(args[4] if len(args) > 4 else kwargs.get("create_graph")))
             try:
                 return grad(*args, **kwargs)
             finally:
@@ -334,19 +340,25 @@ def check_gradients(modules=None):
     reports each mismatch as a violation of op "autograd::grad_strides" at the parameter's
     name, under the effective mode. One module may be passed alone. A parameter is checked
     once, under its name in the outermost module that holds it."""
+    def modules_checked(items):
+        # Each item is checked as it is taken: a generator that never ends fails at its first
+        # item that is not a module instead of filling memory.
+        for root in items:
+            if not isinstance(root, torch.nn.Module):
+                raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
+                                f"got {type(root).__name__}")
+            yield root
+
     if modules is None:
         targets = list(_roots or [])
     elif isinstance(modules, torch.nn.Module):
         targets = [modules]
     else:
         try:
-            targets = list(modules)
-        except TypeError:  # not iterable: named as received below
-            targets = [modules]
-    for root in targets:
-        if not isinstance(root, torch.nn.Module):
-            raise TypeError("layoutguard_torch.check_gradients: needs torch.nn.Module objects, "
-                            f"got {type(root).__name__}")
+            items = iter(modules)
+        except TypeError:  # not iterable: named as received
+            items = iter([modules])
+        targets = list(modules_checked(items))
     _C.check_gradients(targets)
 
 

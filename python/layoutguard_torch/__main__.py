@@ -27,14 +27,42 @@ def fail(message):
 
 
 def switch_on():
+    """Switches the checks on for the program; 1 after printing a ConfigError of a setting read
+    now (LAYOUTGUARD_TORCH_UNBOXED), else None. LAYOUTGUARD and LAYOUTGUARD_OPTIONS are read
+    at the program's first op, which raises their ConfigError in the program's traceback."""
     # Set before the library switches on: the mode is read at the first op.
     os.environ.setdefault("LAYOUTGUARD", "warn")
     import layoutguard_torch as lgt
     # Off switches nothing on: the program's ops cost what they cost without the bridge (its
     # own enable(mode) or guard(mode) still switches on).
     if os.environ["LAYOUTGUARD"].strip() not in ("", "off", "0"):
-        lgt.enable()
+        try:
+            lgt.enable()
+        except lgt.ConfigError as e:
+            return show_config_error(e)
         lgt._C._write_files_at_exit()  # also for a program that checks no op (a dry run)
+    return None
+
+
+def show_config_error(e):
+    """Prints a ConfigError that no line of the program raised, as Python prints an uncaught
+    exception but without a traceback; 1."""
+    print(f"{type(e).__module__}.{type(e).__qualname__}: {e}", file=sys.stderr)
+    return 1
+
+
+def settings_checked(status):
+    """The program's exit status, or 1 after printing the ConfigError of a setting that the
+    program never read: one that ran no op would otherwise end as if LAYOUTGUARD and
+    LAYOUTGUARD_OPTIONS held good values, and write none of their files."""
+    import layoutguard_torch as lgt
+    if status not in (0, None) or not lgt.enabled():
+        return status
+    try:
+        lgt._C.check_options()
+    except lgt.ConfigError as e:
+        return show_config_error(e)
+    return status
 
 
 def without_runner_frames(tb):
@@ -58,7 +86,9 @@ def run_program(run):
     SystemExit keeps the program's status; KeyboardInterrupt ends it as Python does."""
     try:
         run()
-    except SystemExit:
+    except SystemExit as e:
+        if settings_checked(e.code) != e.code:
+            raise SystemExit(1) from None
         raise
     except KeyboardInterrupt:
         # Only Python can end a process by SIGINT as `python3 script.py` ends, so the exception
@@ -74,7 +104,7 @@ def run_program(run):
         raise
     except BaseException as e:
         return show_uncaught(e)
-    return 0
+    return settings_checked(0)
 
 
 def show_uncaught(e):
@@ -107,7 +137,8 @@ def run_module(module, args):
     # As `python3 -m`: the working directory first on the path, the module found before it runs
     # (finding it imports its package, which is then checked), a package run as its __main__.
     put_first_on_path(os.getcwd())
-    switch_on()
+    if (status := switch_on()) is not None:
+        return status
     try:
         spec = importlib.util.find_spec(module)
         if spec is not None and spec.submodule_search_locations is not None:
@@ -124,7 +155,10 @@ def run_module(module, args):
         return show_uncaught(e)
     if spec is None:
         return fail(f"no module named {module}")
-    code = spec.loader.get_code(spec.name) if spec.loader is not None and hasattr(spec.loader, "get_code") else None
+    try:
+        code = spec.loader.get_code(spec.name) if spec.loader is not None and hasattr(spec.loader, "get_code") else None
+    except SyntaxError as e:  # printed as for a script: the error, none of the import system's frames
+        return show_syntax_error(e)
     if code is None:
         return fail(f"{module} has no code to run")
     sys.argv = [spec.origin] + list(args)
@@ -132,13 +166,21 @@ def run_module(module, args):
                                            __loader__=spec.loader, __spec__=spec, __package__=spec.parent))
 
 
+def show_syntax_error(e):
+    """Prints the program's SyntaxError as python3 does, without a traceback; 1."""
+    sys.excepthook(type(e), e.with_traceback(None), None)
+    return 1
+
+
 def compiled(source, filename):
     """The program's code, or None after printing its SyntaxError as python3 does."""
     try:
         return compile(source, filename, "exec")
     except SyntaxError as e:
-        sys.excepthook(type(e), e.with_traceback(None), None)
-        return None
+        show_syntax_error(e)
+    except ValueError as e:  # a NUL byte, before Python 3.12 (which raises a SyntaxError)
+        show_syntax_error(SyntaxError(str(e).replace("source code string", "source code")))
+    return None
 
 
 def run_source(source, filename, **attributes):
@@ -151,10 +193,22 @@ def run_source(source, filename, **attributes):
 
 def run_stdin(args):
     # As `python3 -`: the program read from standard input, the working directory on the path.
-    switch_on()
+    if (status := switch_on()) is not None:
+        return status
     sys.argv = ["-"] + list(args)
     put_first_on_path(os.getcwd())
-    return run_source(sys.stdin.buffer.read(), "<stdin>", __loader__=None)
+    # No standard input (closed) is an empty program, as for python3.
+    source = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    return run_source(source, "<stdin>", __loader__=None)
+
+
+def has_main_entry(zip_path):
+    """Whether a zip file holds the __main__ module that runpy runs (source or compiled)."""
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            return bool({"__main__.py", "__main__.pyc"} & set(archive.namelist()))
+    except (OSError, zipfile.BadZipFile):
+        return True  # runpy reports what it cannot read
 
 
 def run_script(script, args):
@@ -163,7 +217,8 @@ def run_script(script, args):
     path = os.path.abspath(script)  # python3 gives __main__ the absolute path since 3.9
     if not os.path.exists(path):
         return fail(f"no such script: {script}")
-    switch_on()
+    if (status := switch_on()) is not None:
+        return status
     sys.argv = [script] + list(args)
     directory = os.path.dirname(path)
     if os.path.isdir(path):  # a directory with a __main__.py, first on the path
@@ -172,6 +227,8 @@ def run_script(script, args):
             return fail(f"no __main__.py in {script}")
     elif not os.path.isfile(path) or zipfile.is_zipfile(path):
         # A zip file with a __main__.py: runpy puts it on the path and runs that.
+        if zipfile.is_zipfile(path) and not has_main_entry(path):
+            return fail(f"no __main__.py in {script}")
         put_first_on_path(os.getcwd())
         return run_program(lambda: runpy.run_path(path, run_name="__main__"))
     put_first_on_path(directory)

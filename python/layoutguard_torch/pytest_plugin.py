@@ -13,6 +13,7 @@
 Enable it as a plugin (`-p layoutguard_torch.pytest_plugin`) for the fixture `layout_guard`,
 which records a test and fails it on a violation."""
 import contextlib
+import operator
 
 import layoutguard_torch as lgt
 
@@ -87,9 +88,11 @@ def conversions_at_most(limit_bytes):
     """Fails when the block's layout conversions (copies between dim orders, as the report's
     ledger counts them) move more than `limit_bytes` bytes (a non-negative int), listing them,
     and, as no_layout_loss(), on a violation."""
-    if isinstance(limit_bytes, bool) or not isinstance(limit_bytes, int):
+    # Any integer type (numpy's too, through __index__); not a bool, not a float.
+    if isinstance(limit_bytes, bool) or not hasattr(type(limit_bytes), "__index__"):
         raise TypeError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be an int, got "
                         f"{type(limit_bytes).__name__} {limit_bytes!r}")
+    limit_bytes = operator.index(limit_bytes)
     if limit_bytes < 0:
         raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
                          f"{limit_bytes}")

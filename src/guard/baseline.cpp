@@ -15,10 +15,11 @@ namespace {
 // A suppressions glob that matches `text` itself: globs have no escape, so '*' becomes '?',
 // which matches it (and, rarely, another character in its place); a '?' already matches itself.
 // So do '#', which would start a comment in the file (a lambda's "{lambda()#1}"), and '@',
-// which would start the function glob (a ModuleDict key "cls@2").
+// which would start the function glob (a ModuleDict key "cls@2"), and control characters: a
+// line break in a module's name would end the line.
 std::string exact_glob(std::string text) {
   for (char& c : text)
-    if (c == '*' || c == '#' || c == '@') c = '?';
+    if (c == '*' || c == '#' || c == '@' || static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = '?';
   return text;
 }
 

@@ -113,6 +113,21 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// An op name as ops are named: printable, without spaces, each "::"-separated part non-empty
+// (softmax, aten::softmax, myproj::fused_act). Op names are not checked further: a program's
+// own ops may be named as it likes.
+bool is_op_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char c : name)
+    if (c <= ' ' || c == 0x7f) return false;
+  for (size_t start = 0;;) {
+    const size_t sep = name.find("::", start);
+    if (sep == start || (sep == std::string_view::npos && start == name.size())) return false;  // an empty part
+    if (sep == std::string_view::npos) return true;
+    start = sep + 2;
+  }
+}
+
 // text split at its first field separator: a lone ':' or a run of three or more. "::" is part
 // of a name (namespaced custom ops such as "ns::drop"), never a separator. {text, {}} when
 // there is none; the rest starts after the whole run.
@@ -310,6 +325,10 @@ void apply(Options& o, const Key& key, std::string_view value) {
                     detail::str("'", item, "' is not an op name: keys are separated by ':', as in ",
                                 ops.empty() ? "" : detail::str("allow=", ops, ":"), value.substr(before)));
         }
+        if (!item.empty() && !is_op_name(item))
+          bad_value(key, value,
+                    detail::str("'", item, "' is not an op name: names are separated by ',', and each is a name ",
+                                "or namespace::name without spaces (aten::softmax, softmax)"));
         if (!item.empty()) o.allow.emplace_back(item);
         if (comma == std::string_view::npos) break;
         rest = rest.substr(comma + 1);
@@ -385,6 +404,12 @@ const std::vector<std::string_view>& option_keys() {
 }
 
 Options parse_options(std::string_view mode_text, std::string_view options_text) {
+  // Paths and op names go on to C functions, where a NUL would end them early: "report=r\0.json"
+  // would write "r". The environment cannot hold one; a string from an API can.
+  for (const auto& [name, text] : {std::pair{kModeVar, mode_text}, std::pair{kOptionsVar, options_text}})
+    if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+      throw ConfigError(detail::str(name, " holds a NUL character at offset ", nul,
+                                    "; required: text without one"));
   Options o;
   o.sources.assign(kNumKeys + 1, Source::Default);
   mode_text = trim(mode_text);
@@ -461,14 +486,16 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-bool Options::allows(std::string_view op) const {
+bool allow_names(std::string_view name, std::string_view op) {
   // A name without a namespace names ATen's op too: allow=upsample_bicubic2d, as layoutguard's
   // own ops are written, also allows aten::upsample_bicubic2d.
   constexpr std::string_view kAten = "aten::";
-  const bool aten = op.starts_with(kAten);
-  return std::any_of(allow.begin(), allow.end(), [&](const std::string& name) {
-    return name == op || (aten && name.find("::") == std::string::npos && op.substr(kAten.size()) == name);
-  });
+  return name == op ||
+         (op.starts_with(kAten) && name.find("::") == std::string_view::npos && op.substr(kAten.size()) == name);
+}
+
+bool Options::allows(std::string_view op) const {
+  return std::any_of(allow.begin(), allow.end(), [&](const std::string& name) { return allow_names(name, op); });
 }
 
 bool Options::is_exempt(std::string_view op, std::string_view module_path) const {

@@ -278,8 +278,11 @@ Report report() {
   Report r;
   // The lines in force now, each with its count; a broken environment has no lines to list.
   std::vector<Suppression> lines;
+  std::vector<std::string> allow;
   try {
-    lines = options().suppressions;
+    const Options o = options();
+    lines = o.suppressions;
+    allow = o.allow;
   } catch (const Error&) {
   }
   {
@@ -312,6 +315,15 @@ Report report() {
       st->conversion_bytes += c.bytes;
     }
   }
+  const auto checked = [&](const OpStats& st) { return st.calls > 0; };
+  if (std::any_of(r.ops.begin(), r.ops.end(), checked))
+    for (const std::string& name : allow) {
+      const bool named = std::any_of(r.ops.begin(), r.ops.end(), [&](const OpStats& st) {
+        return checked(st) && allow_names(name, st.op);
+      });
+      if (!named && std::find(r.unmatched_allow.begin(), r.unmatched_allow.end(), name) == r.unmatched_allow.end())
+        r.unmatched_allow.push_back(name);
+    }
   r.loss_spans = detail::span_records(r.span_sites_not_followed);
   std::stable_sort(r.conversions.begin(), r.conversions.end(),
                    [](const ConversionRecord& a, const ConversionRecord& b) { return a.bytes > b.bytes; });

@@ -114,6 +114,7 @@ std::string report_json(const Report& r) {
   j["unused_expectations"] = nlohmann::json::array();
   for (const UnusedExpectation& u : r.unused_expectations)
     j["unused_expectations"].push_back({{"reason", u.reason}, {"op", u.op}, {"scopes", u.scopes}});
+  j["unmatched_allow"] = r.unmatched_allow;
   j["suppressions"] = nlohmann::json::array();
   for (const SuppressionUse& u : r.suppressions)
     j["suppressions"].push_back(
@@ -199,6 +200,8 @@ std::string summary_text(const Report& r) {
   for (const SuppressionUse& u : r.suppressions)
     out += (u.suppressed > 0 ? "  suppressed: " : "  unused suppression: ") + suppression_line(u) +
            (u.suppressed > 0 ? " (x" + std::to_string(u.suppressed) + ")" : " (matched no loss; remove it?)") + "\n";
+  for (const std::string& name : r.unmatched_allow)
+    out += "  allow=" + name + " names no op checked in this run (misspelt? it silences nothing)\n";
   for (const UnusedExpectation& u : r.unused_expectations)
     out += "  unused expected loss" + (u.op.empty() ? std::string() : " of " + u.op) + " (" +
            std::to_string(u.scopes) + " scope" + (u.scopes == 1 ? "" : "s") + " took no loss; remove it?): " +

@@ -388,6 +388,10 @@ TEST_CASE("baseline_lines: a loss outside every module is keyed by its call site
   REQUIRE(at_options.suppressions.size() == 1);
   CHECK(at_options.suppressions[0].frame_glob.empty());
   CHECK(at_options.is_exempt(at_sign.op, "heads.cls@2"));
+  // A line break in a name would end the line early: it becomes '?', as any control character.
+  lg::ViolationInfo broken = at_sign;
+  broken.module_path = "new\nline\r.x";
+  CHECK(lg::guard::suppression_line_for(broken).ends_with(":new?line?.x"));
 
   CHECK_THROWS_WITH_AS(lg::guard::write_baseline("", "a test"), doctest::Contains("received an empty path"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::guard::write_baseline("/nonexistent-dir/known.txt", "a test"),
@@ -432,6 +436,26 @@ TEST_CASE("the report lists each suppressions line with the losses it silenced; 
     drop_layout()({x});
   }
   CHECK(lg::guard::report().suppressions.at(0).suppressed == 0);
+}
+
+TEST_CASE("allow= entries that name no op checked in the run are listed: a misspelt name silences nothing") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:allow=test.drop_layout,test.drop_layuot:allow=test.drop_layuot"));
+  CHECK(lg::guard::report().unmatched_allow.empty());  // no call counted yet: nothing to say
+  drop_layout()({x});
+  keep_layout()({x});
+  lg::guard::Report r = lg::guard::report();
+  CHECK(r.violations.empty());
+  CHECK(r.unmatched_allow == std::vector<std::string>{"test.drop_layuot"});  // once, though twice listed
+  CHECK(lg::guard::summary_text(r).find(
+            "  allow=test.drop_layuot names no op checked in this run (misspelt? it silences nothing)\n") !=
+        std::string::npos);
+  CHECK(nlohmann::json::parse(lg::guard::report_json(r))["unmatched_allow"] == nlohmann::json{"test.drop_layuot"});
+  // A name without a namespace names ATen's op of that name, in a foreign program's report too.
+  CHECK(lg::guard::allow_names("softmax", "aten::softmax"));
+  CHECK_FALSE(lg::guard::allow_names("softmax", "other::softmax"));
+  CHECK_FALSE(lg::guard::allow_names("aten::softmax", "softmax"));
 }
 
 TEST_CASE("a suppressions line with a [signature] silences only losses with those operand layouts") {

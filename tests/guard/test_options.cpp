@@ -112,6 +112,14 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(comma, "'min_bytes=10' is not an op name"));
   CHECK(contains(comma, "as in allow=cat:min_bytes=10"));
   CHECK(contains(config_error("", "allow=min_bytes=10"), "as in min_bytes=10"));
+  // An op name has no spaces or control characters and no empty part around "::".
+  for (const char* name : {"a b", "::", "aten::", "::softmax", "ns:: drop", "aten::\x7f"})
+    CHECK_MESSAGE(contains(config_error("", std::string("allow=softmax,") + name),
+                           std::string("'") + name + "' is not an op name"), name);
+  // A NUL would end a path or a name early where C reads it.
+  using namespace std::string_view_literals;
+  CHECK(contains(config_error("", "report=r\0.json"sv), "LAYOUTGUARD_OPTIONS holds a NUL character at offset 8"));
+  CHECK(contains(config_error("warn\0"sv, ""), "LAYOUTGUARD holds a NUL character at offset 4"));
   CHECK(contains(config_error("", "max_reports=12abc"), "key 'max_reports'"));
   CHECK(contains(config_error("", "backtrace=yes"), "allowed values: 0, 1"));
   CHECK(contains(config_error("", "hidden_views=2"), "key 'hidden_views' got '2'; allowed values: 0, 1"));

@@ -4,6 +4,7 @@ enabling from many threads at once, and a second copy of the library."""
 import contextlib
 import importlib.util
 import inspect
+import itertools
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import zipfile
 
 import torch
 
@@ -555,7 +557,21 @@ class Outputs(unittest.TestCase):
                 with self.assertRaises(TypeError) as caught:
                     lgt.check_gradients(bad)
                 self.assertIn("needs torch.nn.Module objects", str(caught.exception))
+            # An endless iterable fails at its first item that is not a module, without
+            # listing it first.
+            with self.assertRaises(TypeError) as caught:
+                lgt.check_gradients(itertools.chain([net], itertools.count()))
+            self.assertIn("got int", str(caught.exception))
             self.assertEqual(take_contract_findings(), [])
+        # In throw mode the contract raises the package's LayoutViolationError, on demand and
+        # after backward(), as an op's violation does.
+        with lgt.guard("throw"):
+            with self.assertRaises(lgt.LayoutViolationError) as caught:
+                lgt.check_gradients(net)
+            self.assertIn("autograd::grad_strides", str(caught.exception))
+            with self.assertRaises(lgt.LayoutViolationError):
+                net.conv(torch.randn(1, 4, 4, 4)).sum().backward()
+        lgt.clear_report()
 
     def test_gradient_contract_reads_torchscript_modules(self):
         # A scripted module keeps its parameters in C++, not in the instance dicts the walk
@@ -692,6 +708,13 @@ print("program done")
         self.assertIn("LayoutViolationError", run.stderr)
         self.assertIn("[layoutguard] aten::softmax lost channels_last", run.stderr)
         self.assertIn("module: head", run.stderr)
+        # A name that no op checked in the run answers to is listed (misspelt: it silences nothing).
+        run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "allow=softmax,aten::sofmax"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("violation: aten::softmax", run.stderr)
+        self.assertIn("  allow=aten::sofmax names no op checked in this run (misspelt? it silences nothing)\n",
+                      run.stderr)
+        self.assertNotIn("allow=softmax names", run.stderr)
 
     def test_max_reports_and_help(self):
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "max_reports=0:help=1:summary=0"})
@@ -965,8 +988,21 @@ print("thread op:", errors)
         with self.assertRaises(lgt.ConfigError) as caught:
             lgt.set_options("max_reports=many")
         self.assertIn("layoutguard_torch.set_options: LAYOUTGUARD_OPTIONS: key 'max_reports'", str(caught.exception))
+        # A NUL character would cut a path or an op name short where C reads it: refused.
+        for text in ("report=/tmp/r\x00.json", "allow=aten::add\x00junk", "summary=0\x00:bogus=1"):
+            with self.assertRaises(lgt.ConfigError, msg=repr(text)) as caught:
+                lgt.set_options(text)
+            self.assertIn("holds a NUL character at offset", str(caught.exception))
+        for name in ("a b", "::", "aten::", "::softmax", "aten::\tadd"):
+            with self.assertRaises(lgt.ConfigError, msg=repr(name)) as caught:
+                lgt.set_options(f"allow=aten::relu,{name}")
+            self.assertIn(f"'{name}' is not an op name", str(caught.exception))
         from layoutguard_torch import pytest_plugin
-        for bad, error in ((None, TypeError), ("0", TypeError), (True, TypeError), (-1, ValueError)):
+        import numpy
+        with pytest_plugin.conversions_at_most(numpy.int64(10**9)):
+            pass
+        for bad, error in ((None, TypeError), ("0", TypeError), (True, TypeError), (-1, ValueError), (1.0, TypeError),
+                           (numpy.int32(-1), ValueError)):
             with self.assertRaises(error, msg=repr(bad)) as caught:
                 with pytest_plugin.conversions_at_most(bad):
                     self.fail("the block runs only with a valid limit")
@@ -1205,6 +1241,45 @@ class Entrypoints(unittest.TestCase):
         run = runner("--help")
         self.assertEqual(run.returncode, 0)
         self.assertIn("-m module [args...]", run.stdout)
+
+    def test_runner_reports_the_programs_errors_and_bad_settings_without_its_frames(self):
+        env = dict(os.environ, LAYOUTGUARD="record", LAYOUTGUARD_OPTIONS="summary=0")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "nul.py"), "wb") as f:
+                f.write(b"x = 1\0\n")
+            with open(os.path.join(tmp, "badsyntax.py"), "w") as f:
+                f.write("def (\n")
+            with open(os.path.join(tmp, "noop.py"), "w") as f:
+                f.write("print('ran')\n")
+            with zipfile.ZipFile(os.path.join(tmp, "nomain.zip"), "w") as archive:
+                archive.writestr("train.py", "print('ran')\n")
+
+            def runner(*args, stdin=subprocess.PIPE, **settings):
+                return subprocess.run([sys.executable, "-m", "layoutguard_torch", *args], env=dict(env, **settings),
+                                      cwd=tmp, stdin=stdin, capture_output=True, text=True, timeout=300)
+
+            for args, status, message in [
+                    (("nul.py",), 1, "SyntaxError: source code cannot contain null bytes"),
+                    (("-m", "badsyntax"), 1, "SyntaxError: invalid syntax"),
+                    (("nomain.zip",), 2, "no __main__.py in nomain.zip")]:
+                run = runner(*args)
+                self.assertEqual(run.returncode, status, (args, run.stderr))
+                self.assertIn(message, run.stderr, args)
+                self.assertNotIn("Traceback", run.stderr, args)
+            run = runner("-", stdin=subprocess.DEVNULL)  # nothing on standard input: an empty program
+            self.assertEqual((run.returncode, run.stdout), (0, ""), run.stderr)
+            # Bad settings of a program that runs no op are reported where it ends (status 1),
+            # a bad switch that the runner reads itself before the program starts.
+            for settings, message in [({"LAYOUTGUARD": "loud"}, "LAYOUTGUARD='loud' is not a mode"),
+                                      ({"LAYOUTGUARD_OPTIONS": "nosuch=1"}, "unknown key 'nosuch'"),
+                                      ({"LAYOUTGUARD_TORCH_UNBOXED": "maybe"},
+                                       "LAYOUTGUARD_TORCH_UNBOXED='maybe' is not a switch")]:
+                run = runner("noop.py", **settings)
+                self.assertEqual(run.returncode, 1, (settings, run.stderr))
+                self.assertIn(f"layoutguard_torch.ConfigError: ", run.stderr)
+                self.assertIn(message, run.stderr)
+                self.assertNotIn("Traceback", run.stderr)
+                self.assertEqual(run.stdout, "" if "LAYOUTGUARD_TORCH_UNBOXED" in settings else "ran\n")
 
     def test_guard_nests_decorates_and_refuses_blocks_that_do_not_nest(self):
         x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)

@@ -113,13 +113,13 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// An op name as ops are named: printable, without spaces, each "::"-separated part non-empty
+// An op name as ops are named: no spaces or control characters, each "::"-separated part non-empty
 // (softmax, aten::softmax, myproj::fused_act). Op names are not checked further: a program's
 // own ops may be named as it likes.
 bool is_op_name(std::string_view name) {
   if (name.empty()) return false;
   for (const char c : name)
-    if (c <= ' ' || c == 0x7f) return false;
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;  // UTF-8 beyond ASCII is a name's
   for (size_t start = 0;;) {
     const size_t sep = name.find("::", start);
     if (sep == start || (sep == std::string_view::npos && start == name.size())) return false;  // an empty part

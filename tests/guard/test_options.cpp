@@ -116,6 +116,7 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   for (const char* name : {"a b", "::", "aten::", "::softmax", "ns:: drop", "aten::\x7f"})
     CHECK_MESSAGE(contains(config_error("", std::string("allow=softmax,") + name),
                            std::string("'") + name + "' is not an op name"), name);
+  CHECK(parse_options("", "allow=proj::gr\xc3\xb6\xc3\x9fe").allow == std::vector<std::string>{"proj::gr\xc3\xb6\xc3\x9fe"});
   // A NUL would end a path or a name early where C reads it.
   using namespace std::string_view_literals;
   CHECK(contains(config_error("", "report=r\0.json"sv), "LAYOUTGUARD_OPTIONS holds a NUL character at offset 8"));

@@ -176,10 +176,14 @@ def compiled(source, filename):
     """The program's code, or None after printing its SyntaxError as python3 does."""
     try:
         return compile(source, filename, "exec")
-    except SyntaxError as e:
+    except (SyntaxError, ValueError) as e:
+        # A NUL byte: compile() raises a ValueError before Python 3.12, and words it with
+        # "source code string"; python3 running the file says "source code".
+        if "null bytes" in str(e):
+            e = SyntaxError(str(e).replace("source code string", "source code"))
+        elif not isinstance(e, SyntaxError):
+            raise
         show_syntax_error(e)
-    except ValueError as e:  # a NUL byte, before Python 3.12 (which raises a SyntaxError)
-        show_syntax_error(SyntaxError(str(e).replace("source code string", "source code")))
     return None
 
 

@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.h"
 #include "core/input_file.h"
+#include "core/printable_text.h"
 
 namespace lg::guard {
 namespace {
@@ -208,24 +209,6 @@ std::string expand_placeholders(const Key& key, std::string_view value) {
   return out;
 }
 
-// A line of a file as an error message can show it: control bytes (a NUL would end the
-// message where it is printed as a C string) as \xNN.
-std::string printable(std::string_view line) {
-  std::string out;
-  for (const char c : line) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-      continue;
-    }
-    constexpr char kHex[] = "0123456789abcdef";
-    out += "\\x";
-    out += kHex[byte >> 4];
-    out += kHex[byte & 15];
-  }
-  return out;
-}
-
 // Suppressions files are short lists: a FIFO, a device or a big file is a wrong path, refused
 // before it is read (core/input_file.h).
 std::vector<Suppression> read_suppressions(const std::string& path) {
@@ -250,7 +233,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     if (full.empty()) continue;
     const auto bad_line = [&](std::string_view why) {
       return ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '",
-                                     printable(full), "' ", why));
+                                     lg::detail::printable_text(full), "' ", why));
     };
     // op[signature-glob]: the brackets right after the op name are cut out first, since a
     // layout name can hold ':' ("contiguous (ambiguous: also ...)"), which separates the module.

@@ -9,6 +9,7 @@
 #include <layoutguard/report.h>
 
 #include "core/atomic_file.h"
+#include "core/printable_text.h"
 
 namespace lg::guard {
 namespace {
@@ -34,7 +35,7 @@ nlohmann::json steps_json(const std::vector<SpanStep>& steps) {
 }
 
 std::string where(const std::string& op, const std::string& module_path) {
-  return op + " @ " + (module_path.empty() ? std::string("(no module)") : module_path);
+  return op + " @ " + (module_path.empty() ? std::string("(no module)") : lg::detail::printable_text(module_path));
 }
 
 // "add @ layer1.0 (x20), relu @ layer1.0 (x20)": a span's steps on one line.

@@ -3,6 +3,7 @@
 
 #include <layoutguard/report.h>
 
+#include "core/printable_text.h"
 #include "guard/runtime.h"
 
 namespace lg {
@@ -61,7 +62,7 @@ std::string format_violation(const ViolationInfo& v) {
   for (const OperandLayout& o : v.inputs) text += "  " + o.describe() + "\n";
   for (const OperandLayout& o : v.outputs) text += "  " + o.describe() + "\n";
   text += "  " + v.rule + "; kernel: " + v.kernel + "\n";
-  text += "  module: " + (!v.module_path.empty() ? v.module_path : no_module_path(v.kernel));
+  text += "  module: " + (!v.module_path.empty() ? detail::printable_text(v.module_path) : no_module_path(v.kernel));
   if (v.depth > 0) text += " (op called by another op, depth " + std::to_string(v.depth) + ")";
   if (!v.root_cause.empty()) text += "\n  root cause: " + v.root_cause + ", called inside " + v.op + ", lost it first";
   if (!v.autograd_node.empty()) {

@@ -703,6 +703,30 @@ TEST_CASE("events=FILE writes one JSON line per checked call, conversions and vi
   CHECK(nlohmann::json::parse(final_line)["violation"] == true);
 }
 
+TEST_CASE("a module name with control characters is shown with escapes, whole, in the dump and the summary") {
+  CleanGuard clean;
+  lg::guard::set_options(options_with(Mode::Throw, "backtrace=0"));
+  const Tensor x = cl4();
+  using namespace std::string_view_literals;
+  std::string text;
+  {
+    lg::guard::ModuleScope m("head\0\nfc"sv);
+    try {
+      drop_layout()({x});
+    } catch (const lg::LayoutViolation& v) {
+      text = v.what();  // a C string: a NUL in it would end it
+    }
+  }
+  CHECK(contains(text, "module: head\\x00\\x0afc\n"));
+  CHECK(contains(text, "suppressions line that silences it here: test.drop_layout:head??fc\n"));
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  {
+    lg::guard::ModuleScope m("head\0\nfc"sv);
+    drop_layout()({x});
+  }
+  CHECK(contains(lg::guard::summary_text(lg::guard::report()), "violation: test.drop_layout @ head\\x00\\x0afc: "));
+}
+
 TEST_CASE("warn logs each distinct violation once, counts repeats, and stops at max_reports") {
   CleanGuard clean;
   TempPath log("lg-warn-log");

@@ -1873,6 +1873,22 @@ class ModuleCalls(unittest.TestCase):
         self.assertTrue(torch.equal(results[0], results[1]))
         self.assertIn("head", modules)  # the eager call; compiled regions report at their boundary
 
+    def test_a_module_name_with_control_characters_is_shown_whole(self):
+        # A NUL would end the exception's text where C reads it: the dump shows it as \x00,
+        # with everything after it; the report keeps the name as given.
+        net = torch.nn.Sequential()
+        net.add_module("he\x00ad", SoftmaxHead())
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        with lgt.guard("throw"), self.assertRaises(lgt.LayoutViolationError) as caught:
+            net(x)
+        self.assertIn("  module: he\\x00ad\n", str(caught.exception))
+        self.assertIn("stack trace", str(caught.exception))
+        lgt.clear_report()
+        with lgt.guard("record"):
+            net(x)
+        self.assertEqual([v["module"] for v in lgt.report()["violations"]], ["he\x00ad"])
+        lgt.clear_report()
+
     def test_a_forward_that_raises_pops_its_path(self):
         def run():
             with self.assertRaises(ValueError):

@@ -1,0 +1,29 @@
+// Text from outside (a file's line, a module's name) as a message can show it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lg::detail {
+
+// Control bytes as \xNN: a NUL would end a message where it is printed as a C string (an
+// exception's what(), Python's error text), a line break would start a false line. Bytes of
+// UTF-8 beyond ASCII stay.
+inline std::string printable_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+      continue;
+    }
+    constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 15];
+  }
+  return out;
+}
+
+}  // namespace lg::detail

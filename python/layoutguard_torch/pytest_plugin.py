@@ -89,10 +89,13 @@ def conversions_at_most(limit_bytes):
     ledger counts them) move more than `limit_bytes` bytes (a non-negative int), listing them,
     and, as no_layout_loss(), on a violation."""
     # Any integer type (numpy's too, through __index__); not a bool, not a float.
-    if isinstance(limit_bytes, bool) or not hasattr(type(limit_bytes), "__index__"):
+    try:
+        if isinstance(limit_bytes, bool):
+            raise TypeError
+        limit_bytes = operator.index(limit_bytes)
+    except TypeError:
         raise TypeError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be an int, got "
-                        f"{type(limit_bytes).__name__} {limit_bytes!r}")
-    limit_bytes = operator.index(limit_bytes)
+                        f"{type(limit_bytes).__name__} {limit_bytes!r}") from None
     if limit_bytes < 0:
         raise ValueError(f"layoutguard_torch.pytest_plugin.conversions_at_most: limit_bytes must be 0 or more, got "
                          f"{limit_bytes}")

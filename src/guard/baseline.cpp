@@ -8,6 +8,7 @@
 #include <layoutguard/report.h>
 
 #include "core/atomic_file.h"
+#include "core/printable_text.h"
 
 namespace lg::guard {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 // line break in a module's name would end the line.
 std::string exact_glob(std::string text) {
   for (char& c : text)
-    if (c == '*' || c == '#' || c == '@' || static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = '?';
+    if (c == '*' || c == '#' || c == '@' || lg::detail::is_control_byte(c)) c = '?';
   return text;
 }
 

@@ -120,7 +120,7 @@ std::string_view trim(std::string_view s) {
 bool is_op_name(std::string_view name) {
   if (name.empty()) return false;
   for (const char c : name)
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;  // UTF-8 beyond ASCII is a name's
+    if (c == ' ' || lg::detail::is_control_byte(c)) return false;  // UTF-8 beyond ASCII is a name's
   for (size_t start = 0;;) {
     const size_t sep = name.find("::", start);
     if (sep == start || (sep == std::string_view::npos && start == name.size())) return false;  // an empty part

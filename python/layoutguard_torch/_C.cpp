@@ -31,9 +31,11 @@
 #include "guard/records.h"
 #include "module_call.h"
 #include "module_tree.h"
+#include "py_text.h"
 #include "torch/backward_node.h"
 
 namespace py = pybind11;
+using lg_python::utf8_of;
 
 namespace {
 
@@ -87,27 +89,6 @@ bool is_library_file(std::string_view file, const std::vector<Root>& roots) {
 
 std::vector<Root> g_library_roots;  // set once at import, read under the GIL
 std::string g_package_root;          // this package's directory: its frames are never shown
-
-// A str as UTF-8. A file name that is not UTF-8 holds surrogates for its bytes (Python's
-// surrogateescape), which have no UTF-8 form: those become \xNN, as the report's JSON needs
-// valid UTF-8. "" for a non-str.
-std::string utf8_of(PyObject* v) {
-  if (v == nullptr || !PyUnicode_Check(v)) return {};
-  Py_ssize_t size = 0;
-  if (const char* s = PyUnicode_AsUTF8AndSize(v, &size)) return std::string(s, static_cast<size_t>(size));
-  PyErr_Clear();
-  // The original bytes, then each one that is not UTF-8 as \xNN.
-  PyObject* bytes = PyUnicode_AsEncodedString(v, "utf-8", "surrogateescape");
-  PyObject* text = bytes != nullptr ? PyUnicode_DecodeUTF8(PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes),
-                                                           "backslashreplace")
-                                    : nullptr;
-  Py_XDECREF(bytes);
-  const char* s = text != nullptr ? PyUnicode_AsUTF8AndSize(text, &size) : nullptr;
-  std::string out = s != nullptr ? std::string(s, static_cast<size_t>(size)) : std::string();
-  if (s == nullptr) PyErr_Clear();
-  Py_XDECREF(text);
-  return out;
-}
 
 std::string attr_string(PyObject* obj, const char* name) {
   PyObject* v = PyObject_GetAttrString(obj, name);

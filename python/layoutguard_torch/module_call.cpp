@@ -15,6 +15,7 @@
 #include <layoutguard/hooks.h>
 
 #include "module_tree.h"
+#include "py_text.h"
 #include "torch/backward_node.h"
 
 namespace lg_python {
@@ -61,14 +62,15 @@ bool still_leads_to(PyObject* top, PyObject* path, PyObject* module) {
   return at == module;
 }
 
-std::string_view utf8(PyObject* str) {
+// A name as UTF-8: the str's own cached copy, or for a name that has none (lone surrogates)
+// its text with \xNN escapes, kept in `escaped`.
+std::string_view utf8(PyObject* str, std::string& escaped) {
   Py_ssize_t size = 0;
   const char* data = PyUnicode_AsUTF8AndSize(str, &size);
-  if (data == nullptr) {
-    PyErr_Clear();
-    return {};
-  }
-  return {data, static_cast<size_t>(size)};
+  if (data != nullptr) return {data, static_cast<size_t>(size)};
+  PyErr_Clear();
+  escaped = utf8_of(str);
+  return escaped;
 }
 
 // Adds `module` to the outermost modules (for the gradient contract); false with the Python
@@ -128,9 +130,9 @@ PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
 }
 
 // The name `parent` holds `child` under (its _modules key, or its dotted path deeper in the
-// parent's tree), else the child's class name. Valid while the name lives: until the next
-// call, at least.
-std::string_view child_name(PyObject* parent, PyObject* child) {
+// parent's tree), else the child's class name. Valid while the name and `escaped` live: until
+// the next call, at least.
+std::string_view child_name(PyObject* parent, PyObject* child, std::string& escaped) {
   PyObject* children = module_children(parent);
   if (children == nullptr) return Py_TYPE(child)->tp_name;
   PyObject* name = nullptr;
@@ -148,8 +150,8 @@ std::string_view child_name(PyObject* parent, PyObject* child) {
     Py_XDECREF(slot);
     slot = name;
   }
-  if (PyUnicode_CheckExact(name)) return utf8(name);
-  if (PyTuple_CheckExact(name)) return utf8(PyTuple_GET_ITEM(name, 0));
+  if (PyUnicode_CheckExact(name)) return utf8(name, escaped);
+  if (PyTuple_CheckExact(name)) return utf8(PyTuple_GET_ITEM(name, 0), escaped);
   return Py_TYPE(child)->tp_name;
 }
 
@@ -174,7 +176,8 @@ bool path_among_roots(PyObject* module, std::string& path) {
   if (known != g_model_paths.end()) {
     PyObject* root = PyWeakref_GetObject(known->second.root);
     if (root != nullptr && root != Py_None && still_leads_to(root, known->second.path, module)) {
-      path = utf8(PyTuple_GET_ITEM(known->second.path, 0));
+      std::string escaped;
+      path = utf8(PyTuple_GET_ITEM(known->second.path, 0), escaped);
       return true;
     }
     Py_DECREF(known->second.root);
@@ -236,9 +239,10 @@ PyObject* call_with_path(PyObject*, PyObject* const* args, size_t nargsf, PyObje
   std::vector<PyObject*>& called = t_called;  // one thread-local lookup
   try {
     std::string_view name;
-    std::string path_in_model;  // outlives the scope's push
+    std::string path_in_model;  // both outlive the scope's push
+    std::string escaped;
     if (!called.empty()) {
-      name = child_name(called.back(), self);
+      name = child_name(called.back(), self, escaped);
     } else if (lg::torch_bridge::in_backward_node() && path_among_roots(self, path_in_model)) {
       name = path_in_model;
     } else if (!add_root(self)) {

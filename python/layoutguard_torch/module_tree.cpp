@@ -13,6 +13,7 @@
 
 #include <layoutguard/torch_contracts.h>
 
+#include "py_text.h"
 #include "torch/gradient_contract.h"
 
 namespace lg_python {
@@ -127,11 +128,7 @@ struct Owned {
 };
 
 // A dict key as text ("?" for a key that is not a string).
-std::string text_of(PyObject* key) {
-  const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-  if (text == nullptr) PyErr_Clear();
-  return text ? text : "?";
-}
+std::string text_of(PyObject* key) { return PyUnicode_Check(key) ? utf8_of(key) : "?"; }
 
 // A parameter whose .grad breaks the contract, found by a walk (the tensors are held: a
 // TorchScript module's named_parameters() makes the Python objects it lists).

@@ -1889,6 +1889,27 @@ class ModuleCalls(unittest.TestCase):
         self.assertEqual([v["module"] for v in lgt.report()["violations"]], ["he\x00ad"])
         lgt.clear_report()
 
+    def test_a_module_name_without_utf8_form_is_shown_with_escapes(self):
+        # A key read from non-UTF-8 bytes holds lone surrogates: the report's JSON needs UTF-8,
+        # so the byte is written \xNN, in the module path and in a parameter's name, and the
+        # module is still named, not taken for the top level.
+        net = torch.nn.Sequential()
+        net.add_module(b"he\xffad".decode("utf-8", "surrogateescape"), SoftmaxHead())
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        for _ in range(2):  # the name is looked for, then known
+            self.assertEqual(self.modules_reported(lambda: net(x)), ["he\\xffad"])
+        outer = torch.nn.Sequential()
+        outer.add_module("block", net)
+        self.assertEqual(self.modules_reported(lambda: outer(x)), ["block.he\\xffad"])
+        convs = torch.nn.Sequential()
+        convs.add_module(b"c\xff".decode("utf-8", "surrogateescape"), torch.nn.Conv2d(4, 8, 3))
+        convs = convs.to(memory_format=torch.channels_last)
+        convs[0].weight.grad = torch.zeros(convs[0].weight.shape)  # contiguous, the weight not
+        lgt.clear_report()
+        with lgt.guard("record"):
+            lgt.check_gradients(convs)
+        self.assertEqual(take_contract_findings(), ["c\\xff.weight"])
+
     def test_a_forward_that_raises_pops_its_path(self):
         def run():
             with self.assertRaises(ValueError):

@@ -67,49 +67,60 @@ inline bool readable(const at::Tensor& t) {
 }
 
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
-// PyTorch's). PyTorch caches each of these bits in the tensor, so this costs a few loads.
-inline Class classify(const at::Tensor& t) {
-  if (!readable(t)) return Class::NotApplicable;
+// PyTorch's), and with it whether a tensor of class Other holds channels-last data all the
+// same: a view set the stride of a size-1 dim (x[0].unsqueeze(0), the view_as of a full
+// backward hook), so is_contiguous(channels_last) holds where suggest_memory_format() says
+// contiguous, and the ops that follow the suggestion reorder the data (the guard's rule for
+// such inputs, check.cpp). PyTorch caches each of these bits in the tensor, so both cost a
+// few loads, read once for every input of every call.
+struct Classified {
+  Class layout = Class::NotApplicable;
+  bool hides_channels_last = false;  // only for Other
+};
+
+inline Classified classify_in_full(const at::Tensor& t) {
+  if (!readable(t)) return {};
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
   const int64_t rank = impl.dim();
-  if (rank != 4 && rank != 5) return Class::NotApplicable;
+  if (rank != 4 && rank != 5) return {};
   const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
   // suggest_memory_format() without its out-of-line call: of a strided tensor of this rank it
   // asks exactly is_strides_like. The public predicates ask the strides policy before each
   // bit; asked once here, the bits are then read directly (readable() has excluded symbolic
   // sizes, the one case in which the *_default readers compute).
+  // Ambiguous: contiguous both ways. Else ChannelsLast by the strides, else Other; an Other
+  // that is contiguous cannot be channels-last contiguous too, so only a tensor that is
+  // neither asks for the third bit (a channels-last one reads two).
   if (C10_UNLIKELY(StridesPolicy::computes_own_contiguity(impl))) {
-    if (impl.is_contiguous() && impl.is_contiguous(cl)) return Class::Ambiguous;
-    return impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other;
+    if (impl.is_contiguous()) {
+      if (impl.is_contiguous(cl)) return {Class::Ambiguous};
+      return {impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other};
+    }
+    if (impl.is_strides_like(cl)) return {Class::ChannelsLast};
+    return {Class::Other, impl.is_contiguous(cl)};
   }
-  if (impl.is_contiguous_default(c10::MemoryFormat::Contiguous) && impl.is_contiguous_default(cl))
-    return Class::Ambiguous;
-  return impl.is_strides_like_default(cl) ? Class::ChannelsLast : Class::Other;
+  if (impl.is_contiguous_default(c10::MemoryFormat::Contiguous)) {
+    if (impl.is_contiguous_default(cl)) return {Class::Ambiguous};
+    return {impl.is_strides_like_default(cl) ? Class::ChannelsLast : Class::Other};
+  }
+  if (impl.is_strides_like_default(cl)) return {Class::ChannelsLast};
+  return {Class::Other, impl.is_contiguous_default(cl)};
 }
+
+inline Class classify(const at::Tensor& t) { return classify_in_full(t).layout; }
 
 // Which inputs set an expectation beside channels-last ones, by the options.
 struct Counting {
   bool ambiguous = false;  // ambiguous ones (ambiguous=check)
-  bool hidden = false;     // those that hide channels-last data (hidden_views=1; hides_channels_last)
+  bool hidden = false;     // those that hide channels-last data (hidden_views=1)
 };
-
-// Whether a tensor of class Other holds channels-last data all the same: a view set the
-// stride of a size-1 dim (x[0].unsqueeze(0), the view_as of a full backward hook), so
-// is_contiguous(channels_last) holds where suggest_memory_format() says contiguous, and the
-// ops that follow the suggestion reorder the data (the guard's rule for such inputs, check.cpp).
-inline bool hides_channels_last(const at::Tensor& t) {
-  const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-  const auto cl = impl.dim() == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
-  return C10_UNLIKELY(StridesPolicy::computes_own_contiguity(impl)) ? impl.is_contiguous(cl)
-                                                                    : impl.is_contiguous_default(cl);
-}
 
 // An input that is channels-last, or ambiguous or hiding channels-last data where those count:
 // the only inputs that set an expectation.
 inline bool sets_expectation(const at::Tensor& t, Counting counting) {
-  const Class c = classify(t);
-  return c == Class::ChannelsLast || (c == Class::Ambiguous && counting.ambiguous) ||
-         (c == Class::Other && counting.hidden && hides_channels_last(t));
+  const Classified c = classify_in_full(t);
+  return c.layout == Class::ChannelsLast || (c.layout == Class::Ambiguous && counting.ambiguous) ||
+         (c.hides_channels_last && counting.hidden);
 }
 
 // An output that is not channels-last, ambiguous ones counting under ambiguous=check.

@@ -325,15 +325,16 @@ bool may_lose(LayoutPolicy policy, const Operands& in, const Operands& out, Coun
   if (policy == LayoutPolicy::RankChanging || policy == LayoutPolicy::Explicit) return false;
   const size_t considered = policy == LayoutPolicy::ConvLike ? std::min<size_t>(in.size(), 2) : in.size();
   for (const at::Tensor* o : out) {
-    if (!not_channels_last(*o, counting.ambiguous) || o->numel() == 0) continue;  // empty: nothing to lose
+    const Classified oc = classify_in_full(*o);
+    const bool lost = oc.layout == Class::Other || (oc.layout == Class::Ambiguous && counting.ambiguous);
+    if (!lost || o->numel() == 0) continue;  // empty: nothing to lose
     if (min_bytes > 0 && static_cast<int64_t>(o->nbytes()) < min_bytes) continue;
     for (size_t i = 0; i < considered; ++i) {
       if (in[i]->dim() != o->dim()) continue;
-      const Class c = classify(*in[i]);
-      if (c == Class::ChannelsLast || (c == Class::Ambiguous && counting.ambiguous)) return true;
+      const Classified c = classify_in_full(*in[i]);
+      if (c.layout == Class::ChannelsLast || (c.layout == Class::Ambiguous && counting.ambiguous)) return true;
       // A pointwise op keeps the hiding strides: not a loss.
-      if (c == Class::Other && counting.hidden && hides_channels_last(*in[i]) && classify(*o) == Class::Other &&
-          !hides_channels_last(*o))
+      if (c.hides_channels_last && counting.hidden && oc.layout == Class::Other && !oc.hides_channels_last)
         return true;
     }
   }

@@ -165,6 +165,9 @@ class InterceptedCall {
 // Runs and checks one call on the calling thread, in the thread's mode (interceptor.cpp).
 void intercept(InterceptedCall& call);
 
+// The key's boxed fallback: intercept() over the op's stack (the ops without unboxed kernels).
+void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack);
+
 // Whether an intercepted call runs on this thread now: a call that passes the key by is then
 // one of its nested calls, not the user's.
 bool inside_intercepted_call();

@@ -1,20 +1,15 @@
-// Every ATen op of the threads that switched on passes through here: a boxed fallback on a
-// dispatch key that stock PyTorch leaves free, included per thread. It runs the op (the rest
-// of the dispatch), then checks the call as the native guard checks layoutguard's own ops.
+// Every ATen op of the threads that switched on passes through here: the kernels on a
+// dispatch key that stock PyTorch leaves free, included per thread (switching.cpp registers
+// them: a boxed fallback and unboxed kernels for the common ops), run the op (the rest of the
+// dispatch), then check the call as the native guard checks layoutguard's own ops.
 // docs/design.md, "The PyTorch bridge", says why a fallback and not RecordFunction.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -22,19 +17,12 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
-#include <c10/util/Exception.h>
-#include <c10/util/SmallVector.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
-#include <torch/library.h>
 
 #include <layoutguard/error.h>
 #include <layoutguard/torch.h>
 
-#include "core/env_flag.h"
-#include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
 #include "guard/call_stack.h"
-#include "guard/inherited_files.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
 #include "guard/shadow.h"
@@ -49,170 +37,14 @@
 #include "torch/intercepted_call.h"
 #include "torch/native_call_site.h"
 #include "torch/op_table.h"
+#include "torch/scopes.h"
 #include "torch/shadow_run.h"
 #include "torch/stand_in.h"
+#include "torch/switching.h"
 #include "torch/unboxed_ops.h"
 
 namespace lg::torch_bridge {
 namespace {
-
-// The kind of debug info the bridge's carried state is pushed as. Torch up to 2.12 has a
-// closed enum of kinds, and the bridge takes one PyTorch reserves for tests, as the key is;
-// later versions make DebugInfoKind a class whose identity is the address of a name, so that
-// a library can have a kind of its own. Constant either way: initialised before any code of
-// the process runs.
-constexpr std::string_view kCarriedKindName = "layoutguard_torch: carried state";
-template <typename Kind = c10::DebugInfoKind>
-constexpr Kind carried_kind() {
-  if constexpr (std::is_enum_v<Kind>)
-    return Kind::TEST_INFO_2;
-  else
-    return Kind(&kCarriedKindName);
-}
-
-// What a thread hands to the threads that run its work: PyTorch passes its ThreadLocalState
-// (debug info included, layoutguard's own thread-locals not) to autograd's device threads and
-// to at::launch. Immutable: a Scope or BackwardOrigin pushes a changed copy and puts the outer
-// one back on exit.
-constexpr c10::DebugInfoKind kCarriedKind = carried_kind();
-
-struct Carried final : c10::DebugInfoBase {
-  std::optional<guard::Mode> mode;      // the innermost Scope's
-  std::optional<uint64_t> origin;       // the innermost BackwardOrigin's thread
-};
-
-// Set by the first Scope or Handover with a mode: until then no thread can carry a mode, and a
-// call need not look.
-std::atomic<bool> g_scope_opened{false};
-
-// The carried state, if this thread has one. The type is compared, not cast to: up to torch
-// 2.12 the kind is shared with PyTorch's own tests. (Carried lives in an anonymous namespace,
-// so its type_info compares by address: a few loads, where a dynamic_cast cost a hundred
-// instructions per op.)
-const Carried* carried() {
-  c10::DebugInfoBase* info = c10::ThreadLocalDebugInfo::get(kCarriedKind);
-  return info != nullptr && typeid(*info) == typeid(Carried) ? static_cast<const Carried*>(info) : nullptr;
-}
-
-// The debug info is one stack per thread, shared with PyTorch's profiler, which pushes its
-// state when it starts and pops it when it stops, and refuses to stop unless its state is on
-// top. A profiler started outside a scope may stop inside it (torch.profiler's schedule, with
-// prof.step() inside a guard()-decorated step), one started inside may stop after it. So the
-// profiler's state stays on top across a scope: the scope's entry goes below it, and the
-// scope's exit puts back the profiler's state of that moment, if any, over the outer chain.
-// An object of libc10's from torch 2.13 on, read at each use, not copied at load.
-c10::DebugInfoKind profiler_kind() { return c10::DebugInfoKind::PROFILER_STATE; }
-
-// The profiler's state if it is the top of the stack, else null.
-std::shared_ptr<c10::DebugInfoBase> profiler_on_top() {
-  if (c10::ThreadLocalDebugInfo::get(profiler_kind()) == nullptr) return nullptr;
-  try {
-    return c10::ThreadLocalDebugInfo::_peek(profiler_kind());  // raises unless on top
-  } catch (const c10::Error&) {
-    return nullptr;
-  }
-}
-
-// c10 keeps a thread's debug-info chain in a thread_local, destroyed with the thread's other
-// thread_locals. A Scope of static storage duration ends after them, during exit, and the ops
-// of static destructors before it would read the chain it holds, freed by then. Emptied at the
-// thread's exit, before c10's chain ends, what runs after it follows the process-wide settings.
-void empty_chain() { c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(nullptr); }
-
-// Pushes a copy of the carried state with `change` applied, below the profiler's state;
-// returns the chain to put back with put_back_chain, without the profiler's state.
-template <typename Change>
-std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried(Change change) {
-  const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
-  if (profiler) c10::ThreadLocalDebugInfo::_pop(profiler_kind());
-  std::shared_ptr<c10::ThreadLocalDebugInfo> outer = c10::ThreadLocalDebugInfo::current();
-  auto next = std::make_shared<Carried>();
-  if (const Carried* c = carried()) {
-    next->mode = c->mode;
-    next->origin = c->origin;
-  }
-  change(*next);
-  c10::ThreadLocalDebugInfo::_push(kCarriedKind, std::move(next));
-  lg::detail::run_at_thread_exit<&empty_chain>();  // after c10's chain is made: before it ends
-  if (profiler) c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
-  return outer;
-}
-
-// Puts back the chain that push_carried returned, with the profiler's state of now on top.
-void put_back_chain(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer) {
-  const std::shared_ptr<c10::DebugInfoBase> profiler = profiler_on_top();
-  c10::ThreadLocalDebugInfo::_forceCurrentDebugInfo(outer);
-  if (profiler && c10::ThreadLocalDebugInfo::get(profiler_kind()) == nullptr)
-    c10::ThreadLocalDebugInfo::_push(profiler_kind(), profiler);
-}
-
-// Pushes a carried state whose scope mode is `mode` (none: the thread's or the process's);
-// returns the state to put back. `where`: the entry point, for a mode that is not one.
-std::shared_ptr<c10::ThreadLocalDebugInfo> push_carried_mode(std::optional<guard::Mode> mode,
-                                                             std::string_view where) {
-  if (mode) {
-    guard::detail::checked_mode(*mode, where);
-    g_scope_opened.store(true, std::memory_order_relaxed);
-  }
-  return push_carried([mode](Carried& c) { c.mode = mode; });
-}
-
-void switch_thread_on();
-
-// Puts back a thread's carried state and its switch, as a scope found them. Never raises: a
-// thread that was on is switched on again as it was, settings' error or not.
-void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_enabled) {
-  put_back_chain(outer);
-  if (torch::enabled() != was_enabled) was_enabled ? switch_thread_on() : torch::disable();
-}
-
-// The thread's open lg::torch::Scopes, innermost last. Scopes may end in any order (held by
-// unique_ptr or optional): one that ends while a scope opened inside it lives only keeps what
-// it would put back, and the inner scope's state holds; when the innermost ends, the thread
-// gets back what the outermost of the run of ended scopes below it found. Made at a thread's
-// first Scope and freed when its last ends; a pointer, so that a Scope of static storage
-// duration still finds it while the thread's thread_locals are destroyed.
-struct OpenScope {
-  const torch::Scope* scope;
-  std::shared_ptr<c10::ThreadLocalDebugInfo> outer;  // the chain it found
-  bool was_enabled;
-  bool ended;
-};
-thread_local std::vector<OpenScope>* t_open_scopes = nullptr;
-
-void open_scope(const torch::Scope* scope) {
-  if (t_open_scopes == nullptr) t_open_scopes = new std::vector<OpenScope>;
-  t_open_scopes->push_back({scope, nullptr, false, false});
-}
-
-void end_scope(const torch::Scope* scope, const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer,
-               bool was_enabled) {
-  std::vector<OpenScope>* open = t_open_scopes;
-  auto it = open == nullptr ? std::vector<OpenScope>::iterator()
-                            : std::find_if(open->begin(), open->end(), [&](const OpenScope& o) { return o.scope == scope; });
-  // Its own thread lists it until it ends: not found, it ends on another thread, whose state
-  // (and its own's) it must not change.
-  LG_CHECK(open != nullptr && it != open->end(),
-           "[lg::torch::Scope] destroyed on another thread than the one that made it; a scope switches "
-           "one thread on or off and must end there");
-  if (it + 1 != open->end()) {  // a scope inside it still lives
-    *it = {scope, outer, was_enabled, true};
-    return;
-  }
-  std::shared_ptr<c10::ThreadLocalDebugInfo> restore_chain = outer;
-  bool restore_enabled = was_enabled;
-  open->pop_back();
-  while (!open->empty() && open->back().ended) {
-    restore_chain = std::move(open->back().outer);
-    restore_enabled = open->back().was_enabled;
-    open->pop_back();
-  }
-  if (open->empty()) {
-    delete open;
-    t_open_scopes = nullptr;
-  }
-  put_back(restore_chain, restore_enabled);
-}
 
 struct ThreadState {
   int depth = 0;                  // intercepted calls now running on this thread
@@ -250,8 +82,8 @@ thread_local ThreadState t_state;
 // state is looked up only by threads without a Scope once a Scope with a mode was opened (a
 // lookup costs about a hundred instructions).
 guard::Mode mode_of_call(const guard::detail::CallSettings& settings) {
-  if (!settings.scoped && g_scope_opened.load(std::memory_order_relaxed))
-    if (const Carried* c = carried(); c && c->mode) return *c->mode;
+  if (!settings.scoped && scope_with_mode_opened())
+    if (const std::optional<guard::Mode> carried = carried_mode()) return *carried;
   return settings.mode;
 }
 
@@ -739,134 +571,11 @@ class BoxedCall final : public InterceptedCall {
   size_t args_;
 };
 
-void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  BoxedCall call(op, keys, stack);
-  intercept(call);
-}
-
-// ---- Registration ----
-
-// The ATen ops registered by now that the key lets pass by (passes_by_key: those without a
-// tensor, and views and in-place ops with kernels of their own) get a fall-through kernel on
-// it: the dispatcher then leaves the key out of their calls. In a ResNet-50 training step they
-// are half of all ATen calls (aten::empty alone a quarter, detach, view, add_, relu_), nearly
-// all of the tensorless ones made inside other ops' kernels, where the fallback could only
-// box them and run them on. Ops registered later (another library's) go through the fallback,
-// which finds nothing to check in them. Returns those that take a tensor, the ones that may
-// make autograd nodes (passing_calls.h).
-std::vector<std::string> pass_ops_by_key(c10::Dispatcher& d) {
-  static auto* aten = new ::torch::Library(::torch::Library::IMPL, "aten", kKey, __FILE__, __LINE__);
-  std::vector<std::string> with_tensors;
-  for (const c10::OperatorName& name : d.getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0) continue;
-    const auto op = d.findSchema(name);
-    if (!op || !passes_by_key(*op)) continue;
-    std::string qualified = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-    aten->impl(qualified.c_str(), ::torch::CppFunction::makeFallthrough());
-    if (!takes_no_tensor(op->schema())) with_tensors.push_back(std::move(qualified));
-  }
-  return with_tensors;
-}
-
-// A bad LAYOUTGUARD_TORCH_UNBOXED, as its ConfigError's text: read once, when the bridge first
-// switches on. Every enable() then raises it, and so does every user-level call of a thread
-// that is switched on all the same (by LAYOUTGUARD at load, where nothing can raise).
-std::atomic<const std::string*> g_settings_error{nullptr};
-
-[[noreturn, gnu::cold]] void raise_settings_error() {
-  throw ConfigError(*g_settings_error.load(std::memory_order_acquire));
-}
-
-// Registers the key's kernels, once. Never raises the settings' error: it notes it for
-// enable() and the ops (g_settings_error), registering all the same.
-void register_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    bool unboxed = true;
-    try {
-      unboxed = lg::detail::env_flag("LAYOUTGUARD_TORCH_UNBOXED", true);
-    } catch (const ConfigError& e) {
-      // Registered all the same, boxed only (every op seen): a thread switched on at load
-      // needs the key's kernels to raise the error at its ops.
-      g_settings_error.store(new std::string(e.what()), std::memory_order_release);
-      unboxed = false;
-    }
-    c10::Dispatcher& d = c10::Dispatcher::singleton();
-    // A second fallback for the key aborts the process: a second copy of this library (or
-    // another tool on the same key) has registered first, and its fallback serves.
-    if (d.hasBackendFallbackForDispatchKey(kKey)) {
-      std::fprintf(stderr,
-                   "[layoutguard] layoutguard_torch: the dispatch key %s already has a fallback (another copy of "
-                   "liblayoutguard_torch, or another tool); the ops go through that one\n",
-                   c10::toString(kKey));
-    } else {
-      // Never destroyed: the registration must outlive every op of the process.
-      static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
-      library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept_boxed>());
-      register_passing_calls(d, pass_ops_by_key(d));
-      if (unboxed) register_unboxed_ops();
-    }
-    keep_forward_sites();
-    guard::detail::set_call_count_flush(&flush_calls);
-  });
-}
-
-// Switches the calling thread on, whatever the settings' error: the kernels are registered. A
-// thread that runs handed-over work has the key and the callback from its caller already.
-void switch_thread_on() {
-  // A child forked before this process's first op writes none of its files all the same.
-  guard::detail::watch_forks();
-  if (torch::enabled()) return;
-  watch_backward_nodes();
-  c10::impl::tls_set_dispatch_key_included(kKey, true);
-  note_switch(true);
-}
-
-// Switches on a thread that takes a switched-on thread's state along. With the settings'
-// error pending, its ops raise it, not its start: a pool's threads, and threads that run no
-// op at all, must start.
-void switch_on_handed_over() {
-  register_once();
-  switch_thread_on();
-}
-
-// Whether LAYOUTGUARD's value leaves the bridge off: unset, empty, off or 0, with the spaces
-// around it that the parser ignores. A value it refuses switches on: the ops raise its error.
-bool mode_off(const char* value) {
-  try {
-    const guard::Options o = guard::parse_options(value, "");
-    return o.sources[0] == guard::Source::Default || o.mode == guard::Mode::Off;
-  } catch (const ConfigError&) {
-    return false;
-  }
-}
-
-// Linking the library and setting LAYOUTGUARD switches the loading thread on; the values are
-// parsed at the first op, where an error can reach the user: a bad LAYOUTGUARD_TORCH_UNBOXED
-// too, which the thread switched on all the same raises there.
-struct SwitchOnAtLoad {
-  SwitchOnAtLoad() {
-    const char* v = std::getenv("LAYOUTGUARD");
-    if (v == nullptr || mode_off(v)) return;
-    try {
-      try {
-        torch::enable();
-      } catch (const ConfigError&) {
-        // A bad LAYOUTGUARD_TORCH_UNBOXED (enable() is given no mode here): switched on all
-        // the same, the thread's ops raise it.
-        if (g_settings_error.load(std::memory_order_acquire) == nullptr) throw;
-        switch_thread_on();
-      }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "[layoutguard] layoutguard_torch could not switch on at load: %s\n", e.what());
-    }
-  }
-} switch_on_at_load;
 
 // The settings of a user-level call, read once into `s`: its nested calls take them from there.
 // The first read parses the environment: a bad value raises here, at the user's call.
 LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {
-  if (g_settings_error.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+  if (settings_error_pending()) [[unlikely]]
     raise_settings_error();
   const guard::detail::CallSettings settings = guard::detail::current_call_settings();
   s.mode = mode_of_call(settings);
@@ -949,6 +658,11 @@ void intercept(InterceptedCall& call) {
   }
 }
 
+void intercept_boxed(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  BoxedCall call(op, keys, stack);
+  intercept(call);
+}
+
 torch::Locator current_locator() { return g_locator.load(std::memory_order_acquire); }
 torch::Raiser current_raiser() { return g_raiser.load(std::memory_order_acquire); }
 torch::CallSiteFinder current_call_site_finder() { return g_call_site_finder.load(std::memory_order_acquire); }
@@ -956,7 +670,7 @@ torch::CallSiteFinder current_call_site_finder() { return g_call_site_finder.loa
 bool inside_intercepted_call() { return lg::detail::thread_local_ref(t_state).depth > 0; }
 
 bool forward_calls_on() {
-  if (!torch::enabled() || g_settings_error.load(std::memory_order_relaxed) != nullptr) return false;
+  if (!torch::enabled() || settings_error_pending()) return false;
   const guard::detail::CallSettings settings = guard::detail::current_call_settings();
   if (mode_of_call(settings) == guard::Mode::Off) return false;
   return (settings.options ? *settings.options : guard::detail::current_options()).forward_calls;
@@ -965,118 +679,6 @@ bool forward_calls_on() {
 }  // namespace lg::torch_bridge
 
 namespace lg::torch {
-
-void enable(std::optional<guard::Mode> mode) {
-  if (mode) guard::detail::checked_mode(*mode, "lg::torch::enable");
-  torch_bridge::register_once();
-  if (torch_bridge::g_settings_error.load(std::memory_order_acquire) != nullptr) torch_bridge::raise_settings_error();
-  if (mode) guard::set_mode(*mode);
-  torch_bridge::switch_thread_on();
-}
-
-void disable() {
-  torch_bridge::unwatch_backward_nodes();
-  if (!enabled()) return;
-  torch_bridge::note_switch(false);
-  c10::impl::tls_set_dispatch_key_included(torch_bridge::kKey, false);
-}
-
-bool enabled() { return c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey); }
-
-guard::Mode mode() {
-  if (const std::optional<guard::Mode> own = guard::detail::scope_mode()) return *own;
-  if (const torch_bridge::Carried* c = torch_bridge::carried(); c && c->mode) return *c->mode;
-  return guard::mode();
-}
-
-Handover Handover::here() {
-  Handover handover;
-  handover.switched_on = enabled();
-  if (!handover.switched_on) return handover;
-  handover.scope_mode = guard::detail::scope_mode();
-  if (!handover.scope_mode)
-    if (const torch_bridge::Carried* c = torch_bridge::carried()) handover.scope_mode = c->mode;
-  return handover;
-}
-
-void Handover::adopt() const {
-  if (scope_mode) guard::detail::checked_mode(*scope_mode, "lg::torch::Handover::adopt");
-  if (!switched_on) return;
-  // The scope's mode is carried, as to PyTorch's threads, and never taken back: the state that
-  // push_carried returns to put back is dropped, and the thread's own Scopes nest inside.
-  if (!scope_mode) return torch_bridge::switch_on_handed_over();
-  const std::shared_ptr<c10::ThreadLocalDebugInfo> outer =
-      torch_bridge::push_carried_mode(scope_mode, "lg::torch::Handover::adopt");
-  try {
-    torch_bridge::switch_on_handed_over();
-  } catch (...) {  // the thread carries nothing either
-    torch_bridge::put_back_chain(outer);
-    throw;
-  }
-}
-
-HandoverScope::HandoverScope(const Handover& handover)
-    : was_enabled_(enabled()),
-      // Always a mode of its own, also none: a pool's thread may carry the mode that the work
-      // which started it handed over.
-      outer_debug_info_(torch_bridge::push_carried_mode(handover.scope_mode, "lg::torch::HandoverScope")) {
-  try {
-    if (handover.switched_on)
-      torch_bridge::switch_on_handed_over();
-    else
-      disable();
-  } catch (...) {  // no destructor runs: put the thread back here
-    torch_bridge::put_back(outer_debug_info_, was_enabled_);
-    throw;
-  }
-}
-
-HandoverScope::~HandoverScope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
-
-Scope::Scope(guard::Mode mode)
-    : mode_(guard::detail::checked_mode(mode, "lg::torch::Scope")),
-      was_enabled_(enabled()),
-      outer_debug_info_(torch_bridge::push_carried_mode(mode, "lg::torch::Scope")) {
-  // An Off scope takes the key away: its ops, and the work it hands to PyTorch's threads (which
-  // inherit the key with the rest of its thread-local state), skip the bridge instead of
-  // passing through it to learn that the mode is off.
-  try {
-    if (mode != guard::Mode::Off)
-      enable();
-    else if (was_enabled_)
-      disable();
-    torch_bridge::open_scope(this);
-  } catch (...) {  // a bad LAYOUTGUARD_TORCH_UNBOXED; no destructor runs: put the thread back here
-    torch_bridge::put_back(outer_debug_info_, was_enabled_);
-    throw;
-  }
-}
-
-Scope::~Scope() { torch_bridge::end_scope(this, outer_debug_info_, was_enabled_); }
-
-BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
-    : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),
-      // A thread off the bridge makes no reports: its pass is not watched.
-      builds_graph_(builds_graph && c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey)) {
-  torch_bridge::forget_finished_node();
-  if (!builds_graph_) return;
-  try {
-    torch_bridge::watch_graph_building_pass();
-  } catch (...) {
-    torch_bridge::put_back_chain(outer_debug_info_);
-    throw;
-  }
-}
-
-BackwardOrigin::~BackwardOrigin() {
-  if (builds_graph_) torch_bridge::unwatch_graph_building_pass();
-  torch_bridge::put_back_chain(outer_debug_info_);
-}
-
-std::optional<uint64_t> backward_origin() {
-  const torch_bridge::Carried* c = torch_bridge::carried();
-  return c ? c->origin : std::nullopt;
-}
 
 std::string_view built_torch_version() { return LG_TORCH_VERSION; }
 

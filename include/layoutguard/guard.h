@@ -186,7 +186,7 @@ class Scope {
 
  private:
   int depth_;
-  const void* thread_;  // the making thread's scope stack
+  const void* thread_;  // identifies the making thread
 };
 
 // ---- Counting conversions in a block ----

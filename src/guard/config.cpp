@@ -11,6 +11,7 @@
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
 
+#include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
 #include "guard/runtime.h"
 
@@ -45,18 +46,36 @@ struct ThreadView {
   std::vector<bool> scope_ended;  // per scope_modes entry: ended before a scope inside it (~Scope)
   uint64_t version = 0;
   std::shared_ptr<const Options> options;
-
-  // The main thread's thread_locals end before the objects of static storage duration, whose
-  // destructors may still run ops and close Scopes: the view is left empty (no scopes, no
-  // copy of the options), which is what such late uses then find, as at a thread's start.
-  ~ThreadView() {
-    std::vector<Mode>().swap(scope_modes);
-    std::vector<bool>().swap(scope_ended);
-    options.reset();
-    version = 0;
-  }
 };
-thread_local ThreadView t_view;
+
+// The view is made at the thread's first use and freed when its thread_locals end. Held by a
+// pointer: a thread_local with a destructor is reached through a wrapper that checks a second
+// thread_local, its guard, and in a shared library each lookup calls __tls_get_addr, on every
+// user-level op. The main thread's thread_locals end before the objects of static storage
+// duration, whose destructors may still run ops and close Scopes: those find a new, empty view
+// (no scopes, no copy of the options), as at a thread's start, which is never freed.
+thread_local ThreadView* t_view = nullptr;
+thread_local bool t_view_ended = false;
+// Identifies the thread to its Scopes for its whole life, also after its view was freed.
+thread_local const char t_scope_owner = 0;
+
+void end_thread_view() {
+  delete t_view;
+  t_view = nullptr;
+  t_view_ended = true;
+}
+
+[[gnu::cold, gnu::noinline]] ThreadView& new_thread_view() {
+  t_view = new ThreadView;
+  if (!t_view_ended) lg::detail::run_at_thread_exit<&end_thread_view>();
+  return *t_view;
+}
+
+// The thread's view, looked up once (thread_local_ref.h).
+[[gnu::always_inline]] inline ThreadView& thread_view() {
+  ThreadView* view = lg::detail::thread_local_ref(t_view);
+  return view != nullptr ? *view : new_thread_view();
+}
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -113,23 +132,23 @@ namespace detail {
 
 void initialise() { (void)effective(); }
 
-const Options& current_options() { return options_seen_by(lg::detail::thread_local_ref(t_view)); }
+const Options& current_options() { return options_seen_by(thread_view()); }
 
 Mode current_mode() {
-  ThreadView& view = lg::detail::thread_local_ref(t_view);
+  ThreadView& view = thread_view();
   if (!view.scope_modes.empty()) return view.scope_modes.back();
   return options_seen_by(view).mode;
 }
 
 CallSettings current_call_settings() {
-  ThreadView& view = lg::detail::thread_local_ref(t_view);
+  ThreadView& view = thread_view();
   if (!view.scope_modes.empty() && view.scope_modes.back() == Mode::Off) return {Mode::Off, true, nullptr};
   const Options& o = options_seen_by(view);
   return {view.scope_modes.empty() ? o.mode : view.scope_modes.back(), !view.scope_modes.empty(), &o};
 }
 
 std::optional<Mode> scope_mode() {
-  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) return modes.back();
+  if (const std::vector<Mode>& modes = thread_view().scope_modes; !modes.empty()) return modes.back();
   return std::nullopt;
 }
 
@@ -143,7 +162,7 @@ Mode checked_mode(Mode mode, std::string_view where) {
 
 Options options() {
   Options o = *effective();
-  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) {
+  if (const std::vector<Mode>& modes = thread_view().scope_modes; !modes.empty()) {
     o.mode = modes.back();
     o.sources[0] = Source::Api;
   }
@@ -151,7 +170,7 @@ Options options() {
 }
 
 Mode mode() {
-  if (const std::vector<Mode>& modes = t_view.scope_modes; !modes.empty()) return modes.back();
+  if (const std::vector<Mode>& modes = thread_view().scope_modes; !modes.empty()) return modes.back();
   return effective()->mode;
 }
 
@@ -202,10 +221,11 @@ void reset_to_environment() {
   dispatch::detail::set_slow_reason(dispatch::detail::kNotInitialised, true);
 }
 
-Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())), thread_(&t_view.scope_modes) {
+Scope::Scope(Mode m) : depth_(static_cast<int>(thread_view().scope_modes.size())), thread_(&t_scope_owner) {
   detail::checked_mode(m, "lg::guard::Scope");
-  t_view.scope_modes.push_back(m);
-  t_view.scope_ended.push_back(false);
+  ThreadView& view = thread_view();
+  view.scope_modes.push_back(m);
+  view.scope_ended.push_back(false);
   dispatch::detail::g_slow_reasons.fetch_add(dispatch::detail::kScopeUnit, std::memory_order_relaxed);
 }
 
@@ -213,10 +233,11 @@ Scope::Scope(Mode m) : depth_(static_cast<int>(t_view.scope_modes.size())), thre
 // holds: one that ends before a scope opened inside it is only marked ended, and leaves the
 // stack when everything above it has.
 Scope::~Scope() {
-  std::vector<Mode>& modes = t_view.scope_modes;
-  LG_CHECK(thread_ == &modes, "[guard::Scope] destroyed on another thread than the one that made it; a "
-                              "mode scope sets one thread's mode and must end there");
-  std::vector<bool>& ended = t_view.scope_ended;
+  LG_CHECK(thread_ == &t_scope_owner, "[guard::Scope] destroyed on another thread than the one that made it; a "
+                                      "mode scope sets one thread's mode and must end there");
+  ThreadView& view = thread_view();
+  std::vector<Mode>& modes = view.scope_modes;
+  std::vector<bool>& ended = view.scope_ended;
   const auto at = static_cast<size_t>(depth_);
   if (at + 1 == modes.size()) {
     modes.pop_back();

@@ -571,7 +571,6 @@ class BoxedCall final : public InterceptedCall {
   size_t args_;
 };
 
-
 // The settings of a user-level call, read once into `s`: its nested calls take them from there.
 // The first read parses the environment: a bad value raises here, at the user's call.
 LG_STATE_BY_REFERENCE void read_call_settings(ThreadState& s) {

@@ -3,6 +3,8 @@
 #include <layoutguard/error.h>
 #include <layoutguard/guard.h>
 
+#include "core/printable_text.h"
+#include "guard/op_name.h"
 #include "guard/records.h"
 #include "guard/runtime.h"
 
@@ -12,18 +14,6 @@ namespace {
 // Newest live scope of this thread; trivially destructible for the reason tally.cpp gives.
 thread_local ExpectedLoss* live_head = nullptr;
 
-// Empty (any op), or a name without blanks whose colons come only as "::" (namespaced custom
-// ops); "cat:decoder" is a suppressions line, not an op.
-bool is_op_name(const std::string& op) {
-  if (op.find_first_of(" \t") != std::string::npos) return false;
-  for (size_t i = 0; i < op.size(); ++i) {
-    if (op[i] != ':') continue;
-    if (i + 1 >= op.size() || op[i + 1] != ':' || i == 0 || (i + 2 < op.size() && op[i + 2] == ':')) return false;
-    ++i;
-  }
-  return true;
-}
-
 }  // namespace
 
 ExpectedLoss::ExpectedLoss(std::string reason, std::string op)
@@ -32,7 +22,7 @@ ExpectedLoss::ExpectedLoss(std::string reason, std::string op)
   // the loss unexplained.
   LG_CHECK(!reason_.empty(), "[ExpectedLoss] received an empty reason; required: why the loss is expected "
                              "(e.g. \"no NHWC kernel for upsample_bicubic2d\")");
-  LG_CHECK(is_op_name(op_), "[ExpectedLoss] received op '", op_,
+  LG_CHECK(op_.empty() || is_op_name(op_), "[ExpectedLoss] received op '", lg::detail::printable_text(op_),
            "'; required: an op name (e.g. upsample_bicubic2d, mylib::resize) or empty for any op");
   live_head = this;
 }

@@ -17,6 +17,7 @@
 #include "core/atomic_file.h"
 #include "core/input_file.h"
 #include "core/printable_text.h"
+#include "guard/op_name.h"
 
 namespace lg::guard {
 namespace {
@@ -112,21 +113,6 @@ std::string_view trim(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return {};
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-// An op name as ops are named: no spaces or control characters, each "::"-separated part non-empty
-// (softmax, aten::softmax, myproj::fused_act). Op names are not checked further: a program's
-// own ops may be named as it likes.
-bool is_op_name(std::string_view name) {
-  if (name.empty()) return false;
-  for (const char c : name)
-    if (c == ' ' || lg::detail::is_control_byte(c)) return false;  // UTF-8 beyond ASCII is a name's
-  for (size_t start = 0;;) {
-    const size_t sep = name.find("::", start);
-    if (sep == start || (sep == std::string_view::npos && start == name.size())) return false;  // an empty part
-    if (sep == std::string_view::npos) return true;
-    start = sep + 2;
-  }
 }
 
 // text split at its first field separator: a lone ':' or a run of three or more. "::" is part
@@ -270,6 +256,11 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     std::string op_name(op_part), module_glob(module_part), frame_glob(frame_part);
     if ((text.find('@') != std::string_view::npos && frame_glob.empty()) || op_name.empty())
       throw bad_line("is not op[[signature-glob]][:module-glob][@function-glob]");
+    // The op is matched by its exact name: one that no op can have (a control character, an
+    // empty part around "::") would silence nothing and only show as unused.
+    if (!is_op_name(op_name))
+      throw bad_line(detail::str("names no op: '", lg::detail::printable_text(op_name),
+                                 "' is not an op name (a name or namespace::name, e.g. aten::softmax)"));
     out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob), std::move(signature_glob)});
   }
   return out;
@@ -504,5 +495,17 @@ bool Options::has_loss_line(std::string_view op) const {
   return false;
 }
 
+bool is_op_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char c : name)
+    if (c == ' ' || lg::detail::is_control_byte(c)) return false;  // UTF-8 beyond ASCII is a name's
+  for (size_t start = 0;;) {
+    const size_t sep = name.find("::", start);
+    const std::string_view part = name.substr(start, sep == std::string_view::npos ? sep : sep - start);
+    if (part.empty() || part.find(':') != std::string_view::npos) return false;
+    if (sep == std::string_view::npos) return true;
+    start = sep + 2;
+  }
+}
 
 }  // namespace lg::guard

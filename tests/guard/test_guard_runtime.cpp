@@ -592,6 +592,10 @@ TEST_CASE("ExpectedLoss: nested scopes, the innermost match takes the loss; bad 
   CHECK_NOTHROW(lg::guard::ExpectedLoss("why", "mylib::resize"));  // namespaced custom ops keep "::"
   CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss("why", "cat:decoder"),
                        doctest::Contains("[ExpectedLoss] received op 'cat:decoder'; required: an op name"), lg::Error);
+  for (const char* bad : {"mylib::", "::resize", "a:::b", "re\x01size"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(lg::guard::ExpectedLoss("why", bad), doctest::Contains("required: an op name"), lg::Error);
+  }
 }
 
 TEST_CASE("ExpectedLoss: the event stream marks the loss expected, with its reason, and no violation") {

@@ -116,7 +116,7 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   for (const char* name : {"a b", "::", "aten::", "::softmax", "ns:: drop", "aten::\x7f"})
     CHECK_MESSAGE(contains(config_error("", std::string("allow=softmax,") + name),
                            std::string("'") + name + "' is not an op name"), name);
-  CHECK(parse_options("", "allow=proj::gr\xc3\xb6\xc3\x9fe").allow == std::vector<std::string>{"proj::gr\xc3\xb6\xc3\x9fe"});
+  CHECK(parse_options("", "allow=proj::gr\xc3\xb6\xc3\x9f" "e").allow == std::vector<std::string>{"proj::gr\xc3\xb6\xc3\x9f" "e"});
   // A NUL would end a path or a name early where C reads it.
   using namespace std::string_view_literals;
   CHECK(contains(config_error("", "report=r\0.json"sv), "LAYOUTGUARD_OPTIONS holds a NUL character at offset 8"));
@@ -287,7 +287,11 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
            {"add[channels_last\n", "has '[' without ']' after the op"},
            {"add[ ]:x\n", "has an empty [signature]"},
            {"add[*]x\n", "has text after ']' that is not ':module-glob' or '@function-glob'"},
-           {"[*]:x\n", "is not op[[signature-glob]][:module-glob][@function-glob]"}}) {
+           {"[*]:x\n", "is not op[[signature-glob]][:module-glob][@function-glob]"},
+           // The op is matched by its exact name: one no op can have is refused, not left unused.
+           {"aten::\n", "names no op: 'aten::' is not an op name"},
+           {"::softmax:layer1\n", "names no op: '::softmax' is not an op name"},
+           {"soft\x01max\n", "names no op: 'soft\\x01max' is not an op name"}}) {
     {
       std::ofstream f(path);
       f << bad;

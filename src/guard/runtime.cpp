@@ -2,6 +2,8 @@
 #include "guard/runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +11,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "core/log.h"
+#include "core/printable_text.h"
 #include "guard/call_stack.h"
 #include "guard/check.h"
 #include "guard/events.h"
@@ -79,6 +82,15 @@ spdlog::logger& warn_logger(const std::string& log_path) {
                         "', which cannot be opened (" + e.what() + "); allowed values: a writable file path");
     }
     logger->flush_on(spdlog::level::warn);
+    // A write that fails later (a full disk) would otherwise get spdlog's own line, naming
+    // neither layoutguard nor the setting, and again at every warning.
+    logger->set_error_handler([log_path, said = std::make_shared<std::atomic<bool>>(false)](const std::string& msg) {
+      if (said->exchange(true)) return;
+      std::fprintf(stderr,
+                   "[layoutguard] log_path=%s: a warning could not be written (%s); the warnings sent there are "
+                   "lost, the exit summary and report= still count every violation\n",
+                   lg::detail::printable_text(log_path).c_str(), msg.c_str());
+    });
   }
   return *logger;
 }

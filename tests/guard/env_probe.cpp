@@ -4,10 +4,12 @@
 // the first call. With module_scope_elsewhere or mode_scope_elsewhere it makes that scope and
 // destroys it on another thread, which must end the program with the scope's lg::Error. With
 // uncaught or quick_exit it ends after its three calls by an exception that leaves main, or by
-// std::quick_exit(3). Driven by tests/guard/test_guard_env.cpp.
+// std::quick_exit(3). With modules each call runs in a module of its own: three distinct
+// violations. Driven by tests/guard/test_guard_env.cpp.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -32,6 +34,9 @@ int main(int argc, char** argv) {
   // empty() is not an op, so making the input cannot raise the environment's ConfigError.
   const lg::Tensor x = lg::empty({2, 8, 4, 4}, {}, lg::MemoryFormat::ChannelsLast);
   for (int i = 0; i < 3; ++i) {
+    // "modules": each call in a module of its own, three distinct violations.
+    std::optional<lg::guard::ModuleScope> module;
+    if (api == "modules") module.emplace("m" + std::to_string(i));
     try {
       drop({x});
       std::printf("call: ok\n");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,19 @@ TEST_CASE("warn logs once and the exit summary counts all three") {
   // are exact here.
   CHECK(contains(out, "checked calls, 3 violations (1 distinct)"));
   CHECK(contains(out, "violation: probe.drop_layout @ (no module): channels_last -> contiguous (x3)"));
+}
+
+TEST_CASE("a log_path that fails to take a warning (a full disk) is named once, in layoutguard's words") {
+  if (!std::filesystem::exists("/dev/full")) {
+    MESSAGE("skipped: no /dev/full on this machine to stand for a full disk");
+    return;
+  }
+  const std::string out = run_probe("LAYOUTGUARD=warn LAYOUTGUARD_OPTIONS=log_path=/dev/full", "modules");
+  CHECK(count_of(out, "[layoutguard] log_path=/dev/full: a warning could not be written (") == 1);
+  CHECK(contains(out, "No space left on device); the warnings sent there are lost, the exit summary and report= "
+                      "still count every violation"));
+  CHECK_FALSE(contains(out, "LOG ERROR"));  // spdlog's own line
+  CHECK(contains(out, "3 violations (3 distinct)"));  // three warnings failed, one line said so
 }
 
 TEST_CASE("record writes the JSON report at exit, silently with summary=0") {

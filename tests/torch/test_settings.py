@@ -1898,6 +1898,10 @@ class ModuleCalls(unittest.TestCase):
         x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
         for _ in range(2):  # the name is looked for, then known
             self.assertEqual(self.modules_reported(lambda: net(x)), ["he\\xffad"])
+        # A surrogate that stands for no byte (none of surrogateescape's) becomes '?'.
+        odd = torch.nn.Sequential()
+        odd.add_module("he\ud800ad", SoftmaxHead())
+        self.assertEqual(self.modules_reported(lambda: odd(x)), ["he?ad"])
         outer = torch.nn.Sequential()
         outer.add_module("block", net)
         self.assertEqual(self.modules_reported(lambda: outer(x)), ["block.he\\xffad"])

@@ -113,16 +113,21 @@ std::shared_ptr<const Options> effective() {
   return s.effective;
 }
 
+// Takes the effective options into `view`, as of `version`. Out of line: the shared_ptr's
+// copy would spread the per-op readers below over several more cache lines of code.
+[[gnu::cold, gnu::noinline]] void refresh(ThreadView& view, uint64_t version) {
+  view.options = effective();
+  view.version = version;
+}
+
 // The effective options as `view` last saw them, refreshed when they changed since. The
 // version is read first: options that change meanwhile bump it again, and the next call
 // refreshes once more. Inlined: GCC would otherwise clone it for t_view, and the clone looks
 // the thread-local up again after its caller has.
 [[gnu::always_inline]] inline const Options& options_seen_by(ThreadView& view) {
   const uint64_t version = g_version.load(std::memory_order_acquire);
-  if (view.version != version || !view.options) {
-    view.options = effective();
-    view.version = version;
-  }
+  if (view.version != version || !view.options) [[unlikely]]
+    refresh(view, version);
   return *view.options;
 }
 

@@ -78,33 +78,53 @@ struct Classified {
   bool hides_channels_last = false;  // only for Other
 };
 
+// The rule over one tensor's contiguity bits, asked through `bits` (contiguous(format),
+// strides_like(format)) for the channels-last format `cl` of its rank. suggest_memory_format()
+// of a strided tensor of rank 4 or 5 asks exactly strides_like(cl). Ambiguous: contiguous both
+// ways. Else ChannelsLast by the strides, else Other; an Other that is contiguous cannot be
+// channels-last contiguous too, so only a tensor that is neither asks for the third bit (a
+// channels-last one reads two).
+// Inlined: the common case's readers then skip what the caller knows of the policy.
+template <typename Bits>
+[[gnu::always_inline]] inline Classified classify_bits(const Bits& bits, c10::MemoryFormat cl) {
+  if (bits.contiguous(c10::MemoryFormat::Contiguous)) {
+    if (bits.contiguous(cl)) return {Class::Ambiguous};
+    return {bits.strides_like(cl) ? Class::ChannelsLast : Class::Other};
+  }
+  if (bits.strides_like(cl)) return {Class::ChannelsLast};
+  return {Class::Other, bits.contiguous(cl)};
+}
+
+// PyTorch's cached bits, read directly: the public predicates ask the strides policy before
+// each one. Only for a tensor whose policy is the default (no symbolic sizes, no custom
+// strides), where the *_default readers read and never compute.
+struct CachedBits {
+  const c10::TensorImpl& impl;
+  bool contiguous(c10::MemoryFormat f) const { return impl.is_contiguous_default(f); }
+  bool strides_like(c10::MemoryFormat f) const { return impl.is_strides_like_default(f); }
+};
+
+// Everything but the common case below, out of line so that the common case stays a few cache
+// lines of code: an undefined tensor, and one whose strides policy is not the default (a
+// TensorImpl or Python subclass that computes its own contiguity, symbolic sizes).
+// intercepted_call.cpp.
+[[gnu::cold]] Classified classify_uncommon(const at::Tensor& t);
+
+// Read for every input of every call, and for the outputs of calls with a channels-last
+// input. The common case, a strided tensor with the default policy, is a few loads and no call:
+// the layout, whose custom form is a virtual call, is asked last, so that the bits are read
+// with what is known of the policy.
 inline Classified classify_in_full(const at::Tensor& t) {
-  if (!readable(t)) return {};
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
+  if (C10_UNLIKELY(!t.defined() || StridesPolicy::computes_own_contiguity(impl) || impl.has_symbolic_sizes_strides()))
+    return classify_uncommon(t);
+  // The rest of readable(): a Python subclass that answers for its strides has a custom policy.
   const int64_t rank = impl.dim();
-  if (rank != 4 && rank != 5) return {};
-  const auto cl = rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d;
-  // suggest_memory_format() without its out-of-line call: of a strided tensor of this rank it
-  // asks exactly is_strides_like. The public predicates ask the strides policy before each
-  // bit; asked once here, the bits are then read directly (readable() has excluded symbolic
-  // sizes, the one case in which the *_default readers compute).
-  // Ambiguous: contiguous both ways. Else ChannelsLast by the strides, else Other; an Other
-  // that is contiguous cannot be channels-last contiguous too, so only a tensor that is
-  // neither asks for the third bit (a channels-last one reads two).
-  if (C10_UNLIKELY(StridesPolicy::computes_own_contiguity(impl))) {
-    if (impl.is_contiguous()) {
-      if (impl.is_contiguous(cl)) return {Class::Ambiguous};
-      return {impl.is_strides_like(cl) ? Class::ChannelsLast : Class::Other};
-    }
-    if (impl.is_strides_like(cl)) return {Class::ChannelsLast};
-    return {Class::Other, impl.is_contiguous(cl)};
-  }
-  if (impl.is_contiguous_default(c10::MemoryFormat::Contiguous)) {
-    if (impl.is_contiguous_default(cl)) return {Class::Ambiguous};
-    return {impl.is_strides_like_default(cl) ? Class::ChannelsLast : Class::Other};
-  }
-  if (impl.is_strides_like_default(cl)) return {Class::ChannelsLast};
-  return {Class::Other, impl.is_contiguous_default(cl)};
+  if ((rank != 4 && rank != 5) || impl.is_nested() || impl.key_set().has_any(kTransformWrapperKeys)) return {};
+  const Classified c =
+      classify_bits(CachedBits{impl}, rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d);
+  if (C10_UNLIKELY(impl.layout() != c10::kStrided)) return {};  // sparse, mkldnn: the bits mean nothing
+  return c;
 }
 
 inline Class classify(const at::Tensor& t) { return classify_in_full(t).layout; }

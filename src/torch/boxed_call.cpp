@@ -57,10 +57,11 @@ void operands_of(const c10::IValue* begin, const c10::IValue* end, Tensors& owne
 // A call of the boxed fallback: its arguments, then its results, on the stack.
 class BoxedCall final : public InterceptedCall {
  public:
+  // The op pops its arguments: they do not outlive the call.
   BoxedCall(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack)
-      : op_(op), keys_(keys), stack_(stack), args_(op.schema().arguments().size()) {}
+      : InterceptedCall(op_entry(op), false), op_(op), keys_(keys), stack_(stack),
+        args_(op.schema().arguments().size()) {}
 
-  const OpEntry& entry() const override { return op_entry(op_); }
   void redispatch() override {
     op_.redispatchBoxed(keys_below(keys_), stack_);
   }
@@ -74,7 +75,6 @@ class BoxedCall final : public InterceptedCall {
     for (const at::Tensor& t : owned) in.push_back(&t);
   }
   bool argument_given(int index) const override { return !first()[index].isNone(); }
-  bool arguments_outlive_call() const override { return false; }  // the op pops them
   void outputs(Tensors& owned, Operands& out) const override {
     operands_of(first_result(), stack_->data() + stack_->size(), owned, out);
   }

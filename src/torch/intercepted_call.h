@@ -154,7 +154,10 @@ inline bool not_channels_last(const at::Tensor& out, bool ambiguous) {
 class InterceptedCall {
  public:
   // The op's policy and call count.
-  virtual const OpEntry& entry() const = 0;
+  const OpEntry& entry() const { return entry_; }
+  // Whether inputs() and argument_given() may still be asked after redispatch(): an unboxed
+  // call borrows its caller's arguments; a boxed op pops its own off the stack.
+  bool arguments_outlive_call() const { return arguments_outlive_call_; }
   // Runs the rest of the op's dispatch: the keys below the bridge's.
   virtual void redispatch() = 0;
   // Whether an input tensor sets an expectation, as `counting` says (reads the arguments in
@@ -165,9 +168,6 @@ class InterceptedCall {
   virtual void inputs(Tensors& owned, Operands& in) const = 0;
   // Whether argument `index` (a MemoryFormat?) was given.
   virtual bool argument_given(int index) const = 0;
-  // Whether inputs() and argument_given() may still be asked after redispatch(): an unboxed
-  // call borrows its caller's arguments; a boxed op pops its own off the stack.
-  virtual bool arguments_outlive_call() const = 0;
   // The result tensors, after redispatch().
   virtual void outputs(Tensors& owned, Operands& out) const = 0;
   // Whether a result tensor is not channels-last, ambiguous ones counting or not, after
@@ -179,7 +179,15 @@ class InterceptedCall {
   virtual ::torch::jit::Stack boxed_arguments() const = 0;
 
  protected:
+  // Data, not virtual functions: each would be a call, and a function of its own in every
+  // unboxed kernel's code, for what the kernel knows when it makes the call.
+  InterceptedCall(const OpEntry& entry, bool arguments_outlive_call)
+      : entry_(entry), arguments_outlive_call_(arguments_outlive_call) {}
   ~InterceptedCall() = default;
+
+ private:
+  const OpEntry& entry_;
+  bool arguments_outlive_call_;
 };
 
 // Runs and checks one call on the calling thread, in the thread's mode (interceptor.cpp).

@@ -403,7 +403,7 @@ struct ReadAfterCall {
 // reported, and matters only as the first nested loss (the root cause of its depth-0 op's).
 // Most nested calls keep the format, so the outputs are read first, and the arguments only
 // when an output may have lost it.
-LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
+[[gnu::noinline]] LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, const OpEntry& p) {
   run_below(call, s, s.nested);
   if (!p.checkable || !s.root_cause.empty() || !call.output_not_channels_last(s.counting.ambiguous)) return;
   const ReadAfterCall r(call, p);
@@ -415,8 +415,8 @@ LG_STATE_BY_REFERENCE void run_nested(InterceptedCall& call, ThreadState& s, con
 // is neither a copy nor written to an events file: only an output that is not channels-last can
 // make it a finding. Most calls keep the format, so the outputs are read first, in place, and
 // the inputs and the policy only when one may have lost it.
-LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s, const OpEntry& p,
-                                           guard::Mode mode) {
+[[gnu::noinline]] LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s,
+                                                             const OpEntry& p, guard::Mode mode) {
   s.root_cause = {};
   run_below(call, s, s.nested);
   if (!call.output_not_channels_last(s.counting.ambiguous)) {
@@ -435,27 +435,12 @@ LG_STATE_BY_REFERENCE void check_user_call(InterceptedCall& call, ThreadState& s
   check(s, p, r.policy, mode, r.in, r.out, std::exchange(s.root_cause, {}));
 }
 
-LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
-  const OpEntry& p = call.entry();
-  if (s.depth == 0) {
-    s.top = &p;
-  } else if (!p.is_copy && call.arguments_outlive_call()) {
-    run_nested(call, s, p);
-    return;
-  }
-  // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
-  // library's, not the user's. A call without a channels-last input (or, as the options say,
-  // an ambiguous one or one that hides channels-last data) cannot lose the format: it is only
-  // counted, and its arguments are read in place.
-  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.counting))) {
-    run_below(call, s, s.nested);
-    if (s.depth == 0 && collects(mode)) count_call(p);
-    return;
-  }
-  if (s.depth == 0 && !p.is_copy && !s.events && !s.shadow && call.arguments_outlive_call()) {
-    check_user_call(call, s, p, mode);
-    return;
-  }
+// The rest of check_call: a copy, a call written to an events file or compared with a rerun,
+// a boxed call with a channels-last input (its arguments are read before the op pops them),
+// and a nested copy (the ledger's conversions). Out of line, as are run_nested and
+// check_user_call: check_call, which every call runs, then stays a few cache lines of code.
+[[gnu::noinline]] LG_STATE_BY_REFERENCE void check_in_full(InterceptedCall& call, ThreadState& s, const OpEntry& p,
+                                                           guard::Mode mode) {
   Tensors in_owned;
   Operands in;
   call.inputs(in_owned, in);
@@ -484,6 +469,30 @@ LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, gua
     return;
   }
   check(s, p, after, mode, in, out, std::exchange(s.root_cause, {}));
+}
+
+LG_STATE_BY_REFERENCE void check_call(InterceptedCall& call, ThreadState& s, guard::Mode mode) {
+  const OpEntry& p = call.entry();
+  if (s.depth == 0) {
+    s.top = &p;
+  } else if (!p.is_copy && call.arguments_outlive_call()) {
+    run_nested(call, s, p);
+    return;
+  }
+  // Every call counts for the nesting, checked or not: the ops inside x.contiguous() are the
+  // library's, not the user's. A call without a channels-last input (or, as the options say,
+  // an ambiguous one or one that hides channels-last data) cannot lose the format: it is only
+  // counted, and its arguments are read in place.
+  if (!p.checkable || !(p.is_copy || s.events || call.sets_expectation(s.counting))) {
+    run_below(call, s, s.nested);
+    if (s.depth == 0 && collects(mode)) count_call(p);
+    return;
+  }
+  if (s.depth == 0 && !p.is_copy && !s.events && !s.shadow && call.arguments_outlive_call()) {
+    check_user_call(call, s, p, mode);
+    return;
+  }
+  check_in_full(call, s, p, mode);
 }
 
 // The settings of a user-level call, read once into `s`: its nested calls take them from there.

@@ -56,9 +56,7 @@ const OpEntry& op_entry(const c10::OperatorHandle& op) {
   return *cache.values[slot];
 }
 
-void count_call(const OpEntry& entry) {
-  if (entry.pending_calls.fetch_add(1, std::memory_order_relaxed) == 0) guard::detail::ensure_exit_handler();
-}
+void after_first_pending_call() { guard::detail::ensure_exit_handler(); }
 
 void flush_calls() {
   OpTable& t = op_table();

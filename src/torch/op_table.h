@@ -24,8 +24,15 @@ struct OpEntry : AtenPolicy {
 // an op derives its policy under the table's lock.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
 
-// Counts a checked call for the report (warn and record mode).
-void count_call(const OpEntry& entry);
+// Makes sure that the report at exit takes the calls counted since the last flush: the first
+// count of an op after a flush calls it.
+[[gnu::cold]] void after_first_pending_call();
+
+// Counts a checked call for the report (warn and record mode). Inline: one relaxed increment.
+inline void count_call(const OpEntry& entry) {
+  if (entry.pending_calls.fetch_add(1, std::memory_order_relaxed) == 0) [[unlikely]]
+    after_first_pending_call();
+}
 
 // Hands every op's pending calls to the guard's report (registered with the guard as its
 // call-count flush, so that report() and clear_report() see them).

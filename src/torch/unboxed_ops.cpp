@@ -188,9 +188,10 @@ struct Unboxed<Op, Ret(Args...)> {
 
   class Call final : public InterceptedCall {
    public:
-    Call(c10::DispatchKeySet keys, std::remove_reference_t<Args>&... args) : keys_(keys), args_(args...) {}
+    // The arguments are the caller's, borrowed: they outlive the call.
+    Call(c10::DispatchKeySet keys, std::remove_reference_t<Args>&... args)
+        : InterceptedCall(*Unboxed::entry, true), keys_(keys), args_(args...) {}
 
-    const OpEntry& entry() const override { return *Unboxed::entry; }
     void redispatch() override {
       result_.set([&]() -> decltype(auto) {
         return std::apply([&](auto&... a) -> decltype(auto) { return Op::redispatch(keys_below(keys_), a...); },
@@ -215,7 +216,6 @@ struct Unboxed<Op, Ret(Args...)> {
       std::apply([&](const auto&... a) { ((given = i++ == index ? is_given(a) : given), ...); }, args_);
       return given;
     }
-    bool arguments_outlive_call() const override { return true; }  // the caller's, borrowed
     void outputs(Tensors&, Operands& out) const override {
       if (const auto* r = result_.get()) {
         auto push = [&](const at::Tensor& t) { out.push_back(&t); };

@@ -83,8 +83,8 @@ struct Classified {
 // of a strided tensor of rank 4 or 5 asks exactly strides_like(cl). Ambiguous: contiguous both
 // ways. Else ChannelsLast by the strides, else Other; an Other that is contiguous cannot be
 // channels-last contiguous too, so only a tensor that is neither asks for the third bit (a
-// channels-last one reads two).
-// Inlined: the common case's readers then skip what the caller knows of the policy.
+// channels-last one reads two). Always inlined: out of line, the cached readers would test
+// again what classify_in_full has already ruled out (symbolic sizes).
 template <typename Bits>
 [[gnu::always_inline]] inline Classified classify_bits(const Bits& bits, c10::MemoryFormat cl) {
   if (bits.contiguous(c10::MemoryFormat::Contiguous)) {

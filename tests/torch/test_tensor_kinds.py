@@ -1,5 +1,5 @@
 """The bridge reads only the tensors whose layout PyTorch itself can tell, and never changes what
-a program does: under vmap and torch.func's transforms, with nested, sparse, quantized and meta
+a program does: under vmap and torch.func's transforms, with nested, sparse, mkldnn, quantized and meta
 tensors and a subclass that answers for its own strides, each block runs in throw mode exactly
 as it runs without the bridge and reports nothing. Subclasses with PyTorch's own strides
 (__torch_function__ subclasses, fake tensors) are checked as any tensor."""
@@ -103,8 +103,18 @@ class TensorKinds(unittest.TestCase):
     def test_sparse_quantized_and_meta_tensors(self):
         x = channels_last(2, 3, 4, 4)
         self.check(lambda: x.to_sparse() * 2)
+        self.check(lambda: x.to_sparse() + x.to_sparse())
         self.check(lambda: torch.quantize_per_tensor(x, 0.1, 0, torch.quint8))
         self.check(lambda: F.conv2d(x.to("meta"), channels_last(5, 3, 3, 3).to("meta")))
+
+    @unittest.skipUnless(torch.backends.mkldnn.is_available(), "this torch is built without oneDNN (mkldnn tensors)")
+    def test_mkldnn_tensors(self):
+        # An opaque tensor of rank 4 with no strides to read: passed over, whatever bits its
+        # TensorImpl holds.
+        x = channels_last(2, 3, 4, 4)
+        self.check(lambda: torch.relu(x.to_mkldnn()))
+        w = torch.randn(5, 3, 3, 3).to_mkldnn()
+        self.check(lambda: F.conv2d(x.contiguous().to_mkldnn(), w))
 
     def test_tensors_without_elements(self):
         # No sample points (a detector's empty batch of boxes): PyTorch gives a tensor with a

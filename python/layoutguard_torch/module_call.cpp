@@ -29,26 +29,22 @@ PyObject* g_roots = nullptr;        // layoutguard_torch's weak set of the outer
 thread_local std::vector<PyObject*> t_called;
 
 // A path below some module as a tuple: the dotted path, then the _modules keys down to it
-// ("" alone for the module itself). A new reference, or nullptr (no Python error left set).
-PyObject* path_tuple(const std::string& path) {
-  PyObject* tuple = PyTuple_New(path.empty() ? 1 : 2 + std::count(path.begin(), path.end(), '.'));
-  bool made = tuple != nullptr;
-  auto put = [&](Py_ssize_t i, size_t begin, size_t end) {
-    PyObject* item = made ? PyUnicode_FromStringAndSize(path.data() + begin, static_cast<Py_ssize_t>(end - begin)) : nullptr;
-    if (item == nullptr) made = false;
-    else PyTuple_SET_ITEM(tuple, i, item);
-  };
-  put(0, 0, path.size());
-  Py_ssize_t i = 1;
-  for (size_t begin = 0; !path.empty() && begin <= path.size(); ++i) {
-    const size_t dot = std::min(path.find('.', begin), path.size());
-    put(i, begin, dot);
-    begin = dot + 1;
+// (the key objects themselves: their text may be escaped, or hold a dot). "" alone for the
+// module itself. A new reference, or nullptr (no Python error left set).
+PyObject* path_tuple(const std::string& path, const std::vector<PyObject*>& keys) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(1 + keys.size()));
+  PyObject* text = tuple != nullptr ? PyUnicode_FromStringAndSize(path.data(), static_cast<Py_ssize_t>(path.size())) : nullptr;
+  if (text == nullptr) {
+    Py_XDECREF(tuple);  // a tuple's empty slots are allowed
+    PyErr_Clear();
+    return nullptr;
   }
-  if (made) return tuple;
-  Py_XDECREF(tuple);  // a tuple's empty slots are allowed
-  PyErr_Clear();
-  return nullptr;
+  PyTuple_SET_ITEM(tuple, 0, text);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Py_INCREF(keys[i]);
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i + 1), keys[i]);
+  }
+  return tuple;
 }
 
 // Whether the keys of `path` (a path tuple) still lead from `top` to `module`.
@@ -120,7 +116,8 @@ PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
     return key;
   }
   std::string path;
-  if (find_module_path(parent, child, path) && !path.empty()) return path_tuple(path);
+  std::vector<PyObject*> keys;
+  if (find_module_path(parent, child, path, &keys) && !path.empty()) return path_tuple(path, keys);
   // Outside the caller's tree, the child is the top of a tree of its own for the gradient
   // contract (it is named by its class below the caller).
   if (!add_root(child)) PyErr_Clear();  // not weakly referenceable: its parameters go unchecked
@@ -191,17 +188,21 @@ bool path_among_roots(PyObject* module, std::string& path) {
     return false;
   }
   PyObject* best_root = nullptr;  // a new reference
+  PyObject* tuple = nullptr;      // its path tuple, a new reference
   std::string candidate;
+  std::vector<PyObject*> keys;
   bool found = false;
   while (PyObject* root = PyIter_Next(roots)) {
     // The longest path is the outermost tree's: a module that is a root itself and also part
     // of the model is named in the model.
-    if (find_module_path(root, module, candidate) && (!found || candidate.size() > path.size())) {
+    if (find_module_path(root, module, candidate, &keys) && (!found || candidate.size() > path.size())) {
       found = true;
       path = candidate;
       Py_XDECREF(best_root);
       Py_INCREF(root);
       best_root = root;
+      Py_XDECREF(tuple);
+      tuple = path_tuple(path, keys);  // now: the keys are borrowed from the tree's dicts
     }
     Py_DECREF(root);
   }
@@ -209,7 +210,6 @@ bool path_among_roots(PyObject* module, std::string& path) {
   PyErr_Clear();
   if (!found) return false;
   PyObject* root_ref = PyWeakref_NewRef(best_root, nullptr);
-  PyObject* tuple = path_tuple(path);
   Py_DECREF(best_root);
   if (root_ref != nullptr && tuple != nullptr) {
     if (g_model_paths.size() >= kMaxChildNames) {

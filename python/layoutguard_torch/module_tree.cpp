@@ -216,8 +216,10 @@ void collect_descendants(PyObject* module, AddressSet& found) {
 }
 
 // Pre-order below `module`, each module once, like named_modules(): whether `target` is there,
-// with `path` extended by its dotted path (left as it came otherwise).
-bool extend_path_to(PyObject* module, PyObject* target, AddressSet& seen, std::string& path) {
+// with `path` extended by its dotted path, and `keys` (when given) by the keys down to it (both
+// left as they came otherwise).
+bool extend_path_to(PyObject* module, PyObject* target, AddressSet& seen, std::string& path,
+                    std::vector<PyObject*>* keys) {
   PyObject* children = module_children(module);
   if (children == nullptr) return false;
   PyObject *key, *child;
@@ -227,8 +229,10 @@ bool extend_path_to(PyObject* module, PyObject* target, AddressSet& seen, std::s
     const size_t length = path.size();
     if (length != 0) path += '.';
     path += text_of(key);
-    if (child == target || extend_path_to(child, target, seen, path)) return true;
+    if (keys) keys->push_back(key);
+    if (child == target || extend_path_to(child, target, seen, path, keys)) return true;
     path.resize(length);
+    if (keys) keys->pop_back();
   }
   return false;
 }
@@ -281,12 +285,13 @@ void check_parameter_gradients(const std::vector<PyObject*>& roots) {
   }
 }
 
-bool find_module_path(PyObject* root, PyObject* module, std::string& path) {
+bool find_module_path(PyObject* root, PyObject* module, std::string& path, std::vector<PyObject*>* keys) {
   path.clear();
+  if (keys) keys->clear();
   if (root == module) return true;
   AddressSet seen;
   seen.insert(root);
-  return extend_path_to(root, module, seen, path);
+  return extend_path_to(root, module, seen, path, keys);
 }
 
 }  // namespace lg_python

@@ -26,7 +26,9 @@ void check_parameter_gradients(const std::vector<PyObject*>& roots);
 
 // The dotted path of `module` in the tree of `root` as named_modules() names it ("" for the
 // root itself; the first path, depth first in registration order, for a shared module), or
-// false when it is not in that tree.
-bool find_module_path(PyObject* root, PyObject* module, std::string& path);
+// false when it is not in that tree. With `keys`, also the _modules keys down to it (borrowed
+// from the dicts): a key's text may be escaped (a lone surrogate) or hold a dot, so the path's
+// text cannot always be split back into them.
+bool find_module_path(PyObject* root, PyObject* module, std::string& path, std::vector<PyObject*>* keys = nullptr);
 
 }  // namespace lg_python

@@ -1914,6 +1914,28 @@ class ModuleCalls(unittest.TestCase):
             lgt.check_gradients(convs)
         self.assertEqual(take_contract_findings(), ["c\\xff.weight"])
 
+    def test_a_module_called_deeper_in_its_callers_tree_keeps_keys_without_utf8_form_or_with_dots(self):
+        # Called from its grandparent's forward, a module is named by its path in that tree; the
+        # path keeps the keys themselves, as neither an escaped key nor one holding a dot could
+        # be found again from the path's text.
+        block = torch.nn.Module()
+        escaped = b"he\xffad".decode("utf-8", "surrogateescape")
+        block._modules[escaped] = SoftmaxHead()
+        block._modules["a.b"] = SoftmaxHead()
+
+        class Outer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = block
+
+            def forward(self, x):
+                return self.block._modules[escaped](x), self.block._modules["a.b"](x)
+
+        outer = Outer()
+        x = torch.randn(1, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+        for _ in range(2):  # the paths are looked for, then known
+            self.assertEqual(self.modules_reported(lambda: outer(x)), ["block.he\\xffad", "block.a.b"])
+
     def test_a_forward_that_raises_pops_its_path(self):
         def run():
             with self.assertRaises(ValueError):

@@ -4,7 +4,6 @@
 // makes about 170 module calls, so what each costs shows in a host-bound GPU step.
 #include "module_call.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <string>

@@ -55,15 +55,21 @@ struct StridesPolicy final : c10::TensorImpl {
   }
 };
 
+// Not a nested tensor (its parts have sizes, it has none to ask), nor one of torch.func's
+// wrappers: the part of readable() that the tensor's dispatch keys answer.
+inline bool keys_allow_reading(const c10::TensorImpl& impl) {
+  return !impl.is_nested() && !impl.key_set().has_any(kTransformWrapperKeys);
+}
+
 // Whether the bridge may read a tensor's sizes and strides: a defined, strided one whose
 // strides are its own numbers. Not symbolic sizes (torch.compile's fake tensors while it
-// traces), not a nested tensor (its parts have sizes, it has none to ask), not torch.func's
-// wrappers, not a Python subclass that answers for its strides itself.
+// traces), not a nested tensor or torch.func's wrappers, not a Python subclass that answers
+// for its strides itself.
 inline bool readable(const at::Tensor& t) {
   if (!t.defined()) return false;
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-  return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() && !impl.is_nested() &&
-         !impl.key_set().has_any(kTransformWrapperKeys) && !StridesPolicy::python_custom(impl);
+  return impl.layout() == c10::kStrided && !impl.has_symbolic_sizes_strides() && keys_allow_reading(impl) &&
+         !StridesPolicy::python_custom(impl);
 }
 
 // guard::classify in PyTorch's own terms (the same rule: layoutguard's predicates equal
@@ -118,9 +124,10 @@ inline Classified classify_in_full(const at::Tensor& t) {
   const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
   if (C10_UNLIKELY(!t.defined() || StridesPolicy::computes_own_contiguity(impl) || impl.has_symbolic_sizes_strides()))
     return classify_uncommon(t);
-  // The rest of readable(): a Python subclass that answers for its strides has a custom policy.
+  // The rest of readable() (a Python subclass that answers for its strides has a custom
+  // policy), the layout last.
   const int64_t rank = impl.dim();
-  if ((rank != 4 && rank != 5) || impl.is_nested() || impl.key_set().has_any(kTransformWrapperKeys)) return {};
+  if ((rank != 4 && rank != 5) || !keys_allow_reading(impl)) return {};
   const Classified c =
       classify_bits(CachedBits{impl}, rank == 4 ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::ChannelsLast3d);
   if (C10_UNLIKELY(impl.layout() != c10::kStrided)) return {};  // sparse, mkldnn: the bits mean nothing

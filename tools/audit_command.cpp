@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/json_text.h"
 #include "model_setup.h"
 
 namespace lg::tools {
@@ -189,7 +190,7 @@ int audit_command(std::span<const std::string_view> args) {
     if (max_conversion_bytes >= 0)
       j["conversion_budget"] = {{"max_bytes", max_conversion_bytes}, {"over", over_budget}};
     j["guard"] = nlohmann::json::parse(guard::report_json(report));
-    lg::detail::replace_file("layoutguard audit", "the --report file", report_path, j.dump(2) + "\n");
+    lg::detail::replace_file("layoutguard audit", "the --report file", report_path, lg::detail::json_text(j, 2) + "\n");
   }
   if (!dot_path.empty())
     lg::detail::replace_file("layoutguard audit", "the --dot file", dot_path,

@@ -14,6 +14,7 @@
 #include <torch/csrc/autograd/python_anomaly_mode.h>
 #endif
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -27,9 +28,11 @@
 #include <layoutguard/torch.h>
 #include <layoutguard/torch_contracts.h>
 
+#include "core/printable_text.h"
 #include "guard/inherited_files.h"
 #include "guard/records.h"
 #include "module_call.h"
+#include "module_roots.h"
 #include "module_tree.h"
 #include "py_text.h"
 #include "torch/backward_node.h"
@@ -49,14 +52,15 @@ struct PythonViolation : torch::PyTorchError {
   PyObject* python_type() override { return g_violation_type ? g_violation_type : PyExc_RuntimeError; }
 };
 
-void raise_violation(const lg::LayoutViolation& v) { throw PythonViolation(v.what()); }
+// torch's translation of a PyTorchError decodes its message strictly: valid UTF-8 for it.
+void raise_violation(const lg::LayoutViolation& v) { throw PythonViolation(lg::detail::valid_utf8(v.what())); }
 
 struct PythonMismatch : torch::PyTorchError {
   using torch::PyTorchError::PyTorchError;
   PyObject* python_type() override { return g_mismatch_type ? g_mismatch_type : PyExc_RuntimeError; }
 };
 
-void raise_mismatch(const lg::ShadowMismatch& m) { throw PythonMismatch(m.what()); }
+void raise_mismatch(const lg::ShadowMismatch& m) { throw PythonMismatch(lg::detail::valid_utf8(m.what())); }
 
 // A bad setting met at an op: the same layoutguard_torch.ConfigError as enable() raises.
 struct PythonConfigError : torch::PyTorchError {
@@ -64,7 +68,7 @@ struct PythonConfigError : torch::PyTorchError {
   PyObject* python_type() override { return g_config_error_type ? g_config_error_type : PyExc_RuntimeError; }
 };
 
-void raise_config_error(const lg::ConfigError& e) { throw PythonConfigError(e.what()); }
+void raise_config_error(const lg::ConfigError& e) { throw PythonConfigError(lg::detail::valid_utf8(e.what())); }
 
 // Where files that are not the user's begin (torch, the package, the standard library) and
 // where the user's begin again inside those (site-packages): the longest prefix decides.
@@ -342,20 +346,29 @@ lg::torch::Handover handover_of(const std::optional<std::string>& state) {
 // lg::ConfigError reaches Python as layoutguard_torch.ConfigError (a ValueError), a violation
 // as LayoutViolationError, a mismatch as ShadowMismatchError, other lg::Error as RuntimeError,
 // with their messages.
+// PyErr_SetString decodes strictly, and a message it cannot decode leaves the exception without
+// one: bytes that are not UTF-8 (a path or module name from C++) go as \xNN.
+void set_error(PyObject* type, const char* what) {
+  PyObject* message = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+  if (message == nullptr) return;  // out of memory: that error stays set
+  PyErr_SetObject(type, message);
+  Py_DECREF(message);
+}
+
 void translate_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (PythonViolation& e) {  // a contract checked from Python (check_gradients)
-      PyErr_SetString(e.python_type(), e.what());
+      set_error(e.python_type(), e.what());
     } catch (const lg::LayoutViolation& e) {  // the gradient contract, raised by the guard itself
-      PyErr_SetString(g_violation_type ? g_violation_type : PyExc_RuntimeError, e.what());
+      set_error(g_violation_type ? g_violation_type : PyExc_RuntimeError, e.what());
     } catch (const lg::ShadowMismatch& e) {
-      PyErr_SetString(g_mismatch_type ? g_mismatch_type : PyExc_RuntimeError, e.what());
+      set_error(g_mismatch_type ? g_mismatch_type : PyExc_RuntimeError, e.what());
     } catch (const lg::ConfigError& e) {
-      PyErr_SetString(g_config_error_type ? g_config_error_type : PyExc_ValueError, e.what());
+      set_error(g_config_error_type ? g_config_error_type : PyExc_ValueError, e.what());
     } catch (const lg::Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_error(PyExc_RuntimeError, e.what());
     }
   });
 }
@@ -370,16 +383,18 @@ PYBIND11_MODULE(_C, m) {
   lg::torch::set_program_code_check(&program_code_runs);
 
   m.def("built_torch_version", [] { return std::string(lg::torch::built_torch_version()); });
+  // The directories are str as Python has them, lone surrogates too (a directory whose name is
+  // not UTF-8), compared in the frames' files' form (utf8_of).
   m.def("_set_types", [](py::object violation, py::object config_error,
-                         const std::vector<std::pair<std::string, bool>>& roots, const std::string& package_root) {
+                         const std::vector<std::pair<py::str, bool>>& roots, const py::str& package_root) {
     Py_XDECREF(g_violation_type);
     Py_XDECREF(g_config_error_type);
     g_violation_type = violation.release().ptr();
     g_config_error_type = config_error.release().ptr();
     g_library_roots.clear();
     for (const auto& [prefix, library] : roots)
-      if (!prefix.empty()) g_library_roots.push_back({prefix, library});
-    g_package_root = package_root;
+      if (std::string text = utf8_of(prefix.ptr()); !text.empty()) g_library_roots.push_back({std::move(text), library});
+    g_package_root = utf8_of(package_root.ptr());
     lg::torch::set_raiser(&raise_violation);
     lg::torch::set_config_raiser(&raise_config_error);
   });
@@ -450,7 +465,13 @@ PYBIND11_MODULE(_C, m) {
     t_backward_origins.pop(token,
                            "layoutguard_torch: pop_backward_origin needs the token of its thread's innermost backward");
   });
-  m.def("_set_roots", [](py::object roots) { lg_python::set_roots(roots.release().ptr()); });
+  // The outermost modules called, for the gradient contract (module_roots.h).
+  m.def("_collect_roots", [] { lg_python::collect_roots(); });
+  m.def("_roots", [] {
+    py::list roots;
+    for (PyObject* root : lg_python::live_roots()) roots.append(py::reinterpret_steal<py::object>(root));
+    return roots;
+  });
   m.def("_set_module_call", [](py::object call) { lg_python::set_module_call(call.release().ptr()); });
   PyObject* module_call = lg_python::make_module_call();
   if (module_call == nullptr) throw py::error_already_set();
@@ -475,18 +496,21 @@ PYBIND11_MODULE(_C, m) {
   // checkpoint's: the parameters' gradients are not complete yet).
   m.def("in_backward_node", [] { return lg::torch_bridge::in_backward_node(); });
   m.def("report_json", [] { return lg::guard::report_json(lg::guard::report()); });
-  m.def("summary_text", [] { return lg::guard::summary_text(lg::guard::report()); });
+  m.def("summary_text", [] { return lg::detail::valid_utf8(lg::guard::summary_text(lg::guard::report())); });
   m.def("clear_report", [] { lg::guard::clear_report(); });
-  m.def("options_help", [] { return lg::guard::describe_options(lg::guard::options()); });
+  m.def("options_help", [] { return lg::detail::valid_utf8(lg::guard::describe_options(lg::guard::options())); });
   m.def("check_options", [] { (void)lg::guard::options(); });
   // The files this process's settings write, by key: a spawned child compares its own with its
   // parent's and writes none of those that came out the same (guard/inherited_files.h).
   m.def("_output_paths", [] {
     const lg::guard::Options o = lg::guard::options();
-    std::map<std::string, std::string> paths;
+    // As os.fsdecode makes a path: bytes that are not UTF-8 as lone surrogates.
+    py::dict paths;
     for (const auto& [key, path] : {std::pair{"report", &o.report_path}, {"events", &o.events_path},
                                     {"write_suppressions", &o.write_suppressions_path}})
-      if (!path->empty()) paths.emplace(key, *path);
+      if (!path->empty())
+        paths[key] = py::reinterpret_steal<py::object>(
+            PyUnicode_DecodeUTF8(path->data(), static_cast<Py_ssize_t>(path->size()), "surrogateescape"));
     return paths;
   });
   m.def("_in_forked_child", [] { return lg::guard::detail::in_forked_child(); });

@@ -111,7 +111,15 @@ def set_options(text):
         raise TypeError(f"layoutguard_torch.set_options: needs a string in LAYOUTGUARD_OPTIONS syntax, got "
                         f"{type(text).__name__} {text!r}")
     try:
-        _C.set_options(text)
+        # As the environment would hold it: a file name that is not UTF-8 (os.fsdecode's lone
+        # surrogates) goes as its bytes.
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise ConfigError(f"layoutguard_torch.set_options: {text!r} holds lone surrogates that stand for no "
+                          "byte (only U+DC80..U+DCFF do, as os.fsdecode makes them); pass the text as "
+                          "LAYOUTGUARD_OPTIONS would hold it") from None
+    try:
+        _C.set_options(raw)
     except ConfigError as e:
         raise ConfigError(f"layoutguard_torch.set_options: {e}") from None
     _options_text = text
@@ -192,7 +200,6 @@ def summary():
 
 _hooks_installed = False
 _hooks_lock = threading.Lock()
-_roots = None  # weak set of the outermost modules called (their parameters' gradients are checked)
 
 
 def _tell_dynamo(original_call, replacement):
@@ -207,13 +214,12 @@ def _tell_dynamo(original_call, replacement):
 
 
 def _install_python_hooks():
-    global _hooks_installed, _roots
+    global _hooks_installed
     with _hooks_lock:
         if _hooks_installed:
             return
-        import weakref
-        _roots = weakref.WeakSet()
-        _C._set_roots(_roots)
+        # The outermost modules called from now on: their parameters' gradients are checked.
+        _C._collect_roots()
         # The module path of the ops inside: each module call pushes the module's name in its
         # caller module (layer3 -> 1 -> conv2 = "layer3.1.conv2"). The wrapper is C that binds
         # like a function (_C.cpp, ModuleCall): code that saves and restores
@@ -350,7 +356,7 @@ def check_gradients(modules=None):
             yield root
 
     if modules is None:
-        targets = list(_roots or [])
+        targets = _C._roots()
     elif isinstance(modules, torch.nn.Module):
         targets = [modules]
     else:

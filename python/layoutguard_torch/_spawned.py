@@ -90,7 +90,7 @@ def prepare_child(mode, options_text, parents_paths, parent_pid):
         except ConfigError:
             paths = {}  # the environment's settings are broken: the first op raises it, as anywhere
         shared = {key: path for key, path in paths.items() if path in parents_paths}
-        _C._note_spawned_child(parent_pid, list(shared.values()))
+        _C._note_spawned_child(parent_pid, [os.fsencode(path) for path in shared.values()])
     except Exception as e:
         _say_as_child(parent_pid, f"checks nothing: {type(e).__name__}: {e}")
         return

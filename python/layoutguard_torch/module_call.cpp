@@ -13,6 +13,7 @@
 
 #include <layoutguard/hooks.h>
 
+#include "module_roots.h"
 #include "module_tree.h"
 #include "py_text.h"
 #include "torch/backward_node.h"
@@ -21,7 +22,6 @@ namespace lg_python {
 namespace {
 
 PyObject* g_module_call = nullptr;  // nn.Module.__call__ as it was before (a strong ref)
-PyObject* g_roots = nullptr;        // layoutguard_torch's weak set of the outermost modules called
 
 // The modules being called on this thread, innermost last. Borrowed: each is an argument of a
 // call still running below.
@@ -68,15 +68,6 @@ std::string_view utf8(PyObject* str, std::string& escaped) {
   return escaped;
 }
 
-// Adds `module` to the outermost modules (for the gradient contract); false with the Python
-// error set when the weak set refuses it.
-bool add_root(PyObject* module) {
-  if (g_roots == nullptr) return true;
-  PyObject* added = PyObject_CallMethod(g_roots, "add", "O", module);
-  Py_XDECREF(added);
-  return added != nullptr;
-}
-
 // What each (parent, child) pair was last found under: the child's key in parent._modules; for
 // a module deeper in the parent's tree (called as `self.block.head(x)`, a ModuleList's member)
 // its path tuple; or, for a module the tree does not hold, a weak reference to the child (a
@@ -119,7 +110,7 @@ PyObject* look_for(PyObject* parent, PyObject* children, PyObject* child) {
   if (find_module_path(parent, child, path, &keys) && !path.empty()) return path_tuple(path, keys);
   // Outside the caller's tree, the child is the top of a tree of its own for the gradient
   // contract (it is named by its class below the caller).
-  if (!add_root(child)) PyErr_Clear();  // not weakly referenceable: its parameters go unchecked
+  add_root(child);
   PyObject* miss = PyWeakref_NewRef(child, nullptr);
   if (miss == nullptr) PyErr_Clear();
   return miss;
@@ -161,13 +152,17 @@ struct ModelPath {
 };
 std::unordered_map<PyObject*, ModelPath> g_model_paths;
 
+void forget(const ModelPath& entry) {
+  Py_DECREF(entry.root);
+  Py_DECREF(entry.path);
+}
+
 // Whether `module` lies in the tree of an outermost module called before, with its path in
 // the outermost such tree in `path`. Asked only for a module called outside every module call
 // while a backward node runs: activation checkpointing recomputes a forward there (a module,
 // or a function that calls modules), and its modules keep the paths they have in the model.
 // A walk over the trees the first time, then a lookup per key.
 bool path_among_roots(PyObject* module, std::string& path) {
-  if (g_roots == nullptr) return false;
   const auto known = g_model_paths.find(module);
   if (known != g_model_paths.end()) {
     PyObject* root = PyWeakref_GetObject(known->second.root);
@@ -176,55 +171,39 @@ bool path_among_roots(PyObject* module, std::string& path) {
       path = utf8(PyTuple_GET_ITEM(known->second.path, 0), escaped);
       return true;
     }
-    Py_DECREF(known->second.root);
-    Py_DECREF(known->second.path);
+    forget(known->second);
     g_model_paths.erase(known);
   }
   PyErr_Clear();
-  PyObject* roots = PyObject_GetIter(g_roots);
-  if (roots == nullptr) {
-    PyErr_Clear();
-    return false;
-  }
-  PyObject* best_root = nullptr;  // a new reference
+  PyObject* best_root = nullptr;  // borrowed from `roots`
   PyObject* tuple = nullptr;      // its path tuple, a new reference
   std::string candidate;
   std::vector<PyObject*> keys;
-  bool found = false;
-  while (PyObject* root = PyIter_Next(roots)) {
+  const std::vector<PyObject*> roots = live_roots();
+  for (PyObject* root : roots) {
     // The longest path is the outermost tree's: a module that is a root itself and also part
     // of the model is named in the model.
-    if (find_module_path(root, module, candidate, &keys) && (!found || candidate.size() > path.size())) {
-      found = true;
+    if (find_module_path(root, module, candidate, &keys) && (best_root == nullptr || candidate.size() > path.size())) {
       path = candidate;
-      Py_XDECREF(best_root);
-      Py_INCREF(root);
       best_root = root;
       Py_XDECREF(tuple);
       tuple = path_tuple(path, keys);  // now: the keys are borrowed from the tree's dicts
     }
-    Py_DECREF(root);
   }
-  Py_DECREF(roots);
-  PyErr_Clear();
-  if (!found) return false;
-  PyObject* root_ref = PyWeakref_NewRef(best_root, nullptr);
-  Py_DECREF(best_root);
+  PyObject* root_ref = best_root != nullptr ? PyWeakref_NewRef(best_root, nullptr) : nullptr;
+  for (PyObject* root : roots) Py_DECREF(root);
   if (root_ref != nullptr && tuple != nullptr) {
     if (g_model_paths.size() >= kMaxChildNames) {
-      for (auto& [m, entry] : g_model_paths) {
-        Py_DECREF(entry.root);
-        Py_DECREF(entry.path);
-      }
+      for (auto& [m, entry] : g_model_paths) forget(entry);
       g_model_paths.clear();
     }
-    g_model_paths[module] = {root_ref, tuple};
+    if (!g_model_paths.try_emplace(module, ModelPath{root_ref, tuple}).second) forget({root_ref, tuple});
   } else {
     Py_XDECREF(root_ref);
     Py_XDECREF(tuple);
-    PyErr_Clear();
   }
-  return true;
+  PyErr_Clear();
+  return best_root != nullptr;
 }
 
 // nn.Module.__call__(self, *args, **kwargs) with the path pushed; the arguments go on as they
@@ -244,8 +223,8 @@ PyObject* call_with_path(PyObject*, PyObject* const* args, size_t nargsf, PyObje
       name = child_name(called.back(), self, escaped);
     } else if (lg::torch_bridge::in_backward_node() && path_among_roots(self, path_in_model)) {
       name = path_in_model;
-    } else if (!add_root(self)) {
-      return nullptr;
+    } else {
+      add_root(self);
     }
     lg::guard::ModuleScope scope(name);
     called.push_back(self);
@@ -344,11 +323,6 @@ void set_module_call(PyObject* original) {
   }
   Py_XDECREF(g_module_call);
   g_module_call = original;
-}
-
-void set_roots(PyObject* roots) {
-  Py_XDECREF(g_roots);
-  g_roots = roots;
 }
 
 }  // namespace lg_python

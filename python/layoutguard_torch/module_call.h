@@ -13,8 +13,4 @@ PyObject* make_module_call();
 // Steals the reference.
 void set_module_call(PyObject* original);
 
-// The weak set that collects the outermost modules called (for the gradient contract).
-// Steals the reference.
-void set_roots(PyObject* roots);
-
 }  // namespace lg_python

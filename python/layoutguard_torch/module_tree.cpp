@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <layoutguard/torch_contracts.h>
@@ -121,10 +122,73 @@ class AddressSet {
 // A new reference, released on scope exit.
 struct Owned {
   explicit Owned(PyObject* object) : p(object) {}
+  Owned(Owned&& other) noexcept : p(std::exchange(other.p, nullptr)) {}
   Owned(const Owned&) = delete;
+  Owned& operator=(Owned&& other) noexcept {
+    if (this != &other) {
+      Py_XDECREF(p);
+      p = std::exchange(other.p, nullptr);
+    }
+    return *this;
+  }
   ~Owned() { Py_XDECREF(p); }
   explicit operator bool() const { return p != nullptr; }
   PyObject* p;
+};
+
+// A reference taken to a borrowed object.
+Owned hold(PyObject* borrowed) {
+  Py_XINCREF(borrowed);
+  return Owned(borrowed);
+}
+
+// The modules below one module, depth first in registration order as named_modules() goes,
+// each step a (key, child) entry of some _modules dict. A loop, not recursion: a tree deeper
+// than the C stack (a chain of wrappers thousands deep) would overflow it, where PyTorch's own
+// walks raise RecursionError, and the gradient contract walks after every backward. The dicts,
+// keys and children on the way down are held: code that a walk runs (a TorchScript module's
+// named_parameters()) may change the tree.
+class Descent {
+ public:
+  explicit Descent(PyObject* top) { levels_.push_back({hold(module_children(top)), 0, Owned(nullptr)}); }
+
+  // Moves to the next child: the first of the current child's own children if enter() was
+  // called for it, else its next sibling, or the next one further up. false at the end.
+  bool next() {
+    while (!levels_.empty()) {
+      Level& level = levels_.back();
+      PyObject *key, *child;
+      if (level.children && PyDict_Next(level.children.p, &level.pos, &key, &child)) {
+        if (child == Py_None) continue;  // a slot registered empty
+        key_ = hold(key);
+        child_ = hold(child);
+        return true;
+      }
+      levels_.pop_back();
+    }
+    return false;
+  }
+  PyObject* key() const { return key_.p; }
+  PyObject* child() const { return child_.p; }
+
+  // Walks the current child's children before its siblings.
+  void enter() { levels_.push_back({hold(module_children(child_.p)), 0, hold(key_.p)}); }
+
+  // The _modules keys from the top down to the current child (borrowed: held by this walk).
+  void keys_to_child(std::vector<PyObject*>& keys) const {
+    keys.clear();
+    for (size_t i = 1; i < levels_.size(); ++i) keys.push_back(levels_[i].key.p);
+    keys.push_back(key_.p);
+  }
+
+ private:
+  struct Level {
+    Owned children;  // the _modules dict, or none
+    Py_ssize_t pos;
+    Owned key;  // the key of the module whose children these are (none for the top)
+  };
+  std::vector<Level> levels_;
+  Owned key_{nullptr}, child_{nullptr};
 };
 
 // A dict key as text ("?" for a key that is not a string).
@@ -141,19 +205,24 @@ struct Walk {
   AddressSet modules_seen;
   AddressSet parameters_seen;
   std::vector<Mismatch> found;
-  std::vector<PyObject*> path;  // the _modules keys from the root down (borrowed)
+  const Descent* below = nullptr;  // where the walk is below the root (none at the root)
 
+  // `key`'s dotted name below the module being visited: built only for a mismatch.
   std::string name_of(PyObject* key) const {
     std::string name;
-    for (PyObject* part : path) {
-      name += text_of(part);
-      name += '.';
+    if (below != nullptr) {
+      std::vector<PyObject*> path;
+      below->keys_to_child(path);
+      for (PyObject* part : path) {
+        name += text_of(part);
+        name += '.';
+      }
     }
     return name + text_of(key);
   }
 
   // One parameter, once: a strided .grad of its sizes with other strides is reported under
-  // the name `key` has below the current path.
+  // the name `key` has below the module being visited.
   void check(PyObject* key, PyObject* value) {
     // A type check, not THPVariable_Check: torch 1.13's runs isinstance, which calls
     // nn.Parameter's Python __instancecheck__ for every parameter.
@@ -164,27 +233,30 @@ struct Walk {
     if (lg::torch_bridge::breaks_gradient_contract(param, grad)) found.push_back({name_of(key), param, grad});
   }
 
-  // Pre-order, like named_modules(): the module's own parameters, then each child's subtree.
-  void visit(PyObject* module) {
-    if (!modules_seen.insert(module)) return;
+  // Pre-order, like named_modules(): each module's own parameters, then its children's.
+  void visit(PyObject* root) {
+    if (!modules_seen.insert(root) || !visit_own(root)) return;
+    Descent descent(root);
+    below = &descent;
+    while (descent.next())
+      if (modules_seen.insert(descent.child()) && visit_own(descent.child())) descent.enter();
+    below = nullptr;
+  }
+
+  // The module's own parameters; whether it has children to walk.
+  bool visit_own(PyObject* module) {
     PyObject* entries[2];
     dict_entries(module, {parameters_key(), modules_key()}, entries);
-    if (entries[0] == nullptr && entries[1] == nullptr) return visit_listed(module);
+    if (entries[0] == nullptr && entries[1] == nullptr) {
+      visit_listed(module);
+      return false;
+    }
     if (PyObject* parameters = entries[0]) {
       PyObject *key, *value;
       Py_ssize_t pos = 0;
       while (PyDict_Next(parameters, &pos, &key, &value)) check(key, value);
     }
-    if (PyObject* children = entries[1]) {
-      PyObject *key, *child;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(children, &pos, &key, &child)) {
-        if (child == Py_None) continue;
-        path.push_back(key);
-        visit(child);
-        path.pop_back();
-      }
-    }
+    return entries[1] != nullptr;
   }
 
   // A module whose tree is not in its instance dicts (a TorchScript module keeps it in C++):
@@ -207,34 +279,9 @@ struct Walk {
 
 // Every module below `module` (not itself) into `found`.
 void collect_descendants(PyObject* module, AddressSet& found) {
-  PyObject* children = module_children(module);
-  if (children == nullptr) return;
-  PyObject *key, *child;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(children, &pos, &key, &child))
-    if (child != Py_None && found.insert(child)) collect_descendants(child, found);
-}
-
-// Pre-order below `module`, each module once, like named_modules(): whether `target` is there,
-// with `path` extended by its dotted path, and `keys` (when given) by the keys down to it (both
-// left as they came otherwise).
-bool extend_path_to(PyObject* module, PyObject* target, AddressSet& seen, std::string& path,
-                    std::vector<PyObject*>* keys) {
-  PyObject* children = module_children(module);
-  if (children == nullptr) return false;
-  PyObject *key, *child;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(children, &pos, &key, &child)) {
-    if (child == Py_None || !seen.insert(child)) continue;
-    const size_t length = path.size();
-    if (length != 0) path += '.';
-    path += text_of(key);
-    if (keys) keys->push_back(key);
-    if (child == target || extend_path_to(child, target, seen, path, keys)) return true;
-    path.resize(length);
-    if (keys) keys->pop_back();
-  }
-  return false;
+  Descent descent(module);
+  while (descent.next())
+    if (found.insert(descent.child())) descent.enter();
 }
 
 }  // namespace
@@ -266,14 +313,15 @@ void check_parameter_gradients(const std::vector<PyObject*>& roots) {
     found[i] = std::move(walk.found);
   }
   if (!any) return;
-  // A root that another root's tree holds was also walked there, under its longer names.
+  // A root that another root's tree holds was also walked there, under its longer names. Of
+  // roots that hold one another (a submodule keeping its parent as a child), the first stays.
   std::vector<bool> inner(roots.size(), false);
   if (roots.size() > 1) {
-    AddressSet below_roots;
-    for (PyObject* root : roots) collect_descendants(root, below_roots);
-    for (size_t i = 0; i < roots.size(); ++i) inner[i] = below_roots.contains(roots[i]);
-    if (std::all_of(inner.begin(), inner.end(), [](bool b) { return b; }))  // roots that hold one another
-      inner.assign(roots.size(), false);
+    std::vector<AddressSet> below(roots.size());
+    for (size_t i = 0; i < roots.size(); ++i) collect_descendants(roots[i], below[i]);
+    for (size_t i = 0; i < roots.size(); ++i)
+      for (size_t j = 0; j < roots.size() && !inner[i]; ++j)
+        inner[i] = j != i && below[j].contains(roots[i]) && (j < i || !below[i].contains(roots[j]));
   }
   // A parameter in two trees is reported once, under its first name.
   AddressSet reported;
@@ -289,9 +337,26 @@ bool find_module_path(PyObject* root, PyObject* module, std::string& path, std::
   path.clear();
   if (keys) keys->clear();
   if (root == module) return true;
+  // Pre-order, each module once, like named_modules().
   AddressSet seen;
   seen.insert(root);
-  return extend_path_to(root, module, seen, path, keys);
+  Descent descent(root);
+  while (descent.next()) {
+    if (!seen.insert(descent.child())) continue;
+    if (descent.child() != module) {
+      descent.enter();
+      continue;
+    }
+    std::vector<PyObject*> down;
+    descent.keys_to_child(down);
+    for (PyObject* key : down) {
+      if (!path.empty()) path += '.';  // as named_modules() joins them: an empty key adds no dot
+      path += text_of(key);
+    }
+    if (keys) *keys = std::move(down);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace lg_python

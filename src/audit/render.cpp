@@ -8,6 +8,7 @@
 #include <layoutguard/audit.h>
 
 #include "audit/span_rows.h"
+#include "core/json_text.h"
 
 namespace lg::audit {
 
@@ -100,7 +101,7 @@ std::string flow_json(const std::vector<Row>& rows, const std::vector<LossSpan>&
                                {"nchw_output_bytes", span.nchw_output_bytes},
                                {"conversion_bytes", span.conversion_bytes}});
   }
-  return j.dump(2) + "\n";
+  return lg::detail::json_text(j, 2) + "\n";
 }
 
 std::string flow_dot(const std::vector<Row>& rows, const std::string& title) {

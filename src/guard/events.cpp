@@ -11,6 +11,7 @@
 #include <layoutguard/error.h>
 
 #include "core/atomic_file.h"
+#include "core/json_text.h"
 #include "guard/inherited_files.h"
 
 namespace lg::guard::detail {
@@ -71,11 +72,11 @@ void write_event(const std::string& path, const hooks::OpCall& call, const Findi
     std::unique_ptr<lg::detail::ReplacingFile>& file = files[path];
     if (!file) {
       auto fresh = std::make_unique<lg::detail::ReplacingFile>("LAYOUTGUARD_OPTIONS events=", "the event stream", path);
-      fresh->write(line.dump() + '\n');
+      fresh->write(lg::detail::json_text(line) + '\n');
       fresh->commit();
       file = std::move(fresh);
     } else {
-      file->write(line.dump() + '\n');
+      file->write(lg::detail::json_text(line) + '\n');
     }
   } catch (const Error&) {
     if (!files[path]) files.erase(path);  // never started: the next event tries afresh

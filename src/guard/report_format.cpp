@@ -9,6 +9,7 @@
 #include <layoutguard/report.h>
 
 #include "core/atomic_file.h"
+#include "core/json_text.h"
 #include "core/printable_text.h"
 
 namespace lg::guard {
@@ -145,7 +146,7 @@ std::string report_json(const Report& r) {
   for (const OpStats& o : r.ops)
     j["ops"].push_back({{"op", o.op}, {"calls", o.calls}, {"violations", o.violations},
                         {"conversions", o.conversions}, {"conversion_bytes", o.conversion_bytes}});
-  return j.dump(2) + "\n";
+  return lg::detail::json_text(j, 2) + "\n";
 }
 
 std::string summary_text(const Report& r) {

@@ -4,9 +4,14 @@
 // writer's test seam (core/atomic_file.h), which works on any file system and as root.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include <layoutguard/testing/doctest.h>
+
+#include "core/printable_text.h"
 
 #include "support/file_testing.h"
 #include "support/guard_testing.h"
@@ -96,6 +101,31 @@ TEST_CASE("events=FILE: a stream that cannot start leaves the old file; a failed
   CHECK(file_bytes(path) == first);  // the half line is gone, the whole one stays
   keep_layout()({x});
   CHECK(count_of(file_bytes(path), "\n") == 2 * lines);
+}
+
+TEST_CASE("text that is not UTF-8 goes into reports, event lines and messages with each stray byte as \\xNN") {
+  // Well-formed UTF-8 stays as it is (é, an emoji); a Latin-1 byte, a stray continuation byte
+  // and an encoded surrogate do not; messages escape control bytes too.
+  CHECK(lg::detail::valid_utf8("caf\xc3\xa9 \xf0\x9f\x98\x80 caf\xe9 \x80 \xed\xa0\x80\t") ==
+        "caf\xc3\xa9 \xf0\x9f\x98\x80 caf\\xe9 \\x80 \\xed\\xa0\\x80\t");
+  CHECK(lg::detail::printable_text("caf\xe9\t\xc3") == "caf\\xe9\\x09\\xc3");
+  // A module a C++ program named in Latin-1: JSON cannot hold the byte, and nlohmann refuses
+  // to write it; the files are written all the same.
+  CleanGuard clean;
+  TempDir dir;
+  const std::string events = dir / "events.jsonl";
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0:events=" + events));
+  {
+    lg::guard::ModuleScope m("caf\xe9");
+    drop_layout()({cl4()});
+  }
+  const nlohmann::json j = nlohmann::json::parse(lg::guard::report_json(lg::guard::report()));
+  CHECK(j["violations"][0]["module"] == "caf\\xe9");
+  std::istringstream lines(file_bytes(events));
+  int with_module = 0;
+  for (std::string line; std::getline(lines, line);)
+    with_module += nlohmann::json::parse(line)["module"] == "caf\\xe9";
+  CHECK(with_module >= 1);
 }
 
 }  // TEST_SUITE

@@ -127,6 +127,39 @@ class Outputs(unittest.TestCase):
         self.assertGreater(report["checked_calls"], 0)
         self.assertTrue(any(o["op"] == "aten::conv2d" for o in report["ops"]))
 
+    def test_paths_and_lines_that_are_not_utf8(self):
+        # A directory named in Latin-1: Python holds its name with lone surrogates. The package
+        # imports from it and still tells its own frames from the user's, set_options() writes
+        # the report there, and a suppressions line in Latin-1 shows its stray byte as \xe9 in
+        # the report file, report() and summary().
+        latin1 = os.path.join(os.fsencode(self.tmp), b"caf\xe9")
+        os.mkdir(latin1)
+        os.symlink(os.fsencode(os.path.dirname(os.path.dirname(lgt.__file__))), os.path.join(latin1, b"python"))
+        with open(os.path.join(latin1, b"supp.txt"), "wb") as f:
+            f.write(b"aten::relu:caf\xe9\n")
+        program = """import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "python"))
+import torch, layoutguard_torch as lgt
+assert lgt.__file__.startswith(sys.argv[1]), lgt.__file__
+lgt.enable("record")
+lgt.set_options(f"report={sys.argv[1]}/report.json:suppressions={sys.argv[1]}/supp.txt:summary=0")
+x = torch.randn(1, 2, 4, 4).contiguous(memory_format=torch.channels_last)
+torch.nn.functional.pad(x, (1, 1, 1, 1), mode="circular")
+report = lgt.report()
+print(report["violations"][0]["source_location"])
+print(report["suppressions"][0]["module"])
+print("caf\\\\xe9" in lgt.summary())
+"""
+        run = run_program({}, args=[latin1], program=program, module_runner=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        location, module, in_summary = run.stdout.splitlines()
+        self.assertRegex(location, r"program\.py:8 in <module>$")
+        self.assertEqual((module, in_summary), ("caf\\xe9", "True"))
+        with open(os.path.join(latin1, b"report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["suppressions"][0]["module"], "caf\\xe9")
+        self.assertEqual(report["violations"][0]["op"], "aten::pad")
+
     def test_nested_0_sees_user_level_calls_only(self):
         reports = {}
         for nested in ("1", "0"):
@@ -595,6 +628,79 @@ class Outputs(unittest.TestCase):
             # Both stay roots of the automatic contract while alive: leave nothing for later tests.
             weight.grad = None
 
+    def test_gradient_contract_keeps_its_roots_by_identity(self):
+        # The outermost modules called are the contract's roots: a module class without a hash
+        # (__eq__ alone) is called as in plain PyTorch, and two modules that compare equal are
+        # two roots, each checked after backward().
+        class Unhashable(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(2, 2, 3)
+
+            def __eq__(self, other):
+                return isinstance(other, Unhashable)
+
+            def forward(self, x):
+                return self.conv(x)
+
+        a, b = Unhashable(), Unhashable()
+        self.assertRaises(TypeError, hash, a)
+        x = torch.randn(1, 2, 6, 6)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            a(x)
+            b(x)
+            for m in (a, b):
+                m.conv.weight.grad = torch.zeros(m.conv.weight.shape).contiguous(memory_format=torch.channels_last)
+            a(x).sum().backward()  # a's gradient accumulates in place: both keep their strides
+        # One record, at the backward() line, counted for each root.
+        found = [(v["module"], v["count"]) for v in lgt.report()["violations"] if v["op"] == "autograd::grad_strides"]
+        lgt.clear_report()
+        self.assertEqual(found, [("conv.weight", 2)])
+        a.conv.weight.grad = b.conv.weight.grad = None  # both stay roots while alive
+
+    def test_gradient_contract_walks_trees_deeper_than_the_stack(self):
+        # The walks are loops: a chain of modules deeper than the C stack would hold (PyTorch's
+        # own walks raise RecursionError on it) is walked to its end.
+        depth = 100000
+        leaf = torch.nn.Conv2d(2, 2, 3).to(memory_format=torch.channels_last)
+        leaf.weight.grad = torch.zeros(leaf.weight.shape)
+        top = leaf
+        for _ in range(depth):
+            parent = torch.nn.Module()
+            parent._modules["c"] = top
+            top = parent
+        with self.assertRaises(RecursionError):
+            list(top.named_parameters())
+        lgt.clear_report()
+        with lgt.guard("record"):
+            lgt.check_gradients(top)
+        self.assertEqual(take_contract_findings(), ["c." * depth + "weight"])
+
+    def test_gradient_contract_of_roots_that_hold_one_another(self):
+        # A module that keeps its parent as a child: of two roots that hold each other the
+        # first is walked, whatever other roots there are.
+        class Child(torch.nn.Module):
+            def __init__(self, parent):
+                super().__init__()
+                self.parent = parent
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(2, 2, 3).to(memory_format=torch.channels_last)
+                self.conv.weight.grad = torch.zeros(self.conv.weight.shape)
+                self.child = Child(self)
+
+        net, other = Net(), torch.nn.Linear(1, 1)
+        lgt.clear_report()
+        with lgt.guard("record"):
+            for roots, name in (([net], "conv.weight"), ([net, net.child], "conv.weight"),
+                                ([net, net.child, other], "conv.weight"),
+                                ([other, net.child, net], "parent.conv.weight")):
+                lgt.check_gradients(roots)
+                self.assertEqual(take_contract_findings(), [name], roots)
+
     def test_tensors_of_a_rank_beyond_the_guard_pass_unchecked(self):
         # torch allows 64 dims, layoutguard 25: a copy between two dim orders of rank 32 (the
         # kind the ledger counts) runs, and is neither a conversion nor an error.
@@ -993,6 +1099,14 @@ print("thread op:", errors)
             with self.assertRaises(lgt.ConfigError, msg=repr(text)) as caught:
                 lgt.set_options(text)
             self.assertIn("holds a NUL character at offset", str(caught.exception))
+        # Text that is not UTF-8 (os.fsdecode's lone surrogates) goes as its bytes, which an
+        # error names as \xNN; a lone surrogate that stands for no byte is refused as such.
+        with self.assertRaises(lgt.ConfigError) as caught:
+            lgt.set_options("summary=0\udcff")
+        self.assertIn("key 'summary' got '0\\xff'", str(caught.exception))
+        with self.assertRaises(lgt.ConfigError) as caught:
+            lgt.set_options("report=/tmp/\ud800.json")
+        self.assertIn("lone surrogates that stand for no byte", str(caught.exception))
         for name in ("a b", "::", "aten::", "::softmax", "aten::\tadd"):
             with self.assertRaises(lgt.ConfigError, msg=repr(name)) as caught:
                 lgt.set_options(f"allow=aten::relu,{name}")

@@ -69,7 +69,7 @@ bool is_tensor_list(const c10::TypePtr& type) {
 // AtenPolicy::element_lists: an op returning one tensor list whose element i comes from element
 // i of its tensor-list arguments. A _foreach_ op's tensor-list arguments all come before its
 // single tensors (every such op of torch 1.13 to 2.11). Any other op qualifies when its only
-// tensor argument is one Tensor[] (broadcast_tensors, atleast_3d, dequantize over a list):
+// tensor argument is one Tensor[] (atleast_3d, dequantize over a list):
 // the runtime check then wants as many results as elements (AtenPolicy::elements_exact).
 struct ElementLists {
   uint8_t lists = 0;

@@ -29,7 +29,7 @@ struct AtenPolicy {
   // dims have size 1 and the format says little), else checked as Preserve (a backward such as
   // value_selecting_reduction_backward carries the forward's keepdim).
   bool keepdim = false;
-  // A multi-tensor op (_foreach_sqrt, broadcast_tensors): its result list's element i is made
+  // A multi-tensor op (_foreach_sqrt, atleast_3d over a list): its result list's element i is made
   // from element i of each of its first `element_lists` arguments, all tensor lists, and from
   // the single tensors after them; each element is checked against those alone. 0: the call is
   // checked whole.

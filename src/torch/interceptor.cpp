@@ -328,11 +328,24 @@ CallPolicy policy_before_call(const InterceptedCall& call, const OpEntry& p) {
   return {p.policy, p.memory_format_arg >= 0 && call.argument_given(p.memory_format_arg)};
 }
 
+// Whether `out` is `in` reduced: fewer dims, or as many, none larger and one smaller.
+bool reduced(c10::IntArrayRef out, c10::IntArrayRef in) {
+  if (out.size() != in.size()) return out.size() < in.size();
+  bool smaller = false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] > in[d]) return false;
+    smaller = smaller || out[d] < in[d];
+  }
+  return smaller;
+}
+
 // After the call: an op with `keepdim` whose output is smaller than its input is a reduction
-// (see AtenPolicy::keepdim).
+// (see AtenPolicy::keepdim). Not one whose output is larger: the backward of max(dim,
+// keepdim=True) (value_selecting_reduction_backward) spreads a reduced gradient back to the
+// input's sizes, an image of the forward input that may lose its format.
 LayoutPolicy policy_after_call(const OpEntry& p, LayoutPolicy policy, const Operands& in, const Operands& out) {
   if (p.keepdim && !in.empty() && !out.empty() && readable(*in[0]) && readable(*out[0]) &&
-      in[0]->sizes() != out[0]->sizes())
+      reduced(out[0]->sizes(), in[0]->sizes()))
     return LayoutPolicy::RankChanging;
   return policy;
 }

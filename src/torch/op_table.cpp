@@ -1,9 +1,12 @@
 // The ATen ops' policies and call counts (see op_table.h).
 #include "torch/op_table.h"
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <shared_mutex>
 #include <unordered_map>
+#include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -16,7 +19,13 @@ namespace {
 struct OpTable {
   std::shared_mutex mutex;
   std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<OpEntry>> entries;
+  // The entries of ops whose schema went away: kept, as the threads' caches may still point to
+  // them and their calls are still to be reported.
+  std::vector<std::unique_ptr<OpEntry>> retired;
 };
+
+// Bumped when an entry is retired: each thread's cache starts afresh at its next lookup.
+std::atomic<uint64_t> g_generation{0};
 
 OpTable& op_table() {
   static auto* table = new OpTable();  // never destroyed: the exit report flushes it
@@ -35,20 +44,53 @@ const OpEntry& lookup(const c10::FunctionSchema* key) {
   return *t.entries.emplace(key, std::move(made)).first->second;
 }
 
-// Direct-mapped by the schema's address: an op's schema lives as long as its registration.
+// Direct-mapped by the schema's address: an op's schema lives as long as its definition, and
+// when that goes (a torch.library.Library freed) so does every thread's cache (g_generation).
 struct Cache {
   static constexpr size_t kSlots = 512;
+  uint64_t generation = 0;
   const c10::FunctionSchema* keys[kSlots] = {};
   const OpEntry* values[kSlots] = {};
 };
 thread_local Cache t_cache;
 
+[[gnu::cold]] void start_afresh(Cache& cache, uint64_t generation) {
+  std::fill(std::begin(cache.keys), std::end(cache.keys), nullptr);
+  cache.generation = generation;
+}
+
+// An op defined later may get the schema address of one whose definition went, and with it
+// that op's name and policy (a view's, or a memory_format argument's index beyond the new
+// op's arguments): the entry goes with the definition.
+class RetireDeregisteredOps final : public c10::OpRegistrationListener {
+ public:
+  void onOperatorRegistered(const c10::OperatorHandle&) override {}
+  void onOperatorDeregistered(const c10::OperatorHandle& op) override {
+    OpTable& t = op_table();
+    std::unique_lock lock(t.mutex);
+    const auto it = t.entries.find(&op.schema());
+    if (it == t.entries.end()) return;
+    t.retired.push_back(std::move(it->second));
+    t.entries.erase(it);
+    g_generation.fetch_add(1, std::memory_order_release);
+  }
+};
+
 }  // namespace
+
+void retire_entries_of_deregistered_ops() {
+  // Never removed: the op table outlives every op of the process.
+  static auto* handle = new c10::RegistrationHandleRAII(
+      c10::Dispatcher::singleton().addRegistrationListener(std::make_unique<RetireDeregisteredOps>()));
+  (void)handle;
+}
 
 const OpEntry& op_entry(const c10::OperatorHandle& op) {
   const c10::FunctionSchema* key = &op.schema();
   const size_t slot = (reinterpret_cast<uintptr_t>(key) >> 4) % Cache::kSlots;
   Cache& cache = t_cache;
+  if (const uint64_t generation = g_generation.load(std::memory_order_acquire); cache.generation != generation)
+    [[unlikely]] start_afresh(cache, generation);
   if (cache.keys[slot] != key) {
     cache.values[slot] = &lookup(key);
     cache.keys[slot] = key;
@@ -61,9 +103,12 @@ void after_first_pending_call() { guard::detail::ensure_exit_handler(); }
 void flush_calls() {
   OpTable& t = op_table();
   std::shared_lock lock(t.mutex);
-  for (const auto& [key, entry] : t.entries)
-    if (const int64_t n = entry->pending_calls.exchange(0, std::memory_order_relaxed); n > 0)
-      guard::detail::record_calls(entry->op_index, entry->name, n);
+  const auto flush = [](const OpEntry& entry) {
+    if (const int64_t n = entry.pending_calls.exchange(0, std::memory_order_relaxed); n > 0)
+      guard::detail::record_calls(entry.op_index, entry.name, n);
+  };
+  for (const auto& [key, entry] : t.entries) flush(*entry);
+  for (const auto& entry : t.retired) flush(*entry);
 }
 
 }  // namespace lg::torch_bridge

@@ -24,6 +24,11 @@ struct OpEntry : AtenPolicy {
 // an op derives its policy under the table's lock.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
 
+// From now on, the entry of an op whose definition goes away (a torch.library.Library freed)
+// is retired with it, and a later op at its schema's address gets an entry of its own. Once,
+// when the bridge switches on.
+void retire_entries_of_deregistered_ops();
+
 // Makes sure that the report at exit takes the calls counted since the last flush: the first
 // count of an op after a flush calls it.
 [[gnu::cold]] void after_first_pending_call();

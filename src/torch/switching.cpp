@@ -91,6 +91,7 @@ void register_once() {
       // Never destroyed: the registration must outlive every op of the process.
       static auto* library = new ::torch::Library(::torch::Library::IMPL, "_", kKey, __FILE__, __LINE__);
       library->fallback(::torch::CppFunction::makeFromBoxedFunction<&intercept_boxed>());
+      retire_entries_of_deregistered_ops();
       register_passing_calls(d, pass_ops_by_key(d));
       if (unboxed) register_unboxed_ops();
     }

@@ -110,12 +110,20 @@ class NotLosses(unittest.TestCase):
                 self.assertEqual(violations, [], name)
                 self.assertIn(op, counted, f"{name}: the bridge did not see {op}")
 
-    def test_an_op_over_a_list_checks_each_result_against_its_own_tensor(self):
-        # broadcast_tensors returns each tensor broadcast: result 1 is the NCHW target's, not a
-        # loss of input 0's channels_last. mse_loss and l1_loss call it with an NCHW target.
+    def test_broadcast_tensors_returns_views(self):
+        # broadcast_tensors returns each tensor expanded, a view the schema does not mark: result
+        # 1 is the NCHW target's, and a channels_last tensor broadcast over a size-1 batch or
+        # row has a stride of 0 there, which is no format, as expand's is. mse_loss and
+        # l1_loss call it with the target.
         x, target = image(), torch.randn(2, 8, 6, 6, device=DEVICE)
+        one = x[:1].contiguous(memory_format=torch.channels_last)
+        rows = torch.randn(2, 8, 1, 6, device=DEVICE).contiguous(memory_format=torch.channels_last)
+        self.assertFalse(channels_last(one.expand(2, 8, 6, 6)))
         for name, call in [("broadcast_tensors", lambda: torch.broadcast_tensors(x, target)),
-                           ("mse_loss", lambda: F.mse_loss(x, target)), ("l1_loss", lambda: F.l1_loss(x, target))]:
+                           ("broadcast over N", lambda: torch.broadcast_tensors(one, target)),
+                           ("broadcast over H", lambda: torch.broadcast_tensors(rows, target)),
+                           ("mse_loss", lambda: F.mse_loss(x, target)), ("l1_loss", lambda: F.l1_loss(x, target)),
+                           ("mse_loss broadcast", lambda: F.mse_loss(one, target, reduction="none"))]:
             with self.subTest(name):
                 _, violations, counted = recorded(call)
                 self.assertEqual(violations, [], name)
@@ -166,6 +174,49 @@ class Losses(unittest.TestCase):
         if REFERENCE_BUILD:
             # 1.13 returns it contiguous, strides (48, 6, 6, 1): a loss the keepdim rule must not hide.
             self.assertEqual(violations, ["aten::amax"])
+
+    def test_the_backward_of_a_keepdim_reduction_is_checked(self):
+        # max(dim, keepdim=True)'s backward (value_selecting_reduction_backward) carries the
+        # forward's keepdim, but its output is larger than its input: the gradient spread back
+        # to the input's sizes, an image of the channels_last input.
+        x = image().requires_grad_()
+        weight = torch.randn(2, 8, 1, 6, device=DEVICE).contiguous(memory_format=torch.channels_last)
+
+        def step():
+            arrived = []  # the gradient as the backward op made it (x.grad takes x's strides)
+            x.register_hook(arrived.append)
+            (weight * x.max(2, keepdim=True)[0]).sum().backward()
+            return arrived[0]
+
+        grad, violations, counted = recorded(step)
+        self.assertIn("aten::value_selecting_reduction_backward", counted)
+        self.assertEqual(violations, [] if channels_last(grad) else ["aten::value_selecting_reduction_backward"])
+        if REFERENCE_BUILD:
+            # 1.13 spreads it into a contiguous tensor of zeros: strides (288, 36, 6, 1).
+            self.assertEqual(violations, ["aten::value_selecting_reduction_backward"])
+
+
+class CustomOps(unittest.TestCase):
+    def test_an_op_defined_after_another_was_freed_has_its_own_policy(self):
+        # A Library freed takes its ops' definitions along; an op defined later may get the
+        # freed schema's address. It is still its own op: its name, its policy (no longer the
+        # view's that lived there), its arguments.
+        import gc
+        x = image()
+        view = torch.library.Library("lgpolicies", "DEF")
+        view.define("alias_of(Tensor(a) x) -> Tensor(a)")
+        view.impl("alias_of", lambda t: t.contiguous(), "CPU")
+        _, violations, counted = recorded(lambda: torch.ops.lgpolicies.alias_of(x.cpu()))
+        self.assertEqual((violations, "lgpolicies::alias_of" in counted), ([], True))
+        del view
+        gc.collect()
+        lossy = torch.library.Library("lgpolicies", "DEF")
+        lossy.define("drop_format(Tensor x) -> Tensor")
+        lossy.impl("drop_format", lambda t: t.contiguous(), "CPU")
+        _, violations, counted = recorded(lambda: torch.ops.lgpolicies.drop_format(x.cpu()))
+        self.assertEqual(violations, ["lgpolicies::drop_format"])
+        self.assertIn("lgpolicies::drop_format", counted)
+        self.assertNotIn("lgpolicies::alias_of", counted)
 
 
 def hiding_view(x):

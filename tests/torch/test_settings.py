@@ -137,10 +137,13 @@ class Outputs(unittest.TestCase):
         os.symlink(os.fsencode(os.path.dirname(os.path.dirname(lgt.__file__))), os.path.join(latin1, b"python"))
         with open(os.path.join(latin1, b"supp.txt"), "wb") as f:
             f.write(b"aten::relu:caf\xe9\n")
+        # CPython 3.12 imports no extension module from such a directory (its loader encodes
+        # the path strictly): there the package is imported from where it lies.
         program = """import os, sys
-sys.path.insert(0, os.path.join(sys.argv[1], "python"))
+if sys.version_info < (3, 12):
+    sys.path.insert(0, os.path.join(sys.argv[1], "python"))
 import torch, layoutguard_torch as lgt
-assert lgt.__file__.startswith(sys.argv[1]), lgt.__file__
+assert sys.version_info >= (3, 12) or lgt.__file__.startswith(sys.argv[1]), lgt.__file__
 lgt.enable("record")
 lgt.set_options(f"report={sys.argv[1]}/report.json:suppressions={sys.argv[1]}/supp.txt:summary=0")
 x = torch.randn(1, 2, 4, 4).contiguous(memory_format=torch.channels_last)
@@ -153,7 +156,8 @@ print("caf\\\\xe9" in lgt.summary())
         run = run_program({}, args=[latin1], program=program, module_runner=False)
         self.assertEqual(run.returncode, 0, run.stderr)
         location, module, in_summary = run.stdout.splitlines()
-        self.assertRegex(location, r"program\.py:8 in <module>$")
+        line = program.splitlines().index("torch.nn.functional.pad(x, (1, 1, 1, 1), mode=\"circular\")") + 1
+        self.assertRegex(location, rf"program\.py:{line} in <module>$")
         self.assertEqual((module, in_summary), ("caf\\xe9", "True"))
         with open(os.path.join(latin1, b"report.json")) as f:
             report = json.load(f)

@@ -87,7 +87,8 @@ struct Handover {
 };
 
 // RAII: the calling thread runs in a Handover's state -- switched on or off, in its scope's
-// mode or the process's -- while it lives, then as before. For a pool's thread, per task.
+// mode or the process's -- while it lives, then as before. For a pool's thread, per task. It
+// may end in any order with the thread's Scopes and belongs to its thread, as a Scope does.
 class HandoverScope {
  public:
   explicit HandoverScope(const Handover& handover);
@@ -106,7 +107,8 @@ class HandoverScope {
 // Python package wraps torch.autograd.backward and grad in one, with Python's thread ident.
 // `builds_graph`: the pass runs with create_graph (double backward, a gradient penalty): the
 // nodes it makes are then reported in the module of the node that made them, where they would
-// otherwise have the module path of the backward() call.
+// otherwise have the module path of the backward() call. It may end in any order with the
+// thread's Scopes and belongs to its thread, as a Scope does.
 class BackwardOrigin {
  public:
   explicit BackwardOrigin(uint64_t thread, bool builds_graph = false);

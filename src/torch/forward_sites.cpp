@@ -163,11 +163,23 @@ Logs& logs() {
   return *l;
 }
 
-// This thread's log, made at its first change. The thread keeps its own reference: a log
-// dropped from the registry (more threads than kept) only stops being found.
-ThreadLog& this_thread_log() {
-  thread_local std::shared_ptr<ThreadLog> t_log;
-  std::shared_ptr<ThreadLog>& log = lg::detail::thread_local_ref(t_log);
+// Set when the thread's log reference is destroyed. Trivially destructible, so still readable
+// afterwards: a scope of static storage duration ends after the main thread's thread_locals are
+// destroyed, and switching the thread back notes the change.
+thread_local bool t_log_gone = false;
+
+struct LogReference {
+  std::shared_ptr<ThreadLog> log;
+  ~LogReference() { t_log_gone = true; }
+};
+
+// This thread's log, made at its first change; none once the thread's thread_locals are
+// destroyed. The thread keeps its own reference: a log dropped from the registry (more threads
+// than kept) only stops being found.
+ThreadLog* this_thread_log() {
+  thread_local LogReference t_log;
+  if (t_log_gone) [[unlikely]] return nullptr;
+  std::shared_ptr<ThreadLog>& log = lg::detail::thread_local_ref(t_log).log;
   if (!log) {
     log = std::make_shared<ThreadLog>();
     Logs& l = logs();
@@ -180,7 +192,7 @@ ThreadLog& this_thread_log() {
     l.by_thread[thread] = log;
     l.order.push_back(thread);
   }
-  return *log;
+  return log.get();
 }
 
 // The graph-building nodes running on this thread, innermost last: the module path of each,
@@ -193,7 +205,7 @@ thread_local std::vector<NodeSite> t_node_sites;
 
 void note_site(std::string_view path) noexcept {
   try {
-    this_thread_log().note_site(at::sequence_number::peek(), path);
+    if (ThreadLog* log = this_thread_log()) log->note_site(at::sequence_number::peek(), path);
   } catch (...) {
     // Out of memory: the nodes made from here on have the path in force before.
   }
@@ -201,7 +213,7 @@ void note_site(std::string_view path) noexcept {
 
 void note_path(std::string_view path, size_t depth) noexcept {
   try {
-    this_thread_log().note(at::sequence_number::peek(), path, depth);
+    if (ThreadLog* log = this_thread_log()) log->note(at::sequence_number::peek(), path, depth);
   } catch (...) {
     // Out of memory: the nodes made from here on report no module path.
   }
@@ -280,7 +292,8 @@ std::string forward_site(uint64_t forward_thread_id, int64_t sequence_nr) {
 void note_forward_call(int64_t first_node, int64_t end_node, std::string_view call_site) noexcept {
   if (end_node <= first_node || call_site.empty()) return;
   try {
-    this_thread_log().note_call(static_cast<uint64_t>(first_node), static_cast<uint64_t>(end_node), call_site);
+    if (ThreadLog* log = this_thread_log())
+      log->note_call(static_cast<uint64_t>(first_node), static_cast<uint64_t>(end_node), call_site);
   } catch (...) {
     // Out of memory: these nodes have no call site.
   }

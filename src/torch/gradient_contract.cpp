@@ -41,6 +41,7 @@ bool check_gradient(std::string_view parameter, const at::Tensor& param, const a
   guard::detail::ForeignCall foreign;
   foreign.finding = &finding;
   foreign.locate = torch_bridge::current_locator();  // the program's line that checked: after backward()
+  foreign.raise = torch_bridge::current_raiser();     // as an op's violation is raised (set_raiser)
   guard::detail::after_foreign_op(call, mode, op_index, foreign);
   return false;
 }

@@ -138,52 +138,63 @@ void put_back(const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer, bool was_
   if (torch::enabled() != was_enabled) was_enabled ? switch_thread_on() : torch::disable();
 }
 
-// The thread's open lg::torch::Scopes, innermost last. Scopes may end in any order (held by
-// unique_ptr or optional): one that ends while a scope opened inside it lives only keeps what
-// it would put back, and the inner scope's state holds; when the innermost ends, the thread
-// gets back what the outermost of the run of ended scopes below it found. Made at a thread's
-// first Scope and freed when its last ends; a pointer, so that a Scope of static storage
-// duration still finds it while the thread's thread_locals are destroyed.
+// The thread's open scopes (lg::torch::Scope, HandoverScope, BackwardOrigin), innermost last.
+// Scopes may end in any order (held by unique_ptr or optional): one that ends while a scope
+// opened inside it lives only keeps what it would put back, and the inner scope's state holds;
+// when the innermost ends, the thread gets back what the outermost of the run of ended scopes
+// below it found. Made at a thread's first scope and freed when its last ends; a pointer, so
+// that a scope of static storage duration still finds it while the thread's thread_locals are
+// destroyed.
 struct OpenScope {
-  const torch::Scope* scope;
+  const void* scope;
   std::shared_ptr<c10::ThreadLocalDebugInfo> outer;  // the chain it found
-  bool was_enabled;
+  std::optional<bool> was_enabled;                   // the switch it found; none: it leaves the switch
   bool ended;
 };
 thread_local std::vector<OpenScope>* t_open_scopes = nullptr;
 
-void open_scope(const torch::Scope* scope) {
-  if (t_open_scopes == nullptr) t_open_scopes = new std::vector<OpenScope>;
-  t_open_scopes->push_back({scope, nullptr, false, false});
-}
-
-void end_scope(const torch::Scope* scope, const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer,
-               bool was_enabled) {
+std::vector<OpenScope>::iterator find_open_scope(const void* scope, const char* name) {
   std::vector<OpenScope>* open = t_open_scopes;
-  auto it = open == nullptr ? std::vector<OpenScope>::iterator()
-                            : std::find_if(open->begin(), open->end(), [&](const OpenScope& o) { return o.scope == scope; });
+  const auto it = open == nullptr ? std::vector<OpenScope>::iterator()
+                                  : std::find_if(open->begin(), open->end(),
+                                                 [&](const OpenScope& o) { return o.scope == scope; });
   // Its own thread lists it until it ends: not found, it ends on another thread, whose state
   // (and its own's) it must not change.
-  LG_CHECK(open != nullptr && it != open->end(),
-           "[lg::torch::Scope] destroyed on another thread than the one that made it; a scope switches "
-           "one thread on or off and must end there");
+  LG_CHECK(open != nullptr && it != open->end(), "[", name,
+           "] destroyed on another thread than the one that made it; a scope changes one thread's state and "
+           "must end there");
+  return it;
+}
+
+void open_scope(const void* scope) {
+  if (t_open_scopes == nullptr) t_open_scopes = new std::vector<OpenScope>;
+  t_open_scopes->push_back({scope, nullptr, std::nullopt, false});
+}
+
+void check_scope_thread(const void* scope, const char* name) { (void)find_open_scope(scope, name); }
+
+void end_scope(const void* scope, const char* name, const std::shared_ptr<c10::ThreadLocalDebugInfo>& outer,
+               std::optional<bool> was_enabled) {
+  const auto it = find_open_scope(scope, name);
+  std::vector<OpenScope>* open = t_open_scopes;
   if (it + 1 != open->end()) {  // a scope inside it still lives
     *it = {scope, outer, was_enabled, true};
     return;
   }
   std::shared_ptr<c10::ThreadLocalDebugInfo> restore_chain = outer;
-  bool restore_enabled = was_enabled;
+  std::optional<bool> restore_enabled = was_enabled;
   open->pop_back();
   while (!open->empty() && open->back().ended) {
     restore_chain = std::move(open->back().outer);
-    restore_enabled = open->back().was_enabled;
+    if (open->back().was_enabled) restore_enabled = open->back().was_enabled;
     open->pop_back();
   }
   if (open->empty()) {
     delete open;
     t_open_scopes = nullptr;
   }
-  put_back(restore_chain, restore_enabled);
+  put_back_chain(restore_chain);
+  if (restore_enabled && torch::enabled() != *restore_enabled) *restore_enabled ? switch_thread_on() : torch::disable();
 }
 
 }  // namespace
@@ -239,13 +250,16 @@ HandoverScope::HandoverScope(const Handover& handover)
       torch_bridge::switch_on_handed_over();
     else
       disable();
+    torch_bridge::open_scope(this);
   } catch (...) {  // no destructor runs: put the thread back here
     torch_bridge::put_back(outer_debug_info_, was_enabled_);
     throw;
   }
 }
 
-HandoverScope::~HandoverScope() { torch_bridge::put_back(outer_debug_info_, was_enabled_); }
+HandoverScope::~HandoverScope() {
+  torch_bridge::end_scope(this, "lg::torch::HandoverScope", outer_debug_info_, was_enabled_);
+}
 
 Scope::Scope(guard::Mode mode)
     : mode_(guard::detail::checked_mode(mode, "lg::torch::Scope")),
@@ -266,16 +280,21 @@ Scope::Scope(guard::Mode mode)
   }
 }
 
-Scope::~Scope() { torch_bridge::end_scope(this, outer_debug_info_, was_enabled_); }
+Scope::~Scope() { torch_bridge::end_scope(this, "lg::torch::Scope", outer_debug_info_, was_enabled_); }
 
 BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
     : outer_debug_info_(torch_bridge::push_carried([thread](torch_bridge::Carried& c) { c.origin = thread; })),
       // A thread off the bridge makes no reports: its pass is not watched.
       builds_graph_(builds_graph && c10::impl::tls_is_dispatch_key_included(torch_bridge::kKey)) {
   torch_bridge::forget_finished_node();
-  if (!builds_graph_) return;
   try {
-    torch_bridge::watch_graph_building_pass();
+    if (builds_graph_) torch_bridge::watch_graph_building_pass();
+    try {
+      torch_bridge::open_scope(this);
+    } catch (...) {
+      if (builds_graph_) torch_bridge::unwatch_graph_building_pass();
+      throw;
+    }
   } catch (...) {
     torch_bridge::put_back_chain(outer_debug_info_);
     throw;
@@ -283,8 +302,10 @@ BackwardOrigin::BackwardOrigin(uint64_t thread, bool builds_graph)
 }
 
 BackwardOrigin::~BackwardOrigin() {
+  // The pass's watch is this thread's: ended on another thread, it would stay on.
+  torch_bridge::check_scope_thread(this, "lg::torch::BackwardOrigin");
   if (builds_graph_) torch_bridge::unwatch_graph_building_pass();
-  torch_bridge::put_back_chain(outer_debug_info_);
+  torch_bridge::end_scope(this, "lg::torch::BackwardOrigin", outer_debug_info_, std::nullopt);
 }
 
 std::optional<uint64_t> backward_origin() {

@@ -25,6 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -65,6 +69,28 @@ const lg::guard::ViolationRecord* find(const lg::guard::Report& r, const std::st
   line = __LINE__ + 1;
   y.sigmoid_();
   return y;
+}
+
+// Whether `f`, run in a child process, ends it by an uncaught exception whose message (on its
+// stderr, from std::terminate) contains `text`: a destructor's lg::Error.
+template <typename F>
+bool ends_the_program(F f, const std::string& text) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) return false;
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(pipe_ends[1], STDERR_FILENO);
+    f();
+    _exit(0);
+  }
+  close(pipe_ends[1]);
+  std::string err;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) err.append(buffer, static_cast<size_t>(n));
+  close(pipe_ends[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && err.find(text) != std::string::npos;
 }
 
 // Whether f throws an E whose message contains `text`.
@@ -548,6 +574,61 @@ int main(int argc, char** argv) {
     expect(lg::guard::mode() == lg::guard::Mode::Throw, "guard scopes out of order: the innermost live one holds");
     c.reset();
     expect(lg::guard::mode() == lg::guard::Mode::Record, "guard scopes out of order: after all, the process's mode");
+    lg::guard::clear_report();
+  }
+
+  // A HandoverScope or a BackwardOrigin opened inside a Scope that ends first: the inner one's
+  // state holds while it lives, and after both the thread is as it was before them.
+  {
+    auto scope = std::make_unique<lg::torch::Scope>(lg::guard::Mode::Throw);
+    auto origin = std::make_unique<lg::torch::BackwardOrigin>(7);
+    scope.reset();
+    expect(lg::torch::backward_origin() == 7u, "a BackwardOrigin that outlives its Scope still holds");
+    origin.reset();
+    expect(lg::torch::mode() == lg::guard::Mode::Record && !lg::torch::backward_origin() && lg::torch::enabled(),
+           "BackwardOrigin after its Scope: once both ended, the thread is as before them");
+    lg::torch::disable();
+    auto on = std::make_unique<lg::torch::Scope>(lg::guard::Mode::Throw);
+    auto task = std::make_unique<lg::torch::HandoverScope>(lg::torch::Handover{});  // from a thread that was off
+    expect(!lg::torch::enabled(), "a HandoverScope from a thread that was off switches off");
+    on.reset();
+    expect(!lg::torch::enabled(), "a HandoverScope that outlives its Scope keeps the thread off");
+    task.reset();
+    expect(!lg::torch::enabled() && lg::torch::mode() == lg::guard::Mode::Record && !lg::torch::Handover::here().switched_on,
+           "HandoverScope after its Scope: once both ended, the thread is off again, as before them");
+    lg::torch::enable();
+  }
+
+  // A scope belongs to its thread: destroyed on another, it ends the program with an lg::Error
+  // rather than switch either thread.
+  const auto destroyed_elsewhere = [](auto make) {
+    return [make] {
+      auto scope = make();
+      std::thread([&] { scope.reset(); }).join();
+    };
+  };
+  expect(ends_the_program(destroyed_elsewhere([] { return std::make_unique<lg::torch::Scope>(lg::guard::Mode::Warn); }),
+                          "[lg::torch::Scope] destroyed on another thread"),
+         "a Scope destroyed on another thread ends the program");
+  expect(ends_the_program(destroyed_elsewhere([] {
+                            return std::make_unique<lg::torch::HandoverScope>(lg::torch::Handover{true, std::nullopt});
+                          }),
+                          "[lg::torch::HandoverScope] destroyed on another thread"),
+         "a HandoverScope destroyed on another thread ends the program");
+  expect(ends_the_program(destroyed_elsewhere([] { return std::make_unique<lg::torch::BackwardOrigin>(7, true); }),
+                          "[lg::torch::BackwardOrigin] destroyed on another thread"),
+         "a BackwardOrigin destroyed on another thread ends the program");
+
+  // set_raiser decides how the gradient contract raises in throw mode, as for an op.
+  {
+    lg::torch::Scope throwing(lg::guard::Mode::Throw);
+    lg::torch::set_raiser([](const lg::LayoutViolation& v) { throw std::runtime_error("raised: " + v.op()); });
+    const at::Tensor weight = torch::randn({4, 8, 3, 3});
+    expect(refuses<std::runtime_error>([&] {
+             (void)lg::torch::check_gradient("w", weight, torch::randn({4, 8, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast));
+           }, "raised: autograd::grad_strides"),
+           "the gradient contract raises through set_raiser");
+    lg::torch::set_raiser(nullptr);
     lg::guard::clear_report();
   }
 

@@ -126,7 +126,8 @@ def set_options(text):
 
 
 def enabled():
-    """Whether the calling thread's ops are checked."""
+    """Whether the calling thread is switched on: its ops go through the bridge, and are
+    checked unless mode() is "off"."""
     return _C.enabled()
 
 

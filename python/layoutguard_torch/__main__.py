@@ -229,15 +229,22 @@ def run_script(script, args):
         directory, path = path, os.path.join(path, "__main__.py")
         if not os.path.isfile(path):
             return fail(f"no __main__.py in {script}")
-    elif not os.path.isfile(path) or zipfile.is_zipfile(path):
-        # A zip file with a __main__.py: runpy puts it on the path and runs that.
-        if zipfile.is_zipfile(path) and not has_main_entry(path):
+    elif os.path.isfile(path) and zipfile.is_zipfile(path):
+        # A zip file with a __main__.py: runpy puts it on the path and runs that. Only a
+        # regular file is asked: asking reads a pipe's program (/dev/stdin, <(...)) away.
+        if not has_main_entry(path):
             return fail(f"no __main__.py in {script}")
         put_first_on_path(os.getcwd())
+        # Absolute, as python3 gives sys.path[0] and __file__ (its sys.argv[0] is the path as
+        # typed; runpy makes it this path).
         return run_program(lambda: runpy.run_path(path, run_name="__main__"))
     put_first_on_path(directory)
-    with io.open_code(path) as f:
-        source = f.read()
+    try:
+        with io.open_code(path) as f:
+            source = f.read()
+    except OSError as e:  # as python3 says it, with its status
+        print(f"layoutguard_torch: can't open file '{path}': [Errno {e.errno}] {e.strerror}", file=sys.stderr)
+        return 2
     # python3's loader for a script: what warnings and linecache ask for the source lines.
     return run_source(source, path, __file__=path, __cached__=None,
                       __loader__=importlib.machinery.SourceFileLoader("__main__", path))

@@ -1269,6 +1269,13 @@ class Entrypoints(unittest.TestCase):
                 self.assertIn("pickled at exit True", run.stdout, args)
             run = runner("-", stdin="import sys\nprint('from stdin', sys.argv)\n")
             self.assertEqual((run.returncode, run.stdout), (0, "from stdin ['-']\n"), run.stderr)
+            # A zip file's program finds itself where python3's does (sys.argv[0] is absolute).
+            with zipfile.ZipFile(os.path.join(tmp, "app.zip"), "w") as archive:
+                archive.writestr("__main__.py", "import sys\nprint(sys.argv[1:], sys.path[0], __file__)\n")
+            run = runner("app.zip", "--flag")
+            plain = subprocess.run([sys.executable, "app.zip", "--flag"], cwd=tmp, capture_output=True, text=True,
+                                   timeout=300)
+            self.assertEqual((run.returncode, run.stdout), (0, plain.stdout), run.stderr)
             run = runner("-m", "broken.train")
             self.assertEqual(run.returncode, 2, run.stderr)
             self.assertIn("No module named 'no_such_dependency_of_broken'", run.stderr)
@@ -1386,6 +1393,18 @@ class Entrypoints(unittest.TestCase):
                 self.assertNotIn("Traceback", run.stderr, args)
             run = runner("-", stdin=subprocess.DEVNULL)  # nothing on standard input: an empty program
             self.assertEqual((run.returncode, run.stdout), (0, ""), run.stderr)
+            # A program in a pipe (/dev/stdin, a shell's <(...)) is read once, as python3 reads it.
+            run = subprocess.run([sys.executable, "-m", "layoutguard_torch", "/dev/stdin"], env=env, cwd=tmp,
+                                 input="print('piped')\n", capture_output=True, text=True, timeout=300)
+            self.assertEqual((run.returncode, run.stdout), (0, "piped\n"), run.stderr)
+            # A file that cannot be opened (a socket): python3's message and status.
+            import socket
+            with socket.socket(socket.AF_UNIX) as listening:
+                listening.bind(os.path.join(tmp, "socket.py"))
+                run = runner("socket.py")
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("can't open file", run.stderr)
+            self.assertNotIn("Traceback", run.stderr)
             # Bad settings of a program that runs no op are reported where it ends (status 1),
             # a bad switch that the runner reads itself before the program starts.
             for settings, message in [({"LAYOUTGUARD": "loud"}, "LAYOUTGUARD='loud' is not a mode"),

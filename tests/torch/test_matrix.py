@@ -173,6 +173,34 @@ class BadInputs(unittest.TestCase):
     def test_unknown_module_glob(self):
         self.assertOneLineError(matrix("--modules", "nn.NoSuchModule"), "--modules", "matches no ModuleInfo")
 
+    def test_bad_numbers_name_the_option_and_the_value(self):
+        for args, words in [(("--samples", "0"), ("--samples", "got 0")),
+                            (("--jobs", "0"), ("--jobs", "got 0")),
+                            (("--jobs", "100000"), ("--jobs", "got 100000")),
+                            (("--timeout", "nan"), ("--timeout", "got nan")),
+                            (("--timeout", "inf"), ("--timeout", "got inf")),
+                            (("--timeout", "-1"), ("--timeout", "got -1"))]:
+            with self.subTest(args):
+                self.assertOneLineError(matrix("--ops", "add", *args), *words)
+
+    def test_output_files_are_checked_before_the_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for flag in ("--json", "--markdown"):
+                self.assertOneLineError(matrix("--ops", "add", flag, tmp), flag, "is a directory")
+                self.assertOneLineError(matrix("--ops", "add", flag, os.path.join(tmp, "no", "t.json")), flag,
+                                        "no directory")
+
+    def test_a_check_file_that_is_not_a_table(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text in [("empty.json", "{}"), ("list.json", "[]"), ("rows.json", '{"meta": {"torch": "1"}, '
+                                                                                         '"rows": [1]}')]:
+                path = os.path.join(tmp, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.subTest(name):
+                    self.assertOneLineError(matrix("--ops", "add", "--check", path), "--check", path,
+                                            "not a matrix table")
+
     def test_missing_expecttest(self):
         # None in sys.modules makes `import expecttest` fail as if it were not installed.
         code = ("import sys, runpy; sys.modules['expecttest'] = None; "

@@ -4,6 +4,7 @@ Exit status: 0 done; 1 --check found rows that differ from the committed table; 
 argument or environment (--device cuda without a GPU, a glob that matches nothing, no
 expecttest), with one line on stderr."""
 import argparse
+import math
 import os
 import platform
 import sys
@@ -41,9 +42,30 @@ def parse(argv):
     p.add_argument("--list", action="store_true", help="print the selected names and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
-    if args.samples < 1 or args.jobs < 1 or args.timeout <= 0:
-        raise UsageError("--samples and --jobs must be at least 1 and --timeout positive")
+    if args.samples < 1:
+        raise UsageError(f"--samples must be at least 1, got {args.samples}")
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs must be from 1 to {MAX_JOBS} (each worker imports torch), got {args.jobs}")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    for flag, path in (("--json", args.json), ("--markdown", args.markdown)):
+        if path is not None:
+            check_writable(flag, path)
     return args
+
+
+MAX_JOBS = 64
+
+
+def check_writable(flag, path):
+    """Before the run, which may take long: a file the table can be written to at its end."""
+    directory = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: is a directory; the table needs a file name")
+    if not os.path.isdir(directory):
+        raise UsageError(f"{flag} {path}: no directory {directory}")
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{flag} {path}: not writable")
 
 
 def load_databases():
@@ -99,11 +121,11 @@ def main(argv):
     committed = None
     if args.check:
         import json
+        from .render import read_table
         try:
-            with open(args.check) as f:
-                committed = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--check {args.check}: {exc}") from None
+            committed = read_table(args.check)
+        except ValueError as exc:
+            raise UsageError(f"--check {exc}") from None
     op_db, module_db = load_databases()
     tasks = select_tasks(args, op_db, module_db)
     if args.list:

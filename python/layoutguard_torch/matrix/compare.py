@@ -5,11 +5,10 @@ loses, in either direction (a version, a device or a change of one's own against
 
 Rows that are n/a, error or untested on either side say nothing about the format and are left
 out. Exit status 0; 2 for a file that cannot be read as a table."""
-import json
 import sys
 
 from . import PROG
-from .render import _cause
+from .render import _cause, read_table
 from .verdicts import DIRECTIONS
 
 JUDGED = ("keeps", "loses")
@@ -46,13 +45,10 @@ def main(argv):
     tables = []
     for path in argv:
         try:
-            with open(path) as f:
-                table = json.load(f)
-            table["rows"], table["meta"]["torch"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"{PROG}.compare: error: {path}: not a matrix table ({type(exc).__name__}: {exc})", file=sys.stderr)
+            tables.append(read_table(path))
+        except ValueError as exc:
+            print(f"{PROG}.compare: error: {exc}", file=sys.stderr)
             return 2
-        tables.append(table)
     sys.stdout.write(markdown(*tables))
     return 0
 

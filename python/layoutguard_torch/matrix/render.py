@@ -4,6 +4,24 @@ import json
 from .verdicts import DIRECTIONS, VERDICTS
 
 
+def read_table(path):
+    """A table as write_json wrote it, or ValueError naming the path and what is wrong."""
+    try:
+        with open(path) as f:
+            table = json.load(f)
+        if not isinstance(table.get("meta"), dict) or not isinstance(table["meta"].get("torch"), str):
+            raise ValueError("no meta.torch")
+        if not isinstance(table.get("rows"), list):
+            raise ValueError("no list of rows")
+        for r in table["rows"]:
+            if not (isinstance(r, dict) and isinstance(r.get("kind"), str) and isinstance(r.get("name"), str)
+                    and all(isinstance(r.get(d), dict) for d in DIRECTIONS)):
+                raise ValueError(f"a row without kind, name and {' and '.join(DIRECTIONS)}: {str(r)[:80]}")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path}: not a matrix table ({type(exc).__name__}: {exc})") from None
+    return table
+
+
 def write_json(result, path):
     with open(path, "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)

@@ -6,6 +6,7 @@
 #include "diff_command.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <iostream>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "arguments.h"
 #include "core/input_file.h"
+#include "core/printable_text.h"
 
 namespace lg::tools {
 namespace {
@@ -62,36 +64,58 @@ Run read_run(const std::string& path, bool all_depths) {
       return ValueError("[layoutguard diff] " + path + " line " + std::to_string(number) + ": " + why +
                         "; required: one JSON event per line, as LAYOUTGUARD_OPTIONS=events=FILE writes them");
     };
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw bad("not a JSON object");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {  // text that is not UTF-8 too
+      throw bad(lg::detail::printable_text(std::string("not JSON (") + e.what() + ")"));
+    }
+    if (!j.is_object()) throw bad("not a JSON object");
     std::string field;  // the one being read, for the error
-    const auto get = [&field]<typename T>(const nlohmann::json& object, const char* name, T&& out) {
+    // Read as they are written: the text with its control bytes escaped (it is printed), each
+    // number an integer in range (nlohmann would take 1.5 for 1, and 2^63 for -2^63).
+    const auto text = [&field](const nlohmann::json& object, const char* name) {
       field = name;
-      out = object.at(name).get<std::decay_t<T>>();
+      return lg::detail::printable_text(object.at(name).get<std::string>());
+    };
+    const auto integer = [&](const nlohmann::json& v, int64_t low) {
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) ||
+          v.get<int64_t>() < low)
+        throw bad("field '" + field + "' is " + lg::detail::printable_text(v.dump()) + "; required: an integer from " +
+                  std::to_string(low) + " to " + std::to_string(INT64_MAX));
+      return v.get<int64_t>();
+    };
+    const auto count = [&](const nlohmann::json& object, const char* name, int64_t low) {
+      field = name;
+      return integer(object.at(name), low);
+    };
+    const auto counts = [&](const nlohmann::json& object, const char* name, int64_t low) {
+      field = name;
+      std::vector<int64_t> out;
+      for (const nlohmann::json& v : object.at(name).get_ref<const nlohmann::json::array_t&>()) out.push_back(integer(v, low));
+      return out;
     };
     try {
-      int64_t depth = 0;
-      get(j, "depth", depth);
+      const int64_t depth = count(j, "depth", 0);
       if (!all_depths && depth != 0) continue;
       Call c;
-      get(j, "seq", c.seq);
-      get(j, "op", c.op);
-      get(j, "module", c.module);
-      get(j, "kernel", c.kernel);
-      get(j, "device", c.device);
+      c.seq = count(j, "seq", 0);
+      c.op = text(j, "op");
+      c.module = text(j, "module");
+      c.kernel = text(j, "kernel");
+      c.device = text(j, "device");
       field = "outputs";
-      for (const nlohmann::json& o : j.at("outputs")) {
+      for (const nlohmann::json& o : j.at("outputs").get_ref<const nlohmann::json::array_t&>()) {
         Output out;
         out.defined = o.value("defined", true);
         if (out.defined) {
-          get(o, "format", out.format);
-          get(o, "sizes", out.sizes);
-          get(o, "strides", out.strides);
+          out.format = text(o, "format");
+          out.sizes = counts(o, "sizes", 0);
+          out.strides = counts(o, "strides", INT64_MIN);
         }
         c.outputs.push_back(std::move(out));
       }
-      uint64_t thread = 0;
-      get(j, "thread", thread);
+      const auto thread = static_cast<uint64_t>(count(j, "thread", 0));
       if (!run.calls.count(thread)) run.threads.push_back(thread);
       run.calls[thread].push_back(std::move(c));
     } catch (const nlohmann::json::exception& e) {

@@ -59,7 +59,26 @@ expect_failure "$tmp/fifo.jsonl: not a regular file (a FIFO); required: an event
 expect_failure "$tmp: not a regular file (a directory)" diff "$tmp" "$tmp/unet.jsonl"
 expect_failure "bad.jsonl line 1: field 'depth' is missing or of another type" diff "$tmp/bad.jsonl" "$tmp/unet.jsonl"
 echo '{"seq":0,"thread":0,"op":"relu","module":"m","depth":"0"}' >"$tmp/mistyped.jsonl"
-expect_failure "mistyped.jsonl line 1: field 'depth' is missing or of another type" diff "$tmp/mistyped.jsonl" "$tmp/unet.jsonl"
+expect_failure "mistyped.jsonl line 1: field 'depth' is \"0\"; required: an integer from 0" diff "$tmp/mistyped.jsonl" "$tmp/unet.jsonl"
+# Numbers are integers in range, as the guard writes them; text is JSON's, UTF-8.
+line() {  # line THREAD OUTPUTS MODULE
+  printf '{"seq":0,"thread":%s,"op":"relu","module":"%s","depth":0,"kernel":"k","device":"cpu","outputs":%s}\n' "$1" "$3" "$2"
+}
+output='[{"format":"channels_last","sizes":[1,2,2,2],"strides":[8,1,4,2]}]'
+line 1.5 "$output" m >"$tmp/n1.jsonl"
+expect_failure "n1.jsonl line 1: field 'thread' is 1.5; required: an integer from 0" diff "$tmp/n1.jsonl" "$tmp/a.jsonl"
+line 0 '[{"format":"channels_last","sizes":[9223372036854775808,2,2,2],"strides":[8,1,4,2]}]' m >"$tmp/n2.jsonl"
+expect_failure "n2.jsonl line 1: field 'sizes' is 9223372036854775808; required: an integer from 0 to 9223372036854775807" \
+  diff "$tmp/n2.jsonl" "$tmp/a.jsonl"
+line 0 null m >"$tmp/n3.jsonl"
+expect_failure "n3.jsonl line 1: field 'outputs' is missing or of another type" diff "$tmp/n3.jsonl" "$tmp/a.jsonl"
+printf '{"op": "caf\xe9"}\n' >"$tmp/latin1.jsonl"
+expect_failure "latin1.jsonl line 1: not JSON (" diff "$tmp/latin1.jsonl" "$tmp/a.jsonl"
+# Control bytes in a field are shown escaped: a file cannot print a false line or move the cursor.
+line 0 "$output" 'm\u001b[31m\nresult: fake' >"$tmp/ctl.jsonl"
+differs "$tmp/ctl.txt" "$tmp/ctl.jsonl" "$tmp/a.jsonl"
+grep -qF 'relu (m\x1b[31m\x0aresult: fake)' "$tmp/ctl.txt"
+if grep -q "^result: fake" "$tmp/ctl.txt"; then echo "a field's line break started a line of its own"; exit 1; fi
 expect_failure "holds no user-level (depth 0) call" diff "$tmp/unet.jsonl" "$tmp/empty.jsonl"
 expect_failure "needs two events files, got 1" diff "$tmp/unet.jsonl"
 expect_failure "needs two events files, got 3" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" "$tmp/unet.jsonl"

@@ -200,9 +200,14 @@ void diff_thread(const std::vector<Call>& a, const std::vector<Call>& b, Tally& 
 }  // namespace
 
 int diff_command(std::span<const std::string_view> args) {
-  // The two files and the flags in any order: a "--name" takes the word after it.
+  // The two files and the flags in any order: a "--name" takes the word after it. After "--"
+  // every word is a file (one whose name starts with "--").
   std::vector<std::string_view> files, flag_args;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      files.insert(files.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
     if (!args[i].starts_with("--")) {
       files.push_back(args[i]);
       continue;

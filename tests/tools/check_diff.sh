@@ -86,5 +86,9 @@ expect_failure "unknown flag --dpeth; accepted: --depth; did you mean '--depth'?
 # Flags may come before, between or after the two files.
 "$tool" diff --depth all "$tmp/unet.jsonl" "$tmp/unet.jsonl" | grep -q "(every call)"
 "$tool" diff "$tmp/unet.jsonl" --depth all "$tmp/unet.jsonl" | grep -q "(every call)"
+# After "--" every word is a file, one named like a flag too.
+cp "$tmp/unet.jsonl" "$tmp/--depth"
+tool_path="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")"
+(cd "$tmp" && "$tool_path" diff --depth all -- unet.jsonl --depth) | grep -q "^result: the runs agree on every layout$"
 expect_failure "--depth must be 0|all" diff "$tmp/unet.jsonl" "$tmp/unet.jsonl" --depth 2
 echo "diff ok"

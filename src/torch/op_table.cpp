@@ -1,8 +1,6 @@
 // The ATen ops' policies and call counts (see op_table.h).
 #include "torch/op_table.h"
 
-#include <algorithm>
-#include <iterator>
 #include <memory>
 #include <shared_mutex>
 #include <unordered_map>
@@ -24,8 +22,6 @@ struct OpTable {
   std::vector<std::unique_ptr<OpEntry>> retired;
 };
 
-// Bumped when an entry is retired: each thread's cache starts afresh at its next lookup.
-std::atomic<uint64_t> g_generation{0};
 
 OpTable& op_table() {
   static auto* table = new OpTable();  // never destroyed: the exit report flushes it
@@ -44,20 +40,14 @@ const OpEntry& lookup(const c10::FunctionSchema* key) {
   return *t.entries.emplace(key, std::move(made)).first->second;
 }
 
-// Direct-mapped by the schema's address: an op's schema lives as long as its definition, and
-// when that goes (a torch.library.Library freed) so does every thread's cache (g_generation).
+// Direct-mapped by the schema's address: an op's schema lives as long as its definition; an
+// entry retired with it (a torch.library.Library freed) is looked up again.
 struct Cache {
   static constexpr size_t kSlots = 512;
-  uint64_t generation = 0;
   const c10::FunctionSchema* keys[kSlots] = {};
   const OpEntry* values[kSlots] = {};
 };
 thread_local Cache t_cache;
-
-[[gnu::cold]] void start_afresh(Cache& cache, uint64_t generation) {
-  std::fill(std::begin(cache.keys), std::end(cache.keys), nullptr);
-  cache.generation = generation;
-}
 
 // An op defined later may get the schema address of one whose definition went, and with it
 // that op's name and policy (a view's, or a memory_format argument's index beyond the new
@@ -70,9 +60,9 @@ class RetireDeregisteredOps final : public c10::OpRegistrationListener {
     std::unique_lock lock(t.mutex);
     const auto it = t.entries.find(&op.schema());
     if (it == t.entries.end()) return;
+    it->second->retired.store(true, std::memory_order_relaxed);  // ordered by the dispatcher's lock
     t.retired.push_back(std::move(it->second));
     t.entries.erase(it);
-    g_generation.fetch_add(1, std::memory_order_release);
   }
 };
 
@@ -89,9 +79,7 @@ const OpEntry& op_entry(const c10::OperatorHandle& op) {
   const c10::FunctionSchema* key = &op.schema();
   const size_t slot = (reinterpret_cast<uintptr_t>(key) >> 4) % Cache::kSlots;
   Cache& cache = t_cache;
-  if (const uint64_t generation = g_generation.load(std::memory_order_acquire); cache.generation != generation)
-    [[unlikely]] start_afresh(cache, generation);
-  if (cache.keys[slot] != key) {
+  if (cache.keys[slot] != key || cache.values[slot]->retired.load(std::memory_order_relaxed)) [[unlikely]] {
     cache.values[slot] = &lookup(key);
     cache.keys[slot] = key;
   }

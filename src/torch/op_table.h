@@ -18,6 +18,8 @@ namespace lg::torch_bridge {
 struct OpEntry : AtenPolicy {
   explicit OpEntry(AtenPolicy p) : AtenPolicy(std::move(p)) {}
   mutable std::atomic<int64_t> pending_calls{0};
+  // The op's definition went away: a later op at its schema's address has an entry of its own.
+  std::atomic<bool> retired{false};
 };
 
 // The op's entry: a load and a compare in a per-thread cache for a hot op; the first call of

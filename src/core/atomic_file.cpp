@@ -35,6 +35,9 @@ std::string path_problem(const std::string& path, bool replacing) {
   if (ec && !missing(ec)) return "cannot be reached: " + ec.message();  // EACCES, ENOTDIR
   if (fs::exists(st)) {
     if (fs::is_directory(st)) return "a directory";
+    // Opened in place, a FIFO would hold the first write until some process reads it.
+    if (!replacing && (fs::is_fifo(st) || fs::is_socket(st)))
+      return fs::is_fifo(st) ? "a FIFO, which would hold the first write until a process reads it" : "a socket";
     if (replacing && !fs::is_regular_file(st)) {
       struct stat raw {};
       const std::string kind = ::stat(path.c_str(), &raw) == 0 ? file_type_name(raw.st_mode) : "not a regular file";
@@ -51,13 +54,6 @@ std::string path_problem(const std::string& path, bool replacing) {
   return "";
 }
 
-// A symbolic link is followed, so that the file it names is replaced and the link stays.
-std::string resolve_link(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_symlink(fs::symlink_status(path, ec))) return path;
-  const fs::path target = fs::weakly_canonical(path, ec);
-  return ec ? path : target.string();
-}
 
 // The bytes the test seam lets through of a write of n (n when it is off).
 size_t allowed_bytes(size_t n) {
@@ -77,27 +73,41 @@ std::string subject(std::string_view what, const std::string& path) {
 
 }  // namespace
 
+std::string followed_link(const std::string& path) {
+  fs::path p{path};
+  for (int hops = 0; hops < 40; ++hops) {  // as many as the kernel follows (ELOOP past them)
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : (p.parent_path() / target).lexically_normal();
+  }
+  return p.string();
+}
+
 std::string output_path_problem(const std::string& path) { return path_problem(path, false); }
 std::string replaceable_path_problem(const std::string& path) { return path_problem(path, true); }
 
 void check_replaceable_path(std::string_view op, std::string_view what, const std::string& path) {
   LG_CHECK(!path.empty(), "[", op, "] received an empty path for ", what, "; required: a file name");
-  const std::string problem = replaceable_path_problem(resolve_link(path));
+  const std::string problem = replaceable_path_problem(followed_link(path));
   if (!problem.empty())
     throw ValueError(str("[", op, "] cannot write ", subject(what, path), ": ", problem,
                          "; required: a writable regular file, or a new file in a writable directory"));
 }
 
 ReplacingFile::ReplacingFile(std::string_view op, std::string_view what, const std::string& path)
-    : op_(op), what_(what), target_(resolve_link(path)) {
+    : op_(op), what_(what), target_(followed_link(path)) {
   check_replaceable_path(op, what, path);
   const fs::path target{target_};
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // A hidden name of this process: a crash leaves it beside the target, never in its place.
   static std::atomic<uint64_t> counter{0};
+  // At most 200 bytes of the name: with the suffix the temporary name stays within NAME_MAX
+  // (255) for any name that is.
+  const std::string name = target.filename().string().substr(0, 200);
   for (int attempt = 0; fd_ < 0; ++attempt) {
-    temp_ = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter.fetch_add(1))))
+    temp_ = (dir / ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1))))
                 .string();
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 & ~umask
     if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {

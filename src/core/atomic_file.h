@@ -10,7 +10,12 @@
 
 namespace lg::detail {
 
-// Why `path` cannot be opened for writing, or "" when it can: "a directory", "not writable:
+// Where `path` leads: a symbolic link followed, to the file it names (which need not exist
+// yet), link after link; any other path as it is. Writing there replaces the file the link
+// names and keeps the link.
+std::string followed_link(const std::string& path);
+
+// Why `path` cannot be opened for writing, or "" when it can: "a directory", "a FIFO", "not writable:
 // ...", "cannot be reached: ...", "its directory does not exist", "its directory is not
 // writable: ...". For files opened in place (a log, which may be /dev/stderr).
 std::string output_path_problem(const std::string& path);

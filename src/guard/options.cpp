@@ -94,7 +94,7 @@ constexpr size_t kNumKeys = std::size(kKeys);
 std::string_view allowed_values(Kind kind) {
   switch (kind) {
     case Kind::Bool: return "0, 1 (or false, true)";
-    case Kind::Count: return "a non-negative integer";
+    case Kind::Count: return "an integer from 0 to 9223372036854775807";
     case Kind::List: return "comma-separated names";
     case Kind::Path: return "a writable file path, in which %p, %r and %% stand for the process id, RANK and '%'";
     case Kind::Suppressions: return "a file path";
@@ -104,7 +104,7 @@ std::string_view allowed_values(Kind kind) {
 }
 
 [[noreturn]] void bad_value(const Key& key, std::string_view value, std::string_view why = {}) {
-  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", value, "'",
+  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", lg::detail::printable_text(value), "'",
                                 why.empty() ? "" : " (", why, why.empty() ? "" : ")",
                                 "; allowed values: ", allowed_values(key.kind)));
 }
@@ -159,13 +159,15 @@ std::string absolute_path(const std::string& path) {
 // report= and log_path= are written later (at exit, at the first warning); a path that cannot
 // be written is refused now, with the settings, instead of failing inside some op or at exit.
 // Only looks: the file is not created here (parse_options has no side effects).
-void check_writable(const Key& key, std::string_view value) {
+void check_writable(const Key& key, std::string_view value, const std::string& path_given) {
   // The log is opened in place (it may be /dev/stderr); the other files replace the old one
   // by a rename (core/atomic_file.h), which needs a regular file and a writable directory.
-  const std::string path{value};
+  // A symbolic link is checked where it leads: the file it names is what gets written.
+  const std::string path = detail::followed_link(path_given);
   const std::string problem =
       key.name == "log_path" ? detail::output_path_problem(path) : detail::replaceable_path_problem(path);
-  if (!problem.empty()) bad_value(key, value, problem);
+  if (!problem.empty())
+    bad_value(key, value, value == path ? problem : detail::str(lg::detail::printable_text(path), ": ", problem));
 }
 
 // Output paths may name the process, so that the processes of one job (the ranks of a
@@ -221,6 +223,9 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
       return ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '",
                                      lg::detail::printable_text(full), "' ", why));
     };
+    // A carriage return inside a line: a file whose lines end in CR alone, read as one line.
+    if (std::any_of(full.begin(), full.end(), [](char c) { return c != '\t' && lg::detail::is_control_byte(c); }))
+      throw bad_line("holds a control byte (lines end in LF or CRLF; a lone CR does not end one)");
     // op[signature-glob]: the brackets right after the op name are cut out first, since a
     // layout name can hold ':' ("contiguous (ambiguous: also ...)"), which separates the module.
     std::string signature_glob, rest(full);
@@ -312,7 +317,7 @@ void apply(Options& o, const Key& key, std::string_view value) {
     case Kind::Path: {
       if (value.empty()) bad_value(key, value, "empty");
       const std::string path = absolute_path(expand_placeholders(key, value));
-      check_writable(key, path);
+      check_writable(key, value, path);
       o.*key.path = path;
       return;
     }
@@ -356,6 +361,23 @@ std::string_view source_name(Source s) {
   return "";
 }
 
+// Two keys that write one file would lose one's contents to the other (the report replaces
+// the event stream at exit; the log's lines would land among the events).
+void check_distinct_outputs(const Options& o) {
+  std::vector<std::pair<const Key*, std::string>> outputs;
+  for (const Key& key : kKeys) {
+    if (key.kind != Kind::Path || (o.*key.path).empty()) continue;
+    std::error_code ec;
+    const std::filesystem::path file = std::filesystem::weakly_canonical(detail::followed_link(o.*key.path), ec);
+    const std::string same = ec ? o.*key.path : file.string();
+    for (const auto& [other, other_file] : outputs)
+      if (other_file == same)
+        throw ConfigError(detail::str(kOptionsVar, ": keys '", other->name, "' and '", key.name, "' name one file, '",
+                                      lg::detail::printable_text(same), "'; required: a file of its own for each"));
+    outputs.emplace_back(&key, same);
+  }
+}
+
 }  // namespace
 
 std::string_view mode_name(Mode mode) {
@@ -393,7 +415,7 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     else if (mode_text == "throw" || mode_text == "1") o.mode = Mode::Throw;
     else if (mode_text == "record") o.mode = Mode::Record;
     else
-      throw ConfigError(detail::str(kModeVar, "='", mode_text, "' is not a mode; allowed values: ",
+      throw ConfigError(detail::str(kModeVar, "='", lg::detail::printable_text(mode_text), "' is not a mode; allowed values: ",
                                     "off, warn, throw, record, 1 (= throw), 0 (= off)"));
     o.sources[0] = Source::Environment;
   }
@@ -405,17 +427,19 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": '", pair, "' is not key=value (pairs are separated by ':')"));
+      throw ConfigError(detail::str(kOptionsVar, ": '", lg::detail::printable_text(pair),
+                                    "' is not key=value (pairs are separated by ':')"));
     const std::string_view name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
     const auto* key = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return k.name == name; });
     if (key == std::end(kKeys)) {
       std::string all;
       for (const Key& k : kKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
-      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", name, "'; allowed keys: ", all));
+      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", lg::detail::printable_text(name), "'; allowed keys: ", all));
     }
     apply(o, *key, value);
     o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;
   }
+  check_distinct_outputs(o);
   return o;
 }
 

@@ -89,6 +89,17 @@ TEST_CASE("file writing: a new file appears only when written whole; an old one 
   replace_file("test::write", "the test file", dir / "link.txt", "through the link\n");
   CHECK(std::filesystem::is_symlink(dir / "link.txt"));
   CHECK(file_bytes(dir / "old.txt") == "through the link\n");
+  // Also a link to a file not made yet, through a second link: the file is made where they lead.
+  REQUIRE(::symlink("later.txt", (dir / "to-later.txt").c_str()) == 0);
+  REQUIRE(::symlink("to-later.txt", (dir / "to-link.txt").c_str()) == 0);
+  replace_file("test::write", "the test file", dir / "to-link.txt", "made\n");
+  CHECK(std::filesystem::is_symlink(dir / "to-link.txt"));
+  CHECK(std::filesystem::is_symlink(dir / "to-later.txt"));
+  CHECK(file_bytes(dir / "later.txt") == "made\n");
+  // A name of 250 bytes (NAME_MAX is 255): its temporary file's name must fit too.
+  const std::string long_name = dir / std::string(250, 'n');
+  replace_file("test::write", "the test file", long_name, "long\n");
+  CHECK(file_bytes(long_name) == "long\n");
 }
 
 TEST_CASE("file writing: a write failing part-way leaves the old file byte-identical and no temporary file") {

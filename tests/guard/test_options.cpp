@@ -106,7 +106,11 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   e = config_error("", "ambiguous=maybe");
   CHECK(contains(e, "key 'ambiguous' got 'maybe'; allowed values: skip, check"));
   e = config_error("", "min_bytes=-5");
-  CHECK(contains(e, "key 'min_bytes' got '-5'; allowed values: a non-negative integer"));
+  CHECK(contains(e, "key 'min_bytes' got '-5'; allowed values: an integer from 0 to 9223372036854775807"));
+  CHECK(contains(config_error("", "min_bytes=9223372036854775808"), "got '9223372036854775808'; allowed values: an integer from 0"));
+  // Control bytes in a value are shown, not left to move the cursor or start a false line.
+  CHECK(contains(config_error("", "summary=\x1b[2J"), "key 'summary' got '\\x1b[2J'"));
+  CHECK(contains(config_error("", "colour\x1b=red"), "unknown key 'colour\\x1b'"));
   // The sanitizers' ',' between keys: rejected with the ':' form, not read as an op name.
   const std::string comma = config_error("", "allow=cat,min_bytes=10");
   CHECK(contains(comma, "'min_bytes=10' is not an op name"));
@@ -160,6 +164,23 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
     rmdir(locked.str().c_str());
   }
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
+  {
+    // A symbolic link is checked where it leads, also to a file not made yet; a FIFO as the log
+    // would hold the first warning until some process reads it; two keys may not share a file.
+    lg::testing::TempDir dir;
+    REQUIRE(::symlink("/nonexistent-dir/r.json", (dir / "dangling").c_str()) == 0);
+    CHECK(contains(config_error("", "log_path=" + (dir / "dangling")),
+                   "/nonexistent-dir/r.json: its directory does not exist"));
+    REQUIRE(::symlink("later.json", (dir / "to-later").c_str()) == 0);
+    CHECK(parse_options("", "report=" + (dir / "to-later")).report_path == dir / "to-later");
+    lg::testing::make_fifo(dir / "log");
+    CHECK(contains(config_error("", "log_path=" + (dir / "log")), "(a FIFO, which would hold the first write"));
+    CHECK(contains(config_error("", "report=" + (dir / "x.json") + ":events=" + dir.str() + "/./x.json"),
+                   "keys 'report' and 'events' name one file"));
+    CHECK(contains(config_error("", "report=" + (dir / "x.json") + ":log_path=" + (dir / "to-later") +
+                                        ":write_suppressions=" + (dir / "later.json")),
+                   "keys 'write_suppressions' and 'log_path' name one file"));
+  }
   CHECK(contains(config_error("", "suppressions=/nonexistent/lg.supp"),
                  "[LAYOUTGUARD_OPTIONS suppressions=] /nonexistent/lg.supp: cannot open: No such file or directory; "
                  "required: a suppressions file"));
@@ -216,7 +237,12 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
     std::ofstream f(path, std::ios::binary);  // control bytes are shown, not left to end the message
     f << std::string("a\0b c\tx:y\n", 10);
   }
-  CHECK(contains(config_error("", "suppressions=" + path), "line 1: 'a\\x00b c\\x09x:y' is not op"));
+  CHECK(contains(config_error("", "suppressions=" + path), "line 1: 'a\\x00b c\\x09x:y' holds a control byte"));
+  {
+    std::ofstream f(path, std::ios::binary);  // lines ended by CR alone read as one line
+    f << "pad:head\rcat\r";
+  }
+  CHECK(contains(config_error("", "suppressions=" + path), "line 1: 'pad:head\\x0dcat' holds a control byte (lines end in LF"));
   {
     std::ofstream f(path);
     f << "pad\nbad op:x\n";
@@ -291,7 +317,7 @@ TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {
            // The op is matched by its exact name: one no op can have is refused, not left unused.
            {"aten::\n", "names no op: 'aten::' is not an op name"},
            {"::softmax:layer1\n", "names no op: '::softmax' is not an op name"},
-           {"soft\x01max\n", "names no op: 'soft\\x01max' is not an op name"}}) {
+           {"soft\x01max\n", "'soft\\x01max' holds a control byte"}}) {
     {
       std::ofstream f(path);
       f << bad;

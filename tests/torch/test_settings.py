@@ -870,18 +870,30 @@ class BadInput(unittest.TestCase):
         first_loss = [line_of(code) for code in ("net(x).sum().backward()", "return self.head(self.conv(x))",
                                                  "return torch.softmax(x, 1)")]
         log = self.dangling_log()
-        for env, text, where in [
+        # A log whose directory the program replaces by a file after its first op: the path
+        # passed the settings' check, and opening it at the first warning fails.
+        doomed = tempfile.mkdtemp()
+        self.addCleanup(lambda: os.remove(doomed) if os.path.isfile(doomed) else shutil.rmtree(doomed, True))
+        removing = PROGRAM.replace(
+            "net = Net().to(memory_format=fmt)\n",
+            f"net = Net().to(memory_format=fmt)\nos.rmdir({doomed!r}); open({doomed!r}, 'w').close()\n").replace(
+                "import torch", "import os, torch", 1)
+        for env, text, where, program in [
                 ({"LAYOUTGUARD": "loud"},
                  "LAYOUTGUARD='loud' is not a mode; allowed values: off, warn, throw, record, 1 (= throw), 0 (= off)",
-                 first_op),
+                 first_op, PROGRAM),
                 ({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
-                 "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ", first_op),
-                # A link into a missing directory, in a writable one: the path passes the
-                # settings' check for any user, and opening it fails.
+                 "LAYOUTGUARD_OPTIONS: unknown key 'nosuch'; allowed keys: ", first_op, PROGRAM),
+                # A link into a missing directory is checked where it leads, with the settings.
                 ({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"log_path={log}"},
-                 f"LAYOUTGUARD_OPTIONS: key 'log_path' got '{log}', which cannot be opened", first_loss)]:
+                 f"LAYOUTGUARD_OPTIONS: key 'log_path' got '{log}' ({os.path.dirname(log)}/missing/lg.log: its "
+                 "directory does not exist)", first_op, PROGRAM),
+                ({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"log_path={doomed}/lg.log"},
+                 f"LAYOUTGUARD_OPTIONS: key 'log_path' got '{doomed}/lg.log', which cannot be opened",
+                 [str(1 + removing.splitlines().index(line)) for line in
+                  (lines[int(n) - 1] for n in first_loss)], removing)]:
             with self.subTest(**env):
-                run = run_program(env)
+                run = run_program(env, program=program)
                 self.assertEqual(run.returncode, 1, run.stderr)
                 self.assertIn(f"\nlayoutguard_torch.ConfigError: {text}", run.stderr)
                 program_lines = re.findall(r'File "[^"]*program\.py", line (\d+)', run.stderr)

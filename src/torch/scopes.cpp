@@ -193,8 +193,10 @@ void end_scope(const void* scope, const char* name, const std::shared_ptr<c10::T
     delete open;
     t_open_scopes = nullptr;
   }
-  put_back_chain(restore_chain);
-  if (restore_enabled && torch::enabled() != *restore_enabled) *restore_enabled ? switch_thread_on() : torch::disable();
+  if (restore_enabled)
+    put_back(restore_chain, *restore_enabled);
+  else
+    put_back_chain(restore_chain);
 }
 
 }  // namespace

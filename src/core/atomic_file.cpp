@@ -54,7 +54,6 @@ std::string path_problem(const std::string& path, bool replacing) {
   return "";
 }
 
-
 // The bytes the test seam lets through of a write of n (n when it is off).
 size_t allowed_bytes(size_t n) {
   int64_t left = g_bytes_before_failure.load(std::memory_order_relaxed);

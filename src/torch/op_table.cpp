@@ -22,7 +22,6 @@ struct OpTable {
   std::vector<std::unique_ptr<OpEntry>> retired;
 };
 
-
 OpTable& op_table() {
   static auto* table = new OpTable();  // never destroyed: the exit report flushes it
   return *table;

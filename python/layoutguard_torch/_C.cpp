@@ -15,7 +15,6 @@
 #endif
 
 #include <cstring>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>

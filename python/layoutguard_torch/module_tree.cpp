@@ -168,7 +168,6 @@ class Descent {
     }
     return false;
   }
-  PyObject* key() const { return key_.p; }
   PyObject* child() const { return child_.p; }
 
   // Walks the current child's children before its siblings.

@@ -12,6 +12,8 @@ import time
 
 from . import PROG, UsageError
 
+MAX_JOBS = 64  # each worker imports torch: a mistyped count would fill the memory
+
 EPILOG = """\
 Rows: by default every OpInfo and every ModuleInfo. --ops alone runs only ops, --modules alone
 only modules; both run both. GLOBS is a comma-separated list of fnmatch patterns on full names
@@ -52,9 +54,6 @@ def parse(argv):
         if path is not None:
             check_writable(flag, path)
     return args
-
-
-MAX_JOBS = 64
 
 
 def check_writable(flag, path):
@@ -120,7 +119,6 @@ def main(argv):
                          f"(torch.cuda.is_available() is False)")
     committed = None
     if args.check:
-        import json
         from .render import read_table
         try:
             committed = read_table(args.check)

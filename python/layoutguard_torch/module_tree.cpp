@@ -193,6 +193,14 @@ class Descent {
 // A dict key as text ("?" for a key that is not a string).
 std::string text_of(PyObject* key) { return PyUnicode_Check(key) ? utf8_of(key) : "?"; }
 
+// Appends one _modules or _parameters key to a dotted name as named_modules() and
+// named_parameters() join them: a dot only after a name that is not empty, so that a key ""
+// adds nothing at the top and a trailing dot below it.
+void append_dotted(std::string& name, PyObject* key) {
+  if (!name.empty()) name += '.';
+  name += text_of(key);
+}
+
 // A parameter whose .grad breaks the contract, found by a walk (the tensors are held: a
 // TorchScript module's named_parameters() makes the Python objects it lists).
 struct Mismatch {
@@ -206,18 +214,17 @@ struct Walk {
   std::vector<Mismatch> found;
   const Descent* below = nullptr;  // where the walk is below the root (none at the root)
 
-  // `key`'s dotted name below the module being visited: built only for a mismatch.
+  // `key`'s dotted name below the module being visited, as named_parameters() gives it:
+  // built only for a mismatch.
   std::string name_of(PyObject* key) const {
     std::string name;
     if (below != nullptr) {
       std::vector<PyObject*> path;
       below->keys_to_child(path);
-      for (PyObject* part : path) {
-        name += text_of(part);
-        name += '.';
-      }
+      for (PyObject* part : path) append_dotted(name, part);
     }
-    return name + text_of(key);
+    append_dotted(name, key);
+    return name;
   }
 
   // One parameter, once: a strided .grad of its sizes with other strides is reported under
@@ -348,10 +355,7 @@ bool find_module_path(PyObject* root, PyObject* module, std::string& path, std::
     }
     std::vector<PyObject*> down;
     descent.keys_to_child(down);
-    for (PyObject* key : down) {
-      if (!path.empty()) path += '.';  // as named_modules() joins them: an empty key adds no dot
-      path += text_of(key);
-    }
+    for (PyObject* key : down) append_dotted(path, key);
     if (keys) *keys = std::move(down);
     return true;
   }

@@ -705,6 +705,25 @@ print("caf\\\\xe9" in lgt.summary())
                 lgt.check_gradients(roots)
                 self.assertEqual(take_contract_findings(), [name], roots)
 
+    def test_gradient_contract_names_parameters_as_named_parameters_does(self):
+        # A _modules key may be empty (set in the dict directly): the name is the one
+        # named_parameters() gives, which adds no dot at the top and a second one below.
+        def holder(key, module):
+            outer = torch.nn.Module()
+            outer._modules[key] = module
+            return outer
+
+        for build in (lambda conv: holder("", conv), lambda conv: holder("a", holder("", conv)),
+                      lambda conv: holder("", holder("b", conv))):
+            conv = torch.nn.Conv2d(2, 2, 3).to(memory_format=torch.channels_last)
+            conv.weight.grad = torch.zeros(conv.weight.shape)  # contiguous, the weight not
+            root = build(conv)
+            expected = [name for name, p in root.named_parameters() if p is conv.weight]
+            lgt.clear_report()
+            with lgt.guard("record"):
+                lgt.check_gradients(root)
+            self.assertEqual(take_contract_findings(), expected)
+
     def test_tensors_of_a_rank_beyond_the_guard_pass_unchecked(self):
         # torch allows 64 dims, layoutguard 25: a copy between two dim orders of rank 32 (the
         # kind the ledger counts) runs, and is neither a conversion nor an error.

@@ -53,6 +53,10 @@ class Record(unittest.TestCase):
                     s.run()
                 violations = lgt.report()["violations"]
                 ops = [v["op"] for v in violations]
+                # What this torch and device do, and where the bridge reported it (the table
+                # in docs/torch.md is made from these lines).
+                where = [(v["op"], v.get("autograd_node", "")) for v in violations]
+                print(f"  {DEVICE.type} torch {torch.__version__}: {s.name}: {lost_or_kept(s)}; reported {where}")
                 if not LOSES[s.name]:
                     self.assertEqual(ops, [], f"{s.name}: plain PyTorch keeps the format, yet reported {ops}")
                     continue
@@ -169,16 +173,6 @@ class Record(unittest.TestCase):
             lgt.set_options(settings)
             lgt.clear_report()
 
-    def test_the_reports_of_this_build(self):
-        """Not an assertion beyond the one above: prints, per snippet, what this torch and
-        device do and where the bridge reported it (the table in docs/torch.md)."""
-        for s in SNIPPETS:
-            lgt.clear_report()
-            with lgt.guard("record"):
-                s.run()
-            where = [(v["op"], v.get("autograd_node", "")) for v in lgt.report()["violations"]]
-            print(f"  {DEVICE.type} torch {torch.__version__}: {s.name}: {lost_or_kept(s)}; reported {where}")
-
     def test_the_strides_show_the_loss(self):
         if not LOSES["softmax over C"]:
             self.skipTest(f"torch {torch.__version__} keeps channels_last in softmax over C on {DEVICE}")
@@ -234,7 +228,8 @@ class GradientSums(unittest.TestCase):
         for v in violations:
             self.assertTrue(v.get("autograd_node"), f"{v['op']} reported as a forward op")
         if not REFERENCE_BUILD:
-            return
+            self.skipTest(f"where the sum loses was found on 1.13's CPU; torch {torch.__version__} on {DEVICE} "
+                          f"reported {[(v['op'], v.get('autograd_node')) for v in violations]}")
         self.assertFalse(raw.is_contiguous(memory_format=torch.channels_last))
         (v,) = violations
         self.assertEqual((v["op"], v["autograd_node"], v["module"]), ("aten::add", "MulBackward0", ""))

@@ -75,8 +75,10 @@ class DistributedDataParallel(unittest.TestCase):
     def test_1x1_weights_left_nchw(self):
         # A model converted before it is wrapped, all but its 1x1 convolution. Whether that
         # weight's .grad takes other strides than the weight depends on the build's kernels
-        # (1.13's CPU kernels give it the weight's); the report must name exactly the
-        # parameters whose strides the rank saw differ, in each rank.
+        # (1.13's CPU kernels give it the weight's, and there the test checks that nothing is
+        # named falsely: a 1x1 weight's NCHW and channels-last strides differ in size-1 dims
+        # only); the report must name exactly the parameters whose strides the rank saw
+        # differ, in each rank.
         with tempfile.TemporaryDirectory() as tmp:
             outputs = run_two_ranks(tmp, "--keep-1x1-nchw")
             for rank, out in enumerate(outputs):

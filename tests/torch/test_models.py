@@ -56,12 +56,15 @@ class Models(unittest.TestCase):
         for (op, module), v in found.items():
             print(f"  {DEVICE.type} torch {torch.__version__}: {name}: {op} at {module} "
                   f"({v.get('autograd_node', 'forward')}): {v['formats_in']} -> {v['formats_out']}")
-        expected = KNOWN_LOSSES.get(name, {}) if REFERENCE_BUILD else found
-        unexpected = {k: (v["formats_in"], v["formats_out"], v.get("autograd_node")) for k, v in found.items()
-                      if k not in expected}
-        self.assertEqual(unexpected, {}, f"{name}: violations outside the known losses")
-        # And every known loss is found: a bridge that reported nothing would pass the above.
-        self.assertEqual(sorted(set(expected) - set(found)), [], f"{name}: known losses not reported")
+        # The known losses were found on 1.13's CPU; elsewhere each report must still show a
+        # real loss in its strides (below).
+        if REFERENCE_BUILD:
+            expected = KNOWN_LOSSES.get(name, {})
+            unexpected = {k: (v["formats_in"], v["formats_out"], v.get("autograd_node")) for k, v in found.items()
+                          if k not in expected}
+            self.assertEqual(unexpected, {}, f"{name}: violations outside the known losses")
+            # And every known loss is found: a bridge that reported nothing would pass the above.
+            self.assertEqual(sorted(set(expected) - set(found)), [], f"{name}: known losses not reported")
         for key, v in found.items():
             # A real loss: a channels_last input's strides against an output's contiguous ones.
             self.assertIn("channels_last", v["formats_in"], key)

@@ -850,8 +850,39 @@ print("program done")
         run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": "max_reports=0:help=1:summary=0"})
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertNotIn("aten::softmax lost", run.stderr)
-        self.assertIn("max_reports", run.stderr)
-        self.assertIn("LAYOUTGUARD", run.stderr)
+        self.assertIn("max_reports=0 distinct violations logged", run.stderr)
+        # help=1's table: each setting with its value and where it came from.
+        self.assertIn("layoutguard settings (value [source]: meaning)\n  LAYOUTGUARD = warn [environment]:", run.stderr)
+        self.assertIn("  max_reports = 0 [environment]:", run.stderr)
+        self.assertIn("  nested = 1 [default]:", run.stderr)
+
+    def test_log_path_backtrace_and_ambiguous(self):
+        # log_path: warn mode's reports go to the file, not to stderr.
+        log = os.path.join(self.tmp, "lg.log")
+        run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"log_path={log}:summary=0"})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("aten::softmax lost", run.stderr)
+        with open(log) as f:
+            logged = f.read()
+        self.assertIn("aten::softmax lost channels_last", logged)
+        self.assertIn("module: head", logged)
+        # backtrace=0: the report without its stack trace.
+        for value, traced in (("1", True), ("0", False)):
+            run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"backtrace={value}:summary=0"})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("aten::softmax lost channels_last", run.stderr)
+            self.assertEqual("stack trace (most recent call first):" in run.stderr, traced, run.stderr)
+        # ambiguous: a 1-channel tensor with channels-last strides is also contiguous; `check`
+        # judges it by its suggested format (channels_last), `skip` (the default) never.
+        program = ("import torch\n"
+                   "x = torch.randn(2, 4, 4, 1).permute(0, 3, 1, 2)\n"
+                   "x.repeat(1, 3, 1, 1)\n")
+        for value, flagged in (("skip", False), ("check", True)):
+            run = run_program({"LAYOUTGUARD": "warn", "LAYOUTGUARD_OPTIONS": f"ambiguous={value}:summary=0"},
+                              program=program)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual("aten::repeat lost channels_last: output 0 is contiguous but input 0 is channels_last "
+                             "(ambiguous: also contiguous)" in run.stderr, flagged, run.stderr)
 
     def test_events_and_diff_of_two_runs(self):
         a, b = os.path.join(self.tmp, "cl.jsonl"), os.path.join(self.tmp, "cf.jsonl")

@@ -20,13 +20,18 @@ export CCACHE_NOHASHDIR=1
 lg_say() { printf '[layoutguard] %s\n' "$*"; }
 
 # lg_configure BUILD_DIR [meson options...]: configure once, reconfigure when options change.
+# `meson configure` rewrites the build's settings even when no value changes, and ninja then
+# regenerates the whole build (the torch probe included): the options last given are kept in
+# BUILD_DIR/.lg-options and only other ones reconfigure.
 lg_configure() {
   local dir="$1"; shift
-  if [ -f "$dir/build.ninja" ]; then
-    meson configure "$dir" "$@" >/dev/null
-  else
+  local given="$*"
+  if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@"
+  elif [ "$(cat "$dir/.lg-options" 2>/dev/null)" != "$given" ]; then
+    meson configure "$dir" "$@" >/dev/null
   fi
+  printf '%s\n' "$given" >"$dir/.lg-options"
 }
 
 # lg_test_venv: prints the Python of build-venv/, a venv over Debian's Python made on first use

@@ -32,7 +32,7 @@ grep -Eq "at: no_code_change\+0x[0-9a-f]+ \(no debug information\)" <<<"$warned"
   { echo "the report of a stripped program names no offset in it:"; echo "$warned"; exit 1; }
 echo "no-code-change program: checked"
 
-package="$(find "$stage" -name __init__.py -path '*/layoutguard_torch/*' | head -n 1)"
+package="$(find "$stage" -path '*/layoutguard_torch/__init__.py' | head -n 1)"
 [ -n "$package" ] || { echo "the Python package layoutguard_torch was not installed"; exit 1; }
 ls "$(dirname "$package")"/_C*.so >/dev/null
 site="$(dirname "$(dirname "$package")")"

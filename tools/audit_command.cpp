@@ -108,12 +108,9 @@ int audit_command(std::span<const std::string_view> args) {
   options.summary = false;  // this command prints its own summary
   // report= in LAYOUTGUARD_OPTIONS naming the file of --report would overwrite the audit's
   // report (a superset: it embeds the guard's under "guard") at exit.
-  if (!report_path.empty() && !options.report_path.empty()) {
-    std::error_code e1, e2;
-    const auto guard_file = std::filesystem::weakly_canonical(options.report_path, e1);
-    const auto audit_file = std::filesystem::weakly_canonical(report_path, e2);
-    if (e1 || e2 ? options.report_path == report_path : guard_file == audit_file) options.report_path.clear();
-  }
+  if (!report_path.empty() && !options.report_path.empty() &&
+      lg::detail::file_identity(options.report_path) == lg::detail::file_identity(report_path))
+    options.report_path.clear();
   guard::set_options(options);
   guard::clear_report();
   Progress progress;

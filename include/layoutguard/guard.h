@@ -162,7 +162,9 @@ std::string layout_signature(std::span<const Tensor> inputs, std::span<const Ten
 Options options();
 // The effective mode alone (what the dispatcher's fast path asks).
 Mode mode();
-// Process-wide overrides of the environment.
+// Process-wide overrides of the environment. set_options checks what the parser would: op
+// names, counts, writable and distinct output files, no NUL in any text (ConfigError naming
+// the field), and changes nothing when it refuses.
 void set_mode(Mode mode);
 void set_options(const Options& options);
 // Replaces the process-wide options with `options_text` (LAYOUTGUARD_OPTIONS syntax) and keeps

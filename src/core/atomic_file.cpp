@@ -28,6 +28,14 @@ std::atomic<int64_t> g_bytes_before_failure{-1};
 // then reach, while libstdc++'s filesystem code returns its own.
 bool missing(const std::error_code& e) { return e.value() == ENOENT; }
 
+// Whether `path` is an entry of this process's descriptor table (/dev/stderr leads there):
+// a pipe opened through it is one the process holds, with its reader already there.
+bool own_descriptor(const std::string& path) {
+  for (const std::string& table : {std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"})
+    if (path.rfind(table, 0) == 0) return true;
+  return false;
+}
+
 std::string path_problem(const std::string& path, bool replacing) {
   const fs::path p{path};
   std::error_code ec;
@@ -35,8 +43,9 @@ std::string path_problem(const std::string& path, bool replacing) {
   if (ec && !missing(ec)) return "cannot be reached: " + ec.message();  // EACCES, ENOTDIR
   if (fs::exists(st)) {
     if (fs::is_directory(st)) return "a directory";
-    // Opened in place, a FIFO would hold the first write until some process reads it.
-    if (!replacing && (fs::is_fifo(st) || fs::is_socket(st)))
+    // Opened in place, a FIFO would hold the first write until some process reads it; the
+    // process's own pipe has its reader.
+    if (!replacing && ((fs::is_fifo(st) && !own_descriptor(path)) || fs::is_socket(st)))
       return fs::is_fifo(st) ? "a FIFO, which would hold the first write until a process reads it" : "a socket";
     if (replacing && !fs::is_regular_file(st)) {
       struct stat raw {};
@@ -78,10 +87,23 @@ std::string followed_link(const std::string& path) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
     const fs::path target = fs::read_symlink(p, ec);
-    if (ec) break;
+    // A /proc/PID/fd entry of a pipe, socket or anonymous inode reads as "pipe:[N]", which
+    // names no file: the entry itself is what opening reaches (/dev/stderr on a pipe).
+    if (ec || (!target.is_absolute() && p.string().rfind("/proc/", 0) == 0 &&
+               target.string().find(":[") != std::string::npos) ||
+        target.string().rfind("anon_inode:", 0) == 0)
+      break;
     p = target.is_absolute() ? target : (p.parent_path() / target).lexically_normal();
   }
   return p.string();
+}
+
+std::string file_identity(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(followed_link(path), ec);
+  if (ec) return path;
+  const fs::path canonical = fs::weakly_canonical(absolute, ec);
+  return ec ? absolute.lexically_normal().string() : canonical.string();
 }
 
 std::string output_path_problem(const std::string& path) { return path_problem(path, false); }

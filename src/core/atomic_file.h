@@ -15,6 +15,10 @@ namespace lg::detail {
 // names and keeps the link.
 std::string followed_link(const std::string& path);
 
+// The file that writing `path` reaches, as one name: the link followed, the path made absolute
+// and resolved as far as it exists. Two paths that write one file give the same text.
+std::string file_identity(const std::string& path);
+
 // Why `path` cannot be opened for writing, or "" when it can: "a directory", "a FIFO", "not writable:
 // ...", "cannot be reached: ...", "its directory does not exist", "its directory is not
 // writable: ...". For files opened in place (a log, which may be /dev/stderr).

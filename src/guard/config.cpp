@@ -13,6 +13,7 @@
 
 #include "core/at_thread_exit.h"
 #include "core/thread_local_ref.h"
+#include "guard/options_fields.h"
 #include "guard/runtime.h"
 
 namespace lg::guard {
@@ -191,6 +192,7 @@ void set_mode(Mode m) {
 
 void set_options(const Options& o) {
   detail::checked_mode(o.mode, "lg::guard::set_options");
+  check_options_fields(o, "lg::guard::set_options");
   Options copy = o;
   // Everything set through the API counts as "api" in help=1, whatever the caller's sources say.
   copy.sources.assign(option_keys().size() + 1, Source::Api);

@@ -18,6 +18,7 @@
 #include "core/input_file.h"
 #include "core/printable_text.h"
 #include "guard/op_name.h"
+#include "guard/options_fields.h"
 
 namespace lg::guard {
 namespace {
@@ -367,9 +368,7 @@ void check_distinct_outputs(const Options& o) {
   std::vector<std::pair<const Key*, std::string>> outputs;
   for (const Key& key : kKeys) {
     if (key.kind != Kind::Path || (o.*key.path).empty()) continue;
-    std::error_code ec;
-    const std::filesystem::path file = std::filesystem::weakly_canonical(detail::followed_link(o.*key.path), ec);
-    const std::string same = ec ? o.*key.path : file.string();
+    const std::string same = detail::file_identity(o.*key.path);
     for (const auto& [other, other_file] : outputs)
       if (other_file == same)
         throw ConfigError(detail::str(kOptionsVar, ": keys '", other->name, "' and '", key.name, "' name one file, '",
@@ -379,6 +378,41 @@ void check_distinct_outputs(const Options& o) {
 }
 
 }  // namespace
+
+void check_options_fields(const Options& o, std::string_view where) {
+  const auto refuse = [&](std::string_view field, const std::string& got, std::string_view required) {
+    throw ConfigError(detail::str("[", where, "] ", field, " got '", lg::detail::printable_text(got),
+                                  "'; required: ", required));
+  };
+  // What the parser makes sure of for text, asked of fields a program filled in itself: C
+  // functions read paths and names only up to a NUL ("r\0.json" would write "r").
+  const auto text = [&](std::string_view field, const std::string& value) {
+    if (value.find('\0') != std::string::npos) refuse(field, value, "text without a NUL character");
+  };
+  for (const std::string& op : o.allow)
+    if (text("allow", op), !is_op_name(op)) refuse("allow", op, "op names, each a name or namespace::name without spaces");
+  text("suppressions_path", o.suppressions_path);
+  for (const Suppression& line : o.suppressions) {
+    for (const std::string* glob : {&line.module_glob, &line.frame_glob, &line.signature_glob})
+      text("suppressions", *glob);
+    if (text("suppressions", line.op), !is_op_name(line.op))
+      refuse("suppressions", line.op, "lines naming an op (a name or namespace::name, e.g. aten::softmax)");
+  }
+  if (o.ambiguous != Ambiguous::Skip && o.ambiguous != Ambiguous::Check)
+    refuse("ambiguous", std::to_string(static_cast<int>(o.ambiguous)), "Ambiguous::Skip or Ambiguous::Check");
+  for (const Key& key : kKeys) {
+    if (key.kind == Kind::Count && o.*key.count < 0)
+      refuse(key.name, std::to_string(o.*key.count), allowed_values(Kind::Count));
+    if (key.kind != Kind::Path || (o.*key.path).empty()) continue;
+    const std::string& path = o.*key.path;
+    text(key.name, path);
+    const std::string target = detail::followed_link(path);
+    const std::string problem =
+        key.name == "log_path" ? detail::output_path_problem(target) : detail::replaceable_path_problem(target);
+    if (!problem.empty()) refuse(key.name, path, detail::str("a writable file path (", problem, ")"));
+  }
+  check_distinct_outputs(o);
+}
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -175,6 +176,17 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
     CHECK(parse_options("", "report=" + (dir / "to-later")).report_path == dir / "to-later");
     lg::testing::make_fifo(dir / "log");
     CHECK(contains(config_error("", "log_path=" + (dir / "log")), "(a FIFO, which would hold the first write"));
+    // A pipe reached through /proc (as /dev/stderr on a pipe): the fd entry's target,
+    // "pipe:[N]", names no file; the entry is a FIFO, which events= cannot replace.
+    int ends[2];
+    REQUIRE(::pipe(ends) == 0);
+    CHECK(contains(config_error("", "events=/proc/self/fd/" + std::to_string(ends[1])),
+                   "got '/proc/self/fd/" + std::to_string(ends[1]) + "' (not a regular file (a FIFO))"));
+    // The log is opened in place: the process's own pipe is taken (its reader is there).
+    CHECK(parse_options("", "log_path=/proc/self/fd/" + std::to_string(ends[1])).log_path ==
+          "/proc/self/fd/" + std::to_string(ends[1]));
+    ::close(ends[0]);
+    ::close(ends[1]);
     CHECK(contains(config_error("", "report=" + (dir / "x.json") + ":events=" + dir.str() + "/./x.json"),
                    "keys 'report' and 'events' name one file"));
     CHECK(contains(config_error("", "report=" + (dir / "x.json") + ":log_path=" + (dir / "to-later") +
@@ -456,6 +468,41 @@ TEST_CASE("a Mode cast from an integer is refused by set_mode, set_options and S
                        lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::guard::Scope{bad}, doctest::Contains("[lg::guard::Scope] mode 7"), lg::ValueError);
   CHECK(lg::guard::mode() == before);
+}
+
+TEST_CASE("set_options refuses the fields that parse_options would, and changes nothing then") {
+  lg::guard::reset_to_environment();
+  const lg::guard::Options before = lg::guard::options();
+  lg::testing::TempDir dir;
+  const auto refused = [](const std::function<void(lg::guard::Options&)>& change) {
+    lg::guard::Options o = lg::guard::parse_options("record", "");
+    change(o);
+    try {
+      lg::guard::set_options(o);
+    } catch (const lg::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  using O = lg::guard::Options;
+  CHECK(refused([&](O& o) { o.report_path = dir / std::string("r\0x.json", 8); }) ==
+        "[lg::guard::set_options] report got '" + (dir / "r") + "\\x00x.json'; required: text without a NUL character");
+  CHECK(contains(refused([](O& o) { o.allow = {"aten::"}; }), "allow got 'aten::'; required: op names"));
+  CHECK(contains(refused([](O& o) { o.allow = {std::string("ab\0cd", 5)}; }), "required: text without a NUL"));
+  CHECK(contains(refused([](O& o) { o.suppressions = {{"soft max", "", "", ""}}; }),
+                 "suppressions got 'soft max'; required: lines naming an op"));
+  CHECK(contains(refused([](O& o) { o.min_bytes = -1; }), "min_bytes got '-1'; required: an integer from 0"));
+  CHECK(contains(refused([](O& o) { o.max_reports = -5; }), "max_reports got '-5'"));
+  CHECK(contains(refused([](O& o) { o.ambiguous = static_cast<lg::guard::Ambiguous>(9); }), "ambiguous got '9'"));
+  CHECK(contains(refused([](O& o) { o.events_path = "/nonexistent-dir/e.jsonl"; }),
+                 "events got '/nonexistent-dir/e.jsonl'; required: a writable file path (its directory does not exist)"));
+  CHECK(contains(refused([&](O& o) { o.report_path = o.events_path = dir / "same.json"; }),
+                 "keys 'report' and 'events' name one file"));
+  CHECK(lg::guard::options().mode == before.mode);
+  CHECK(lg::guard::options().report_path == before.report_path);
+  CHECK(refused([&](O& o) { o.report_path = dir / "r.json"; }) == "accepted");
+  CHECK(lg::guard::options().report_path == dir / "r.json");
+  lg::guard::reset_to_environment();
 }
 
 TEST_CASE("an invalid environment raises ConfigError on every use until fixed") {

@@ -62,4 +62,11 @@ grep -q "^conv2d .*conv_cpu" <<<"$table"
 
 version_text="$("$tool" version)"
 grep -q "^layoutguard " <<<"$version_text"
+# report= naming the audit's --report file by a relative name, before the file exists: the
+# guard's exit report must not replace the audit's.
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+tool_path="$(realpath "$tool")"
+(cd "$work" && LAYOUTGUARD_OPTIONS=report=same.json "$tool_path" audit --model resnet18 --size 32 --report same.json >/dev/null)
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "guard" in r and "ops" in r, sorted(r)' \
+  "$work/same.json"
 echo "cli ok"

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import json
 import os
+import reprlib
 import sys
 import sysconfig
 import threading
@@ -79,9 +80,11 @@ def _mode_text(function, mode):
     if isinstance(mode, bool) or not isinstance(mode, (str, int)):
         raise TypeError(f"layoutguard_torch.{function}: mode must be one of {', '.join(MODES)} (or 1 = throw, "
                         f"0 = off), got {type(mode).__name__} {mode!r}")
-    text = str(mode).strip(" \t\r\n")  # as LAYOUTGUARD is read
+    # An int by its value (a subclass's __str__ may say anything), a str as LAYOUTGUARD is read.
+    text = str(int(mode)) if isinstance(mode, int) else str.strip(mode, " \t\r\n")
     if text not in _MODE_TEXTS:
-        raise ConfigError(f"layoutguard_torch.{function}: {str(mode)!r} is not a mode; allowed values: "
+        shown = text if isinstance(mode, int) else str.__str__(mode)
+        raise ConfigError(f"layoutguard_torch.{function}: {shown!r} is not a mode; allowed values: "
                           f"{', '.join(MODES)}, 1 (= throw), 0 (= off)")
     return text
 
@@ -360,6 +363,10 @@ def check_gradients(modules=None):
         targets = _C._roots()
     elif isinstance(modules, torch.nn.Module):
         targets = [modules]
+    elif isinstance(modules, (str, bytes, bytearray, dict)):
+        # Iterable, but of characters, bytes or keys: never the modules meant.
+        raise TypeError("layoutguard_torch.check_gradients: needs a torch.nn.Module or an iterable of them, "
+                        f"got {type(modules).__name__} {reprlib.repr(modules)}")
     else:
         try:
             items = iter(modules)

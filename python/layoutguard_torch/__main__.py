@@ -56,7 +56,10 @@ def settings_checked(status):
     program never read: one that ran no op would otherwise end as if LAYOUTGUARD and
     LAYOUTGUARD_OPTIONS held good values, and write none of their files."""
     import layoutguard_torch as lgt
-    if status not in (0, None) or not lgt.enabled():
+    # By type and value, never by ==: sys.exit takes any object (a tensor, a NaN, one whose
+    # __eq__ raises), which Python prints and ends with 1.
+    succeeded = status is None or (type(status) is int and status == 0)
+    if not succeeded or not lgt.enabled():
         return status
     try:
         lgt._C.check_options()
@@ -87,7 +90,7 @@ def run_program(run):
     try:
         run()
     except SystemExit as e:
-        if settings_checked(e.code) != e.code:
+        if settings_checked(e.code) is not e.code:
             raise SystemExit(1) from None
         raise
     except KeyboardInterrupt:

@@ -64,11 +64,32 @@ void InputFile::read_exactly(void* dst, size_t n) {
   }
 }
 
+size_t InputFile::read_some(void* dst, size_t n) {
+  auto* out = static_cast<std::byte*>(dst);
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::read(fd_, out + done, n - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(std::string("read failed: ") + std::strerror(errno));
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
 std::string read_regular_file(const std::string& path, uint64_t max_bytes, std::string_view op,
                               std::string_view required) {
   InputFile file(path, max_bytes, op, required);
   std::string text(file.size(), '\0');
   file.read_exactly(text.data(), text.size());
+  // Then on to the end, one byte past the limit at the most.
+  char chunk[4096];
+  while (const size_t got = file.read_some(chunk, sizeof chunk)) {
+    text.append(chunk, got);
+    if (text.size() > max_bytes)
+      throw ValueError("[" + std::string(op) + "] " + path + ": more than the limit of " + std::to_string(max_bytes) +
+                       " bytes; required: " + std::string(required));
+  }
   return text;
 }
 

@@ -38,6 +38,8 @@ class InputFile {
   uint64_t size() const { return size_; }
   // The next n bytes into dst; ValueError if the file ends first or a read fails.
   void read_exactly(void* dst, size_t n);
+  // Up to n bytes into dst, fewer only at the end of the file; ValueError if a read fails.
+  size_t read_some(void* dst, size_t n);
 
  private:
   // Closes the file (the object is unusable after an error) and raises.
@@ -47,7 +49,8 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
-// The whole of a regular file of at most max_bytes (InputFile's checks and errors).
+// The whole of a regular file of at most max_bytes (InputFile's checks and errors), read to its
+// end: a file of the kernel's (/proc/self/status) says it has 0 bytes and holds more.
 std::string read_regular_file(const std::string& path, uint64_t max_bytes, std::string_view op,
                               std::string_view required);
 

@@ -8,10 +8,12 @@
 
 namespace lg::torch_bridge {
 
-// Whether `grad` breaks the contract for `param`: both readable, the same sizes, other strides.
-// An undefined, non-strided or differently sized gradient is not the contract's business.
+// Whether `grad` breaks the contract for `param`: both readable, the same sizes, elements to lay
+// out, other strides. An undefined, non-strided or differently sized gradient is not the
+// contract's business, nor is an empty one: its strides address nothing.
 inline bool breaks_gradient_contract(const at::Tensor& param, const at::Tensor& grad) {
-  return readable(param) && readable(grad) && param.sizes() == grad.sizes() && param.strides() != grad.strides();
+  return readable(param) && readable(grad) && param.sizes() == grad.sizes() && param.numel() != 0 &&
+         param.strides() != grad.strides();
 }
 
 // Whether two tensors of the same sizes differ in strides only where a dim has size 1, whose

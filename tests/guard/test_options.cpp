@@ -206,6 +206,9 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   lg::testing::TempPath big("lg-big-suppressions");
   std::ofstream(big.str()) << std::string((1 << 20) + 1, '#');
   CHECK(contains(config_error("", "suppressions=" + big.str()), "1048577 bytes, more than the limit of 1048576 bytes"));
+  // A file of the kernel's says it has 0 bytes: it is read to its end all the same, and its
+  // lines are no suppressions (read as empty, it silenced nothing and said nothing).
+  CHECK(contains(config_error("", "suppressions=/proc/version"), "suppressions file '/proc/version' line 1: 'Linux"));
 }
 
 TEST_CASE("a suppressions file lists op[:module-glob] lines with # comments") {

@@ -595,6 +595,17 @@ print("caf\\\\xe9" in lgt.summary())
                 with self.assertRaises(TypeError) as caught:
                     lgt.check_gradients(bad)
                 self.assertIn("needs torch.nn.Module objects", str(caught.exception))
+            # Iterables of characters, bytes or keys are refused whole, named as passed.
+            for bad, shown in (("", "got str ''"), (b"ab", "got bytes b'ab'"), ({"a": net}, "got dict {'a': ")):
+                with self.assertRaises(TypeError) as caught:
+                    lgt.check_gradients(bad)
+                self.assertIn(f"needs a torch.nn.Module or an iterable of them, {shown}", str(caught.exception))
+            # A parameter without elements has no layout to keep.
+            empty = torch.nn.Module()
+            empty.p = torch.nn.Parameter(torch.empty(0, 3, 4, 4).contiguous(memory_format=torch.channels_last))
+            empty.p.grad = torch.zeros(0, 3, 4, 4)
+            self.assertNotEqual(empty.p.stride(), empty.p.grad.stride())
+            lgt.check_gradients(empty)
             # An endless iterable fails at its first item that is not a module, without
             # listing it first.
             with self.assertRaises(TypeError) as caught:
@@ -1150,6 +1161,14 @@ print("thread op:", errors)
                 self.assertIn(f"layoutguard_torch.{name}: mode must be one of off, warn, throw, record",
                               str(caught.exception))
                 self.assertIn(type(bad).__name__, str(caught.exception))
+            # An int is read by its value, whatever its __str__ says.
+            class Sneaky(int):
+                def __str__(self):
+                    return "throw"
+
+            with self.assertRaises(lgt.ConfigError) as caught:
+                function(Sneaky(5))
+            self.assertIn(f"layoutguard_torch.{name}: '5' is not a mode", str(caught.exception))
         self.assertEqual((lgt.mode(), lgt.enabled()), (mode_before, enabled_before))
         self.assertEqual(lgt.guard(1)._mode, "1")  # 1 = throw, as LAYOUTGUARD takes it
 
@@ -1339,6 +1358,18 @@ class Entrypoints(unittest.TestCase):
             self.assertEqual(lines[-1], "KeyError: 'lost'")
             self.assertNotIn("runpy", run.stderr)
             self.assertNotIn("__main__.py", run.stderr)
+
+    def test_runner_ends_with_any_exit_object_as_python3_does(self):
+        # sys.exit takes any object: Python prints one that is not an int and ends with 1. The
+        # runner never compares it (a tensor's == cannot be a bool, a NaN equals nothing).
+        for code, shown in (("torch.tensor([0, 1])", "tensor([0, 1])"), ("float('nan')", "nan"),
+                            ("'stopped'", "stopped")):
+            program = PROGRAM + f"sys.exit({code})\n"
+            with self.subTest(code):
+                run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "summary=0"}, program=program)
+                self.assertEqual(run.returncode, 1, run.stderr)
+                self.assertEqual(run.stderr.splitlines()[-1:], [shown], run.stderr)
+                self.assertNotIn("Traceback", run.stderr)
 
     def test_runner_runs_a_program_as_python3_does(self):
         probe = ("import atexit, os, pickle, sys\n"

@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <set>
+#include <unordered_set>
+#include <vector>
 
 #include <layoutguard/error.h>
 #include <layoutguard/hooks.h>
@@ -50,6 +52,20 @@ void Module::attach(std::string name, std::shared_ptr<Module> child) {
   if (!child) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is null");
   for (const auto& [n, c] : children_)
     if (n == name) throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is registered twice");
+  // A module below itself would send every walk of the tree (parameters, calls, to()) round
+  // the cycle until the stack overflows. A module may be shared (a DAG); its tree is asked
+  // once per module, iteratively, since it may be deep.
+  std::vector<const Module*> pending{child.get()};
+  std::unordered_set<const Module*> seen;
+  while (!pending.empty()) {
+    const Module* m = pending.back();
+    pending.pop_back();
+    if (m == this)
+      throw ValueError("[nn::Module] " + type_name_ + ": child \"" + name + "\" is this module or holds it; " +
+                       "required: a module tree without cycles");
+    if (!seen.insert(m).second) continue;
+    for (const auto& [n, c] : m->children_) pending.push_back(c.get());
+  }
   // A module registered in several places (a shared activation, a tied block) cannot tell
   // which place called it, so its path lists every name it has: "enc|dec".
   if (child->name_.empty()) {

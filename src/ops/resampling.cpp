@@ -38,6 +38,16 @@ A scale_for(int64_t in, int64_t out, bool align_corners, std::optional<double> s
   return static_cast<A>(in) / static_cast<A>(out);
 }
 
+// floor(src) within [lo, hi], taken there before the cast: a tiny scale puts a source
+// coordinate past int64 (or at inf, or NaN for 0 * inf), whose cast would be undefined. NaN
+// comes only from output index 0, which reads the first input element.
+template <typename A>
+int64_t clamped_floor(A src, int64_t lo, int64_t hi) {
+  if (!(src >= static_cast<A>(lo))) return lo;
+  if (!(src <= static_cast<A>(hi))) return hi;
+  return std::clamp(static_cast<int64_t>(std::floor(src)), lo, hi);
+}
+
 template <typename A>
 void fill_taps(InterpTaps& t, int lead, Mode mode, int64_t in, int64_t out, bool align_corners,
                std::optional<double> scale) {
@@ -47,7 +57,7 @@ void fill_taps(InterpTaps& t, int lead, Mode mode, int64_t in, int64_t out, bool
     t.taps[lead] = 1;
     const float s = scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
     for (int64_t o = 0; o < out; ++o) {
-      index.push_back(std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * s)), in - 1));
+      index.push_back(clamped_floor(static_cast<float>(o) * s, 0, in - 1));
       weight.push_back(1.0);
     }
     return;
@@ -57,8 +67,9 @@ void fill_taps(InterpTaps& t, int lead, Mode mode, int64_t in, int64_t out, bool
     t.taps[lead] = 2;
     for (int64_t o = 0; o < out; ++o) {
       A src = align_corners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
-      if (src < 0) src = 0;
-      const int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
+      if (!(src >= 0)) src = 0;  // NaN too
+      if (!(src <= static_cast<A>(in - 1))) src = static_cast<A>(in - 1);  // past the last: it alone
+      const int64_t i0 = clamped_floor(src, 0, in - 1);
       const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
       const A l1 = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
       index.insert(index.end(), {i0, i1});
@@ -72,7 +83,11 @@ void fill_taps(InterpTaps& t, int lead, Mode mode, int64_t in, int64_t out, bool
   auto near = [&](A x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; };           // |x| <= 1
   auto far = [&](A x) { return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA; };  // 1 < |x| < 2
   for (int64_t o = 0; o < out; ++o) {
-    const A src = align_corners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
+    A src = align_corners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
+    // Two taps beyond either end every tap is clamped to the end element: the coordinate is
+    // taken there, where floor and the fraction stay finite (a tiny scale makes it inf).
+    if (!(src >= A(-2))) src = A(-2);
+    if (!(src <= static_cast<A>(in + 1))) src = static_cast<A>(in + 1);
     const A fl = std::floor(src);
     const int64_t i = static_cast<int64_t>(fl);
     const A x = src - fl;

@@ -342,6 +342,20 @@ TEST_CASE("nn layers: bad arguments and inputs raise lg::Error naming the layer"
   CHECK_THROWS_AS(conv(lg::zeros({1, 4, 5, 5})), lg::Error);  // wrong channel count: the op says so
   nn::Sequential s;
   CHECK_THROWS_AS(s[0], lg::IndexError);
+  // A module below itself (directly or through another) is refused where it is registered, and
+  // the tree stays walkable; a module shared by two parents is no cycle.
+  auto a = std::make_shared<nn::Sequential>(), b = std::make_shared<nn::Sequential>();
+  CHECK_THROWS_WITH_AS(a->push_back(a), doctest::Contains("[nn::Module] Sequential: child \"0\" is this module or holds it"),
+                       lg::ValueError);
+  b->push_back(std::make_shared<nn::ReLU>());
+  a->push_back(b);
+  CHECK_THROWS_AS(b->push_back(a), lg::ValueError);
+  auto shared = std::make_shared<nn::ReLU>();
+  auto c = std::make_shared<nn::Sequential>();
+  c->push_back(shared);
+  c->push_back(shared);
+  a->push_back(c);
+  CHECK(a->named_modules().size() == 6);  // a, b, b.0, c, and the shared ReLU at c.0 and c.1
 }
 
 TEST_CASE("nn layers: forward equals the functional op, in both formats") {

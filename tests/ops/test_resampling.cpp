@@ -417,6 +417,26 @@ TEST_CASE("upsampling: a scale that is not > 0 is ignored (input_size / output_s
   check_same(lg::upsample_bicubic2d(x, {7, 9}, true, 1.9, 1.6), lg::upsample_bicubic2d(x, {7, 9}, true));
 }
 
+TEST_CASE("upsampling: a tiny scale maps every output but the first past the input's end") {
+  // 1 / scale puts the source coordinates beyond int64 (1e-20) or at inf in float (1e-300):
+  // they are taken at the last element, the first output at the first, in every mode and dtype.
+  for (double tiny : {1e-20, 1e-300}) {
+    CAPTURE(tiny);
+    for (DType dt : {f32, lg::kFloat64}) {
+      const Tensor x = lg::arange(16, dt).view({1, 1, 4, 4});
+      const Tensor x3 = lg::arange(64, dt).view({1, 1, 4, 4, 4});
+      check_exact(values(lg::upsample_nearest2d(x, {2, 2}, tiny, tiny)), {0, 3, 12, 15});
+      check_exact(values(lg::upsample_nearest3d(x3, {1, 1, 2}, tiny, tiny, tiny)), {0, 3});
+      check_exact(values(lg::upsample_bilinear2d(x, {1, 2}, false, tiny, tiny)), {15, 15});
+      check_exact(values(lg::upsample_bicubic2d(x, {1, 2}, false, tiny, tiny)), {15, 15});
+      check_exact(values(lg::upsample_trilinear3d(x3, {1, 1, 2}, false, tiny, tiny, tiny)), {63, 63});
+    }
+    // Integer data is read at the clamped index, never past the input (it was read at INT64_MIN).
+    check_exact(values(lg::upsample_nearest2d(lg::arange(16, lg::kUInt8).view({1, 1, 4, 4}), {2, 2}, tiny, tiny)),
+                {0, 3, 12, 15});
+  }
+}
+
 TEST_CASE("interpolate: the size and scale_factor forms equal the direct upsample calls") {
   for (MemoryFormat fmt : {CF, CL}) {
     CAPTURE(fmt);

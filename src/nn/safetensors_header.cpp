@@ -105,6 +105,60 @@ SafetensorsEntry parse_entry(std::string_view source, const std::string& name, c
   return e;
 }
 
+// The first pass over a header: each object's keys, for a key given twice, and the nesting,
+// refused past kMaxJsonDepth (a SAX handler: nothing is built, every step is O(1) or a set
+// insert). Stops at the first finding.
+struct HeaderKeyCheck : nlohmann::json_sax<nlohmann::json> {
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  int open = 0;         // containers open
+  std::string entry;    // the top-level key being read
+  std::string duplicate, error;
+  bool too_deep = false;
+
+  bool value() { return !(too_deep = too_deep || open > kMaxJsonDepth); }
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    if (!value()) return false;
+    keys_of_open_objects.emplace_back();
+    ++open;
+    return true;
+  }
+  bool key(string_t& key) override {
+    if (!value()) return false;
+    if (!keys_of_open_objects.back().insert(key).second) {
+      duplicate = open == 1 ? "tensor name \"" + key + "\" appears twice in the header"
+                            : "key \"" + key + "\" appears twice in the entry \"" + entry + "\"";
+      return false;
+    }
+    if (open == 1) entry = key;
+    return true;
+  }
+  bool end_object() override {
+    keys_of_open_objects.pop_back();
+    --open;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (!value()) return false;
+    ++open;
+    return true;
+  }
+  bool end_array() override {
+    --open;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error = e.what();
+    return false;
+  }
+};
+
 }  // namespace
 
 std::span<const SafetensorsDType> safetensors_dtypes() { return kSafetensorsDTypes; }
@@ -122,31 +176,22 @@ SafetensorsHeader parse_safetensors_header(std::span<const std::byte> bytes, std
   const char* text = reinterpret_cast<const char*>(bytes.data() + 8);
 
   // Duplicate keys: nlohmann keeps the last value silently, so every object's keys are watched
-  // -- tensor names, and the keys inside an entry ("dtype" twice would pick the last one).
-  using Event = nlohmann::json::parse_event_t;
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  std::string entry, duplicate;  // the top-level key being parsed; the first duplicate found
-  auto watch = [&](int depth, Event event, nlohmann::json& parsed) {
-    if (depth > kMaxJsonDepth)
-      fail(source, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    if (event == Event::object_start) keys_of_open_objects.emplace_back();
-    if (event == Event::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
-    if (event == Event::key && !keys_of_open_objects.empty() && duplicate.empty()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (!keys_of_open_objects.back().insert(key).second)
-        duplicate = depth == 1 ? "tensor name \"" + key + "\" appears twice in the header"
-                               : "key \"" + key + "\" appears twice in the entry \"" + entry + "\"";
-      if (depth == 1) entry = key;
-    }
-    return true;
-  };
+  // -- tensor names, and the keys inside an entry ("dtype" twice would pick the last one) -- in
+  // a pass of its own that builds nothing (nlohmann's parse callback searches the parent
+  // object at each object's end: quadratic in the entries, minutes for 80,000), which also
+  // bounds the nesting before a DOM is built.
+  HeaderKeyCheck check;
+  if (!nlohmann::json::sax_parse(text, text + n, &check)) {
+    if (check.too_deep) fail(source, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (!check.duplicate.empty()) fail(source, check.duplicate);
+    fail(source, "header is not valid JSON: " + check.error);
+  }
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(text, text + n, watch);
+    header = nlohmann::json::parse(text, text + n);
   } catch (const nlohmann::json::exception& e) {
     fail(source, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!duplicate.empty()) fail(source, duplicate);
   if (!header.is_object()) fail(source, "header must be a JSON object, got " + std::string(header.type_name()));
 
   SafetensorsHeader h;

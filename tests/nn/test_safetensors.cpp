@@ -172,6 +172,22 @@ TEST_CASE("safetensors: corrupt files raise ValueError naming the file and the p
                 "nested deeper than");
 }
 
+TEST_CASE("safetensors: a header of 100,000 entries is read in one pass") {
+  // A duplicate key check inside nlohmann's parse callback took minutes here (the callback
+  // searched the whole parent object at each entry's end).
+  constexpr int kEntries = 100000;
+  std::string json = "{";
+  for (int i = 0; i < kEntries; ++i)
+    json += (i ? ",\"t" : "\"t") + std::to_string(i) + R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" +
+            std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+  json += "}";
+  const std::string bytes = header_of(json) + std::string(kEntries, '\x01');
+  const lg::nn::StateDict tensors =
+      lg::nn::parse_safetensors({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "many").tensors;
+  CHECK(tensors.size() == kEntries);
+  CHECK(tensors.at("t99999").data_ptr<uint8_t>()[0] == 1);
+}
+
 TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") {
   CHECK_THROWS_WITH_AS(lg::nn::load_safetensors("/nonexistent/x.safetensors"),
                        doctest::Contains("/nonexistent/x.safetensors: cannot open"), lg::ValueError);

@@ -104,6 +104,11 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
     LG_CHECK(in[1].size(1) == in[2].size(0), "[addmm] mat1 and mat2 shapes cannot be multiplied (", in[1].size(0), "x",
              in[1].size(1), " and ", in[2].size(0), "x", in[2].size(1), ")");
     LG_CHECK(in[0].dim() <= 2, "[addmm] self must have at most 2 dims, but got self of size ", in[0].sizes());
+    // As ATen: integral products take integral scales only (a floating one would be truncated).
+    if (!is_floating_point(in[1].dtype()))
+      for (const auto& [name, scale] : {std::pair{"beta", &beta}, std::pair{"alpha", &alpha}})
+        LG_CHECK(!scale->is_floating_point(), "[addmm] received the floating ", name, " ", *scale, " for integral operands (",
+                 in[1].dtype(), "); required an integer ", name);
     const std::vector<int64_t> sizes{1, in[1].size(0), in[2].size(1)};
     GemmParams p;
     p.alpha = alpha.to<double>();

@@ -99,6 +99,14 @@ Tensor run_channel_norm(OpId id, const Tensor& x, MemoryFormat fmt, dispatch::Ch
     detail::check_no_internal_overlap(p.running_var, op);
     LG_CHECK(!detail::ranges_overlap(p.running_mean, p.running_var), "[", op,
              "] running_mean and running_var share memory; both are updated in place, so required separate tensors");
+    // Nor may they share memory with what the kernel reads while it writes them: the input,
+    // the weight or the bias would be read after (or while) the stats changed.
+    const std::pair<const Tensor*, const char*> read[] = {{&x, "input"}, {&p.weight, "weight"}, {&p.bias, "bias"}};
+    for (const Tensor* stat : {&p.running_mean, &p.running_var})
+      for (const auto& [t, name] : read)
+        LG_CHECK(!t->defined() || !detail::ranges_overlap(*stat, *t), "[", op, "] ",
+                 stat == &p.running_mean ? "running_mean" : "running_var", " shares memory with ", name,
+                 "; the running stats are updated in place, so required separate tensors");
   }
   Tensor out = empty(x.sizes(), x.options(), fmt);
   p.channels_last = fmt != MemoryFormat::Contiguous;

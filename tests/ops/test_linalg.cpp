@@ -430,6 +430,15 @@ TEST_CASE("linalg bad input: each raises an lg::Error naming the op") {
   CHECK_THROWS_WITH_AS(lg::addmm(self24.to(f64), m23, m34), addmm, lg::TypeError);
   CHECK_THROWS_WITH_AS(lg::addmm(Tensor(), m23, m34), addmm, lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::addmm(self24, Tensor(), m34), addmm, lg::ValueError);
+  // Integral products take integral scales (a floating one was truncated: beta 0.5 acted as 0).
+  {
+    const Tensor i12 = lg::ones({1, 2}, lg::kInt64), i13 = lg::ones({1, 3}, lg::kInt64), i32 = lg::ones({3, 2}, lg::kInt64);
+    CHECK_THROWS_WITH_AS(lg::addmm(i12, i13, i32, 0.5, 1),
+                         doctest::Contains("[addmm] received the floating beta 0.5 for integral operands"), lg::ValueError);
+    CHECK_THROWS_WITH_AS(lg::addmm(i12, i13, i32, 1, 0.5),
+                         doctest::Contains("[addmm] received the floating alpha 0.5 for integral operands"), lg::ValueError);
+    CHECK(values(lg::addmm(i12, i13, i32, 2, 3)) == std::vector<double>{11, 11});
+  }
   CHECK_THROWS_WITH_AS(lg::addmm(self24, m23, Tensor()), addmm, lg::ValueError);
 
   // matmul: 0-dim operands, inner dims for each rank pair, batch dims that do not broadcast,

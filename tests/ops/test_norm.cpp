@@ -355,6 +355,22 @@ TEST_CASE("normalisation bad input: each raises an lg::Error naming the op") {
   CHECK_THROWS_WITH_AS(lg::batch_norm(ints, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true), bn, lg::TypeError);
   CHECK_THROWS_WITH_AS(lg::batch_norm(x, f64, std::nullopt, std::nullopt, std::nullopt, true), bn, lg::Error);
   CHECK_THROWS_WITH_AS(lg::batch_norm(Tensor(), std::nullopt, std::nullopt, std::nullopt, std::nullopt, true), bn, lg::Error);
+  // Running stats updated in place may share memory with nothing the op reads, nor each other.
+  {
+    const Tensor m = lg::full({4}, 2.0), v = lg::ones({4});
+    const auto shares = [](const char* what) {
+      return doctest::Contains(doctest::String((std::string("shares memory with ") + what + "; the running stats are updated in place").c_str()));
+    };
+    CHECK_THROWS_WITH_AS(lg::batch_norm(x, m, std::nullopt, m, v, true), shares("weight"), lg::ValueError);
+    CHECK_THROWS_WITH_AS(lg::batch_norm(x, std::nullopt, v, m, v, true), shares("bias"), lg::ValueError);
+    const Tensor buf = lg::randn({2, 4, 3, 5});
+    CHECK_THROWS_WITH_AS(lg::batch_norm(buf, std::nullopt, std::nullopt, buf.view({-1}).slice(0, 0, 4), v, true),
+                         shares("input"), lg::ValueError);
+    CHECK_THROWS_WITH_AS(lg::instance_norm(x, m, std::nullopt, m, v, true), shares("weight"), lg::ValueError);
+    CHECK_THROWS_WITH_AS(lg::batch_norm(x, std::nullopt, std::nullopt, m, m, true),
+                         doctest::Contains("running_mean and running_var share memory"), lg::ValueError);
+    CHECK_NOTHROW(lg::batch_norm(x, m, std::nullopt, m, v, false));  // evaluation reads the stats only
+  }
 
   CHECK_THROWS_WITH_AS(lg::group_norm(x, 3), gn, lg::Error);  // 4 channels in 3 groups
   CHECK_THROWS_WITH_AS(lg::group_norm(x, 0), gn, lg::Error);

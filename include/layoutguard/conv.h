@@ -15,8 +15,10 @@
 namespace lg {
 
 // A padding given by name, as libtorch's torch::kSame / torch::kValid (a string overload would
-// make conv2d(x, w, b, {1}, {0}) ambiguous: {0} also converts to a null const char*).
-enum class PaddingMode { Same, Valid };
+// make conv2d(x, w, b, {1}, {0}) ambiguous: {0} also converts to a null const char*). No
+// enumerator is 0: conv2d(x, w, b, {1}, {}) picks this overload with PaddingMode{}, which is then
+// refused instead of meaning "same".
+enum class PaddingMode { Same = 1, Valid = 2 };
 inline constexpr PaddingMode kSame = PaddingMode::Same;    // output size = input size; stride 1 only
 inline constexpr PaddingMode kValid = PaddingMode::Valid;  // no padding
 

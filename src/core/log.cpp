@@ -20,6 +20,14 @@ constexpr std::array<std::string_view, 7> kNames{"trace", "debug", "info", "warn
 
 spdlog::level::level_enum to_spdlog(Level l) { return static_cast<spdlog::level::level_enum>(l); }
 
+// A Level cast from an integer that no enumerator has: spdlog would index its names with it.
+Level checked(Level l, std::string_view where) {
+  const int v = static_cast<int>(l);
+  LG_CHECK(v >= static_cast<int>(Level::Trace) && v <= static_cast<int>(Level::Off), "[", where, "] received level ", v,
+           "; required a logging::Level (trace, debug, info, warn, error, critical, off)");
+  return l;
+}
+
 Level level_from_env() {
   const char* text = std::getenv(kEnvVar);
   if (text == nullptr || *text == '\0') return Level::Warn;
@@ -47,7 +55,7 @@ Level parse_level(std::string_view text, std::string_view source) {
                                 "info, warn, error, critical, off"));
 }
 
-std::string_view level_name(Level level) { return kNames[static_cast<size_t>(level)]; }
+std::string_view level_name(Level level) { return kNames[static_cast<size_t>(checked(level, "logging::level_name"))]; }
 
 spdlog::logger& logger() {
   // A magic static: built once, thread-safe; if LAYOUTGUARD_LOG_LEVEL is bad the ConfigError
@@ -63,10 +71,10 @@ spdlog::logger& logger() {
 }
 
 Level level() { return static_cast<Level>(logger().level()); }
-void set_level(Level level) { logger().set_level(to_spdlog(level)); }
+void set_level(Level level) { logger().set_level(to_spdlog(checked(level, "logging::set_level"))); }
 void reload_level_from_env() { logger().set_level(to_spdlog(level_from_env())); }
 void write(Level level, std::string_view message) {
-  logger().log(to_spdlog(level), "{}", message);
+  logger().log(to_spdlog(checked(level, "logging::write")), "{}", message);
 }
 
 }  // namespace lg::logging

@@ -69,6 +69,13 @@ CustomOp register_op(std::string name, LayoutPolicy policy, KernelLayouts layout
            "'; required a non-empty name of letters, digits, '_', '.' and '::'");
   LG_CHECK(!is_builtin(name), "[register_op] received the name '", name,
            "', which is a built-in op; required a name of its own");
+  // Values cast from integers: the guard's rule and the kernel note switch on them.
+  LG_CHECK(policy == LayoutPolicy::Preserve || policy == LayoutPolicy::ConvLike || policy == LayoutPolicy::RankChanging ||
+               policy == LayoutPolicy::Explicit || policy == LayoutPolicy::View,
+           "[register_op] op '", name, "' received layout policy ", static_cast<int>(policy),
+           "; required Preserve, ConvLike, RankChanging, Explicit or View");
+  LG_CHECK(layouts == KernelLayouts::Any || layouts == KernelLayouts::ContiguousOnly, "[register_op] op '", name,
+           "' received kernel layouts ", static_cast<int>(layouts), "; required Any or ContiguousOnly");
   LG_CHECK(static_cast<bool>(cpu_kernel), "[register_op] op '", name,
            "' received an empty cpu_kernel; required a callable (every op runs on CPU)");
   Registry& r = registry();

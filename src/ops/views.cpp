@@ -40,9 +40,10 @@ Tensor Tensor::reshape(IntArrayRef new_sizes) const {
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   auto body = [&]() -> Tensor {
+    // A 0-dim tensor has dims -1 and 0 to name (as a 1-dim one), like PyTorch.
+    const int64_t start = layout::wrap_dim(start_dim, std::max<int64_t>(dim(), 1), "flatten");
+    const int64_t end = layout::wrap_dim(end_dim, std::max<int64_t>(dim(), 1), "flatten");
     if (dim() == 0) return reshape({1});
-    const int64_t start = layout::wrap_dim(start_dim, dim(), "flatten");
-    const int64_t end = layout::wrap_dim(end_dim, dim(), "flatten");
     LG_CHECK(start <= end, "[flatten] start_dim (", start_dim, ") cannot come after end_dim (",
              end_dim, ")");
     if (start == end) return *this;

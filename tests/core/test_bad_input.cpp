@@ -450,6 +450,13 @@ TEST_CASE("LAYOUTGUARD_LOG_LEVEL accepts spdlog's levels and rejects anything el
   expect_error<lg::ConfigError>([] { lg::logging::reload_level_from_env(); },
                                 {"LAYOUTGUARD_LOG_LEVEL='verbose'", "trace, debug, info, warn, error, critical, off"});
   CHECK(lg::logging::parse_level("off", "x") == lg::logging::Level::Off);
+  // A Level cast from an integer names no level: refused, the level kept.
+  const auto bad = static_cast<lg::logging::Level>(99);
+  const lg::logging::Level before = lg::logging::level();
+  expect_error<lg::ValueError>([&] { lg::logging::set_level(bad); }, {"[logging::set_level] received level 99"});
+  expect_error<lg::ValueError>([&] { lg::logging::write(bad, "x"); }, {"[logging::write] received level 99"});
+  expect_error<lg::ValueError>([&] { (void)lg::logging::level_name(bad); }, {"[logging::level_name] received level 99"});
+  CHECK(lg::logging::level() == before);
   if (saved) setenv("LAYOUTGUARD_LOG_LEVEL", restore.c_str(), 1);
   else unsetenv("LAYOUTGUARD_LOG_LEVEL");
   lg::logging::reload_level_from_env();

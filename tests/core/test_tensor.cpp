@@ -218,6 +218,8 @@ TEST_CASE("view family values: select, narrow, slice, expand, squeeze") {
   CHECK(ls(t.as_strided({2, 2}, {1, 2}, 3)) == "(2,2)@(1,2)");
   CHECK(t.as_strided({2, 2}, {1, 2}, 3).storage_offset() == 3);
   CHECK(ls(lg::full({}, 5.0).flatten()) == "(1)@(1)");
+  CHECK(ls(lg::full({}, 5.0).flatten(-1, 0)) == "(1)@(1)");
+  CHECK_THROWS_AS(lg::full({}, 5.0).flatten(5, 7), lg::IndexError);  // a 0-dim tensor names dims -1 and 0 only
   CHECK(ls(lg::full({}, 5.0).view({1, 1})) == "(1,1)@(1,1)");
   CHECK(lg::full({1}, 5.0).view({}).dim() == 0);
 }

@@ -1113,6 +1113,10 @@ TEST_CASE("custom op registration and calls validate their input") {
     CHECK_THROWS_WITH_AS(register_op(name, lg::LayoutPolicy::Preserve, id), doctest::Contains("'::'"), lg::ValueError);
   CHECK(register_op("test_ns::v2::identity", lg::LayoutPolicy::Preserve, id).name() == "test_ns::v2::identity");
   CHECK_THROWS_WITH_AS(register_op("clone", lg::LayoutPolicy::Preserve, id), doctest::Contains("built-in op"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(register_op("test.bad_policy", static_cast<lg::LayoutPolicy>(99), id),
+                       doctest::Contains("received layout policy 99; required Preserve, ConvLike"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(register_op("test.bad_layouts", lg::LayoutPolicy::Preserve, static_cast<lg::KernelLayouts>(9), id),
+                       doctest::Contains("received kernel layouts 9; required Any or ContiguousOnly"), lg::ValueError);
   CHECK_THROWS_WITH_AS(register_op("test.no_kernel", lg::LayoutPolicy::Preserve, nullptr),
                        doctest::Contains("empty cpu_kernel"), lg::ValueError);
   (void)drop_layout();

@@ -577,6 +577,10 @@ TEST_CASE("bad input: each with an lg::Error naming the op and the mismatch") {
   CHECK_THROWS_WITH_AS(lg::conv2d(lg::ones({2, 3, 2, 2}), w), doctest::Contains("Kernel size can't be greater than actual input size"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::conv2d(x, w, std::nullopt, {2}, lg::kSame), doctest::Contains("padding=kSame is not supported for strided"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::conv2d(x, w, std::nullopt, {1}, static_cast<lg::PaddingMode>(7)), doctest::Contains("required kSame or kValid"), lg::Error);
+  // An empty padding list picks the named-padding overload with PaddingMode{}: refused, as an
+  // empty stride or dilation is, never taken for "same".
+  CHECK_THROWS_WITH_AS(lg::conv2d(x, w, std::nullopt, {1}, {}), doctest::Contains("received padding mode 0; required kSame or kValid"),
+                       lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::conv2d(x, w.to(lg::kFloat64)), doctest::Contains("input type (float32) and weight type (float64)"), lg::TypeError);
   CHECK_THROWS_WITH_AS(lg::conv2d(x, w, lg::ones({4}, lg::kFloat16)), doctest::Contains("bias type (float16)"), lg::TypeError);
   CHECK_THROWS_WITH_AS(lg::conv2d(x.to(lg::kInt32), w.to(lg::kInt32)), doctest::Contains("not implemented for int32"), lg::TypeError);

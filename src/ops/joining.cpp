@@ -130,6 +130,10 @@ std::vector<Tensor> split_with_sizes(const Tensor& t, IntArrayRef split_sizes, i
     int64_t total = 0;
     for (int64_t s : sizes) {
       LG_CHECK(s >= 0, "[split_with_sizes] split sizes must be non-negative, but got ", IntArrayRef(sizes));
+      // Past the dim's size the sum can only fail; stopping there keeps it inside int64.
+      LG_CHECK(s <= in[0].size(dim) - total, "[split_with_sizes] expects split_sizes to sum exactly to ",
+               in[0].size(dim), " (input tensor's size at dimension ", dim, "), but got split_sizes ",
+               IntArrayRef(sizes), ", which sum to more");
       total += s;
     }
     LG_CHECK(total == in[0].size(dim), "[split_with_sizes] expects split_sizes to sum exactly to ", in[0].size(dim),

@@ -107,7 +107,8 @@ std::pair<std::vector<int64_t>, PoolWindows> fixed_windows(const PoolCall& c, co
     LG_CHECK(k[i] > 0, "[", c.name, "] kernel size should be greater than zero, but got kernel_size ", IntArrayRef(k));
     LG_CHECK(s[i] > 0, "[", c.name, "] stride should be greater than zero, but got stride ", IntArrayRef(s));
     LG_CHECK(d[i] > 0, "[", c.name, "] dilation should be greater than zero, but got dilation ", IntArrayRef(d));
-    LG_CHECK(p[i] >= 0 && p[i] <= k[i] / 2, "[", c.name, "] pad should be at most half of kernel size, but got padding ",
+    LG_CHECK(p[i] >= 0, "[", c.name, "] pad must be non-negative, but got padding ", IntArrayRef(p));
+    LG_CHECK(p[i] <= k[i] / 2, "[", c.name, "] pad should be at most half of kernel size, but got padding ",
              IntArrayRef(p), " and kernel_size ", IntArrayRef(k));
   }
   std::vector<int64_t> out(c.spatial);

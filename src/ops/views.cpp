@@ -163,8 +163,8 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                    ") is out of range for dimension ", d, " of size ", n);
     const int64_t s = start < 0 ? start + n : start;
     // length <= n - s rather than s + length <= n: the sum can pass int64.
-    LG_CHECK(length >= 0 && length <= n - s, "[narrow] start (", s, ") + length (", length,
-             ") exceeds dimension ", d, " of size ", n);
+    LG_CHECK(length >= 0, "[narrow] received length ", length, "; required a non-negative length");
+    LG_CHECK(length <= n - s, "[narrow] start (", s, ") + length (", length, ") exceeds dimension ", d, " of size ", n);
     return slice(w, s, s + length, 1);
   };
   return dispatch::run(OpId::narrow, body, *this);

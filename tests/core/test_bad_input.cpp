@@ -151,6 +151,7 @@ TEST_CASE("impossible views name the input layout and point to reshape") {
   expect_error<lg::ValueError>([&] { cl.flatten(2, 1); }, {"[flatten]", "cannot come after"});
   expect_error<lg::ValueError>([&] { cl.slice(1, 0, 2, 0); }, {"[slice]", "step must be positive"});
   expect_error<lg::ValueError>([&] { cl.narrow(1, 1, 3); }, {"[narrow]", "exceeds dimension"});
+  expect_error<lg::ValueError>([&] { cl.narrow(1, 1, -1); }, {"[narrow] received length -1; required a non-negative length"});
 }
 
 TEST_CASE("dims and indices out of range are IndexErrors with the valid range") {

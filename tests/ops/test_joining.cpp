@@ -123,6 +123,9 @@ TEST_CASE("joining: bad input, each with an lg::Error naming the op and the mism
   CHECK_THROWS_WITH_AS(lg::stack({a, lg::ones({2, 3, 4, 4})}), doctest::Contains("[stack] expects each tensor to be equal size"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::split(a, 0, 1), doctest::Contains("[split] split_size can only be 0"), lg::Error);
   CHECK_THROWS_WITH_AS(lg::split_with_sizes(a, {1, 1}, 1), doctest::Contains("to sum exactly to 3"), lg::Error);
+  // Sizes whose sum would pass int64 (and wrap back to the dim's size) are refused by the sum.
+  CHECK_THROWS_WITH_AS(lg::split_with_sizes(lg::arange(4), {int64_t{1} << 62, 1, int64_t{1} << 62, 1, 4}, 0),
+                       doctest::Contains("[split_with_sizes] expects split_sizes to sum exactly to 4"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::chunk(a, 0), doctest::Contains("[chunk] number of chunks must be greater than 0"), lg::Error);
 }
 

@@ -480,6 +480,8 @@ TEST_CASE("ceil_mode: a window wider than the padded input still gives an output
   const Tensor x = noise_in({2, 3, 2, 2}, CL, f32, 19);
   const Tensor x3 = noise_in({1, 2, 2, 2, 2}, CF, f32, 20);
   CHECK_THROWS_WITH_AS(lg::max_pool2d(x, {3}, {2}), doctest::Contains("[max_pool2d]"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::max_pool2d(x, {3}, {1}, {-1}), doctest::Contains("[max_pool2d] pad must be non-negative"),
+                       lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::avg_pool2d(x, {3}, {2}), doctest::Contains("[avg_pool2d]"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::max_pool2d(x, {3}, {1}, {0}, {1}, true), doctest::Contains("[max_pool2d]"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::avg_pool2d(x, {3}, {1}, {0}, true), doctest::Contains("[avg_pool2d]"), lg::ValueError);

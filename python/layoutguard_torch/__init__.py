@@ -84,7 +84,8 @@ def _mode_text(function, mode):
     text = str(int(mode)) if isinstance(mode, int) else str.strip(mode, " \t\r\n")
     if text not in _MODE_TEXTS:
         shown = text if isinstance(mode, int) else str.__str__(mode)
-        raise ConfigError(f"layoutguard_torch.{function}: {shown!r} is not a mode; allowed values: "
+        shown = repr(shown) if len(shown) <= 512 else f"{shown[:512]!r}... ({len(shown)} characters)"
+        raise ConfigError(f"layoutguard_torch.{function}: {shown} is not a mode; allowed values: "
                           f"{', '.join(MODES)}, 1 (= throw), 0 (= off)")
     return text
 

@@ -75,4 +75,13 @@ inline std::string valid_utf8(std::string_view text) {
 // as Python makes its exceptions' text of it.
 inline std::string printable_text(std::string_view text) { return escape_bytes(text, is_control_byte); }
 
+// A value quoted in an error message: printable, and cut after `limit` bytes (at a character's
+// start) with the whole length said, as a setting of megabytes would make a message of megabytes.
+inline std::string shown_value(std::string_view text, size_t limit = 512) {
+  if (text.size() <= limit) return printable_text(text);
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return printable_text(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace lg::detail

@@ -105,7 +105,7 @@ std::string_view allowed_values(Kind kind) {
 }
 
 [[noreturn]] void bad_value(const Key& key, std::string_view value, std::string_view why = {}) {
-  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", lg::detail::printable_text(value), "'",
+  throw ConfigError(detail::str(kOptionsVar, ": key '", key.name, "' got '", lg::detail::shown_value(value), "'",
                                 why.empty() ? "" : " (", why, why.empty() ? "" : ")",
                                 "; allowed values: ", allowed_values(key.kind)));
 }
@@ -449,7 +449,7 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     else if (mode_text == "throw" || mode_text == "1") o.mode = Mode::Throw;
     else if (mode_text == "record") o.mode = Mode::Record;
     else
-      throw ConfigError(detail::str(kModeVar, "='", lg::detail::printable_text(mode_text), "' is not a mode; allowed values: ",
+      throw ConfigError(detail::str(kModeVar, "='", lg::detail::shown_value(mode_text), "' is not a mode; allowed values: ",
                                     "off, warn, throw, record, 1 (= throw), 0 (= off)"));
     o.sources[0] = Source::Environment;
   }
@@ -461,14 +461,14 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     if (pair.empty()) continue;  // tolerate "a=1:::b=2" and a leading or trailing ':'
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
-      throw ConfigError(detail::str(kOptionsVar, ": '", lg::detail::printable_text(pair),
+      throw ConfigError(detail::str(kOptionsVar, ": '", lg::detail::shown_value(pair),
                                     "' is not key=value (pairs are separated by ':')"));
     const std::string_view name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
     const auto* key = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return k.name == name; });
     if (key == std::end(kKeys)) {
       std::string all;
       for (const Key& k : kKeys) all += (all.empty() ? "" : ", ") + std::string(k.name);
-      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", lg::detail::printable_text(name), "'; allowed keys: ", all));
+      throw ConfigError(detail::str(kOptionsVar, ": unknown key '", lg::detail::shown_value(name), "'; allowed keys: ", all));
     }
     apply(o, *key, value);
     o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;

@@ -166,6 +166,13 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   }
   CHECK(contains(config_error("", "summary"), "'summary' is not key=value"));
   {
+    // A value is quoted up to 512 bytes, then its length: a setting of megabytes would make a
+    // message of megabytes.
+    const std::string message = config_error(std::string(100000, 'w'), "");
+    CHECK(contains(message, "LAYOUTGUARD='" + std::string(512, 'w') + "... (100000 bytes)' is not a mode"));
+    CHECK(message.size() < 1000);
+  }
+  {
     // A symbolic link is checked where it leads, also to a file not made yet; a FIFO as the log
     // would hold the first warning until some process reads it; two keys may not share a file.
     lg::testing::TempDir dir;

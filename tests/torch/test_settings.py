@@ -1169,6 +1169,11 @@ print("thread op:", errors)
             with self.assertRaises(lgt.ConfigError) as caught:
                 function(Sneaky(5))
             self.assertIn(f"layoutguard_torch.{name}: '5' is not a mode", str(caught.exception))
+            # A long value is shown cut, with its length.
+            with self.assertRaises(lgt.ConfigError) as caught:
+                function("w" * 100000)
+            self.assertIn(f"layoutguard_torch.{name}: '{'w' * 512}'... (100000 characters) is not a mode",
+                          str(caught.exception))
         self.assertEqual((lgt.mode(), lgt.enabled()), (mode_before, enabled_before))
         self.assertEqual(lgt.guard(1)._mode, "1")  # 1 = throw, as LAYOUTGUARD takes it
 

@@ -52,18 +52,6 @@ void InputFile::fail(const std::string& problem) {
   throw ValueError("[" + op_ + "] " + path_ + ": " + problem + "; required: " + required_);
 }
 
-void InputFile::read_exactly(void* dst, size_t n) {
-  auto* out = static_cast<std::byte*>(dst);
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t got = ::read(fd_, out + done, n - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail(std::string("read failed: ") + std::strerror(errno));
-    if (got == 0) fail("the file ended early (it shrank while it was read)");
-    done += static_cast<size_t>(got);
-  }
-}
-
 size_t InputFile::read_some(void* dst, size_t n) {
   auto* out = static_cast<std::byte*>(dst);
   size_t done = 0;
@@ -77,12 +65,16 @@ size_t InputFile::read_some(void* dst, size_t n) {
   return done;
 }
 
+void InputFile::read_exactly(void* dst, size_t n) {
+  if (read_some(dst, n) != n) fail("the file ended early (it shrank while it was read)");
+}
+
 std::string read_regular_file(const std::string& path, uint64_t max_bytes, std::string_view op,
                               std::string_view required) {
   InputFile file(path, max_bytes, op, required);
   std::string text(file.size(), '\0');
   file.read_exactly(text.data(), text.size());
-  // Then on to the end, one byte past the limit at the most.
+  // Then on to the end (a file of the kernel says 0 bytes), stopping once past the limit.
   char chunk[4096];
   while (const size_t got = file.read_some(chunk, sizeof chunk)) {
     text.append(chunk, got);

@@ -57,8 +57,9 @@ def settings_checked(status):
     LAYOUTGUARD_OPTIONS held good values, and write none of their files."""
     import layoutguard_torch as lgt
     # By type and value, never by ==: sys.exit takes any object (a tensor, a NaN, one whose
-    # __eq__ raises), which Python prints and ends with 1.
-    succeeded = status is None or (type(status) is int and status == 0)
+    # __eq__ raises), which Python prints and ends with 1. An int's value (False and IntEnum
+    # members are ints) is read without calling a method of its class.
+    succeeded = status is None or (isinstance(status, int) and not int.__bool__(status))
     if not succeeded or not lgt.enabled():
         return status
     try:

@@ -28,10 +28,12 @@ std::atomic<int64_t> g_bytes_before_failure{-1};
 // then reach, while libstdc++'s filesystem code returns its own.
 bool missing(const std::error_code& e) { return e.value() == ENOENT; }
 
-// Whether `path` is an entry of this process's descriptor table (/dev/stderr leads there):
+// Whether `path` is an entry of this process's descriptor table (/dev/stderr leads there, and
+// /dev/fd is it):
 // a pipe opened through it is one the process holds, with its reader already there.
 bool own_descriptor(const std::string& path) {
-  for (const std::string& table : {std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"})
+  for (const std::string& table :
+       {std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/", std::string("/dev/fd/")})
     if (path.rfind(table, 0) == 0) return true;
   return false;
 }
@@ -87,10 +89,10 @@ std::string followed_link(const std::string& path) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
     const fs::path target = fs::read_symlink(p, ec);
-    // A /proc/PID/fd entry of a pipe, socket or anonymous inode reads as "pipe:[N]", which
-    // names no file: the entry itself is what opening reaches (/dev/stderr on a pipe).
-    if (ec || (!target.is_absolute() && p.string().rfind("/proc/", 0) == 0 &&
-               target.string().find(":[") != std::string::npos) ||
+    // A descriptor's entry (/proc/PID/fd/N, /dev/fd/N) of a pipe, socket or anonymous inode
+    // reads as "pipe:[N]", which names no file: the entry itself is what opening reaches
+    // (/dev/stderr on a pipe).
+    if (ec || (!target.is_absolute() && target.string().find(":[") != std::string::npos) ||
         target.string().rfind("anon_inode:", 0) == 0)
       break;
     p = target.is_absolute() ? target : (p.parent_path() / target).lexically_normal();

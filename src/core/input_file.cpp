@@ -10,6 +10,8 @@
 
 #include <layoutguard/error.h>
 
+#include "core/printable_text.h"
+
 namespace lg::detail {
 
 std::string file_type_name(mode_t mode) {
@@ -49,7 +51,7 @@ void InputFile::fail(const std::string& problem) {
   // A throw from the constructor runs no destructor: the descriptor is closed here.
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  throw ValueError("[" + op_ + "] " + path_ + ": " + problem + "; required: " + required_);
+  throw ValueError("[" + op_ + "] " + shown_value(path_) + ": " + problem + "; required: " + required_);
 }
 
 size_t InputFile::read_some(void* dst, size_t n) {
@@ -79,7 +81,7 @@ std::string read_regular_file(const std::string& path, uint64_t max_bytes, std::
   while (const size_t got = file.read_some(chunk, sizeof chunk)) {
     text.append(chunk, got);
     if (text.size() > max_bytes)
-      throw ValueError("[" + std::string(op) + "] " + path + ": more than the limit of " + std::to_string(max_bytes) +
+      throw ValueError("[" + std::string(op) + "] " + shown_value(path) + ": more than the limit of " + std::to_string(max_bytes) +
                        " bytes; required: " + std::string(required));
   }
   return text;

@@ -168,7 +168,7 @@ void check_writable(const Key& key, std::string_view value, const std::string& p
   const std::string problem =
       key.name == "log_path" ? detail::output_path_problem(path) : detail::replaceable_path_problem(path);
   if (!problem.empty())
-    bad_value(key, value, value == path ? problem : detail::str(lg::detail::printable_text(path), ": ", problem));
+    bad_value(key, value, value == path ? problem : detail::str(lg::detail::shown_value(path), ": ", problem));
 }
 
 // Output paths may name the process, so that the processes of one job (the ranks of a
@@ -221,8 +221,8 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     full = trim(full.substr(0, full.find('#')));
     if (full.empty()) continue;
     const auto bad_line = [&](std::string_view why) {
-      return ConfigError(detail::str(kOptionsVar, ": suppressions file '", path, "' line ", number, ": '",
-                                     lg::detail::printable_text(full), "' ", why));
+      return ConfigError(detail::str(kOptionsVar, ": suppressions file '", lg::detail::shown_value(path), "' line ", number, ": '",
+                                     lg::detail::shown_value(full), "' ", why));
     };
     // A carriage return inside a line: a file whose lines end in CR alone, read as one line.
     if (std::any_of(full.begin(), full.end(), [](char c) { return c != '\t' && lg::detail::is_control_byte(c); }))
@@ -265,7 +265,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     // The op is matched by its exact name: one that no op can have (a control character, an
     // empty part around "::") would silence nothing and only show as unused.
     if (!is_op_name(op_name))
-      throw bad_line(detail::str("names no op: '", lg::detail::printable_text(op_name),
+      throw bad_line(detail::str("names no op: '", lg::detail::shown_value(op_name),
                                  "' is not an op name (a name or namespace::name, e.g. aten::softmax)"));
     out.push_back({std::move(op_name), std::move(module_glob), std::move(frame_glob), std::move(signature_glob)});
   }
@@ -302,12 +302,13 @@ void apply(Options& o, const Key& key, std::string_view value) {
           const size_t before = static_cast<size_t>(rest.data() - value.data());  // this item's start
           const std::string_view ops = trim(value.substr(0, before == 0 ? 0 : before - 1));
           bad_value(key, value,
-                    detail::str("'", item, "' is not an op name: keys are separated by ':', as in ",
-                                ops.empty() ? "" : detail::str("allow=", ops, ":"), value.substr(before)));
+                    detail::str("'", lg::detail::shown_value(item), "' is not an op name: keys are separated by ':', as in ",
+                                lg::detail::shown_value(detail::str(ops.empty() ? "" : detail::str("allow=", ops, ":"),
+                                                                    value.substr(before)))));
         }
         if (!item.empty() && !is_op_name(item))
           bad_value(key, value,
-                    detail::str("'", item, "' is not an op name: names are separated by ',', and each is a name ",
+                    detail::str("'", lg::detail::shown_value(item), "' is not an op name: names are separated by ',', and each is a name ",
                                 "or namespace::name without spaces (aten::softmax, softmax)"));
         if (!item.empty()) o.allow.emplace_back(item);
         if (comma == std::string_view::npos) break;
@@ -363,16 +364,17 @@ std::string_view source_name(Source s) {
 }
 
 // Two keys that write one file would lose one's contents to the other (the report replaces
-// the event stream at exit; the log's lines would land among the events).
-void check_distinct_outputs(const Options& o) {
+// the event stream at exit; the log's lines would land among the events). `source` heads the
+// message: "LAYOUTGUARD_OPTIONS:", or the API function given the fields, "[lg::guard::set_options]".
+void check_distinct_outputs(const Options& o, std::string_view source) {
   std::vector<std::pair<const Key*, std::string>> outputs;
   for (const Key& key : kKeys) {
     if (key.kind != Kind::Path || (o.*key.path).empty()) continue;
     const std::string same = detail::file_identity(o.*key.path);
     for (const auto& [other, other_file] : outputs)
       if (other_file == same)
-        throw ConfigError(detail::str(kOptionsVar, ": keys '", other->name, "' and '", key.name, "' name one file, '",
-                                      lg::detail::printable_text(same), "'; required: a file of its own for each"));
+        throw ConfigError(detail::str(source, " keys '", other->name, "' and '", key.name, "' name one file, '",
+                                      lg::detail::shown_value(same), "'; required: a file of its own for each"));
     outputs.emplace_back(&key, same);
   }
 }
@@ -381,7 +383,7 @@ void check_distinct_outputs(const Options& o) {
 
 void check_options_fields(const Options& o, std::string_view where) {
   const auto refuse = [&](std::string_view field, const std::string& got, std::string_view required) {
-    throw ConfigError(detail::str("[", where, "] ", field, " got '", lg::detail::printable_text(got),
+    throw ConfigError(detail::str("[", where, "] ", field, " got '", lg::detail::shown_value(got),
                                   "'; required: ", required));
   };
   // What the parser makes sure of for text, asked of fields a program filled in itself: C
@@ -411,7 +413,7 @@ void check_options_fields(const Options& o, std::string_view where) {
         key.name == "log_path" ? detail::output_path_problem(target) : detail::replaceable_path_problem(target);
     if (!problem.empty()) refuse(key.name, path, detail::str("a writable file path (", problem, ")"));
   }
-  check_distinct_outputs(o);
+  check_distinct_outputs(o, detail::str("[", where, "]"));
 }
 
 std::string_view mode_name(Mode mode) {
@@ -473,7 +475,7 @@ Options parse_options(std::string_view mode_text, std::string_view options_text)
     apply(o, *key, value);
     o.sources[1 + static_cast<size_t>(key - std::begin(kKeys))] = Source::Environment;
   }
-  check_distinct_outputs(o);
+  check_distinct_outputs(o, detail::str(kOptionsVar, ":"));
   return o;
 }
 

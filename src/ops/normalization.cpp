@@ -4,6 +4,10 @@
 // version counters are bumped here.
 #include <layoutguard/normalization.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include <layoutguard/factories.h>
 
 #include "core/tensor_internal.h"
@@ -89,6 +93,29 @@ dispatch::ChannelNormKernel channel_norm_kernel(OpId id, Device d) {
   return nullptr;
 }
 
+// Whether two tensors share a byte. Their address ranges first; where those meet, a 1-D pair
+// (a running stat against a weight or bias, C elements each) is compared element by element,
+// so that interleaved slices of one buffer pass; any other pair counts as sharing.
+bool shares_elements(const Tensor& a, const Tensor& b) {
+  if (!detail::ranges_overlap(a, b)) return false;
+  if (a.dim() != 1 || b.dim() != 1) return true;
+  // As integers: a byte before an element may lie outside every allocation.
+  const auto address = [](const Tensor& t, int64_t i) {
+    return reinterpret_cast<intptr_t>(t.data_ptr()) + i * t.stride(0) * static_cast<intptr_t>(t.itemsize());
+  };
+  std::vector<intptr_t> starts(static_cast<size_t>(b.numel()));  // of b's elements, each itemsize long
+  for (int64_t j = 0; j < b.numel(); ++j) starts[static_cast<size_t>(j)] = address(b, j);
+  std::sort(starts.begin(), starts.end());
+  const auto width = static_cast<intptr_t>(b.itemsize());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    // b's element at s meets a's [begin, end) when begin - width < s < end.
+    const intptr_t begin = address(a, i);
+    const auto first = std::upper_bound(starts.begin(), starts.end(), begin - width);
+    if (first != starts.end() && *first < begin + static_cast<intptr_t>(a.itemsize())) return true;
+  }
+  return false;
+}
+
 // Runs a channel normalisation whose output has format `fmt`; bumps the running stats' versions.
 Tensor run_channel_norm(OpId id, const Tensor& x, MemoryFormat fmt, dispatch::ChannelNormParams p) {
   const std::string_view op = dispatch::op_name(id);
@@ -104,7 +131,7 @@ Tensor run_channel_norm(OpId id, const Tensor& x, MemoryFormat fmt, dispatch::Ch
     const std::pair<const Tensor*, const char*> read[] = {{&x, "input"}, {&p.weight, "weight"}, {&p.bias, "bias"}};
     for (const Tensor* stat : {&p.running_mean, &p.running_var})
       for (const auto& [t, name] : read)
-        LG_CHECK(!t->defined() || !detail::ranges_overlap(*stat, *t), "[", op, "] ",
+        LG_CHECK(!t->defined() || !shares_elements(*stat, *t), "[", op, "] ",
                  stat == &p.running_mean ? "running_mean" : "running_var", " shares memory with ", name,
                  "; the running stats are updated in place, so required separate tensors");
   }

@@ -118,9 +118,11 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
   CHECK(contains(comma, "as in allow=cat:min_bytes=10"));
   CHECK(contains(config_error("", "allow=min_bytes=10"), "as in min_bytes=10"));
   // An op name has no spaces or control characters and no empty part around "::".
-  for (const char* name : {"a b", "::", "aten::", "::softmax", "ns:: drop", "aten::\x7f"})
+  // (A control byte is shown escaped.)
+  for (const auto& [name, shown] : {std::pair{"a b", "a b"}, {"::", "::"}, {"aten::", "aten::"}, {"::softmax", "::softmax"},
+                                    {"ns:: drop", "ns:: drop"}, {"aten::\x7f", "aten::\\x7f"}})
     CHECK_MESSAGE(contains(config_error("", std::string("allow=softmax,") + name),
-                           std::string("'") + name + "' is not an op name"), name);
+                           std::string("'") + shown + "' is not an op name"), name);
   CHECK(parse_options("", "allow=proj::gr\xc3\xb6\xc3\x9f" "e").allow == std::vector<std::string>{"proj::gr\xc3\xb6\xc3\x9f" "e"});
   // A NUL would end a path or a name early where C reads it.
   using namespace std::string_view_literals;
@@ -171,6 +173,14 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
     const std::string message = config_error(std::string(100000, 'w'), "");
     CHECK(contains(message, "LAYOUTGUARD='" + std::string(512, 'w') + "... (100000 bytes)' is not a mode"));
     CHECK(message.size() < 1000);
+    // So for a path, an op name and a suppressions path.
+    for (const std::string& options : {"report=/tmp/" + std::string(100000, 'a'), "allow=a b" + std::string(100000, 'c'),
+                                       "suppressions=/nonexistent/" + std::string(100000, 'a')}) {
+      CAPTURE(options.substr(0, 20));
+      const std::string long_message = config_error("", options);
+      CHECK(contains(long_message, " bytes)"));
+      CHECK(long_message.size() < 2000);
+    }
   }
   {
     // A symbolic link is checked where it leads, also to a file not made yet; a FIFO as the log
@@ -192,6 +202,8 @@ TEST_CASE("bad options are ConfigErrors naming the variable, the key and the all
     // The log is opened in place: the process's own pipe is taken (its reader is there).
     CHECK(parse_options("", "log_path=/proc/self/fd/" + std::to_string(ends[1])).log_path ==
           "/proc/self/fd/" + std::to_string(ends[1]));
+    CHECK(parse_options("", "log_path=/dev/fd/" + std::to_string(ends[1])).log_path == "/dev/fd/" + std::to_string(ends[1]));
+    CHECK(contains(config_error("", "report=/dev/fd/" + std::to_string(ends[1])), "(not a regular file (a FIFO))"));
     ::close(ends[0]);
     ::close(ends[1]);
     CHECK(contains(config_error("", "report=" + (dir / "x.json") + ":events=" + dir.str() + "/./x.json"),
@@ -507,7 +519,7 @@ TEST_CASE("set_options refuses the fields that parse_options would, and changes 
   CHECK(contains(refused([](O& o) { o.events_path = "/nonexistent-dir/e.jsonl"; }),
                  "events got '/nonexistent-dir/e.jsonl'; required: a writable file path (its directory does not exist)"));
   CHECK(contains(refused([&](O& o) { o.report_path = o.events_path = dir / "same.json"; }),
-                 "keys 'report' and 'events' name one file"));
+                 "[lg::guard::set_options] keys 'report' and 'events' name one file"));
   CHECK(lg::guard::options().mode == before.mode);
   CHECK(lg::guard::options().report_path == before.report_path);
   CHECK(refused([&](O& o) { o.report_path = dir / "r.json"; }) == "accepted");

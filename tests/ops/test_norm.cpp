@@ -370,6 +370,11 @@ TEST_CASE("normalisation bad input: each raises an lg::Error naming the op") {
     CHECK_THROWS_WITH_AS(lg::batch_norm(x, std::nullopt, std::nullopt, m, m, true),
                          doctest::Contains("running_mean and running_var share memory"), lg::ValueError);
     CHECK_NOTHROW(lg::batch_norm(x, m, std::nullopt, m, v, false));  // evaluation reads the stats only
+    // Interleaved slices of one buffer share no element: a weight and a running mean may be them.
+    const Tensor both = lg::ones({10});
+    CHECK_NOTHROW(lg::batch_norm(x, both.slice(0, 0, 8, 2), std::nullopt, both.slice(0, 1, 9, 2), v, true));
+    CHECK_THROWS_WITH_AS(lg::batch_norm(x, both.slice(0, 0, 8, 2), std::nullopt, both.slice(0, 2, 10, 2), v, true),
+                         shares("weight"), lg::ValueError);
   }
 
   CHECK_THROWS_WITH_AS(lg::group_norm(x, 3), gn, lg::Error);  // 4 channels in 3 groups

@@ -1375,6 +1375,13 @@ class Entrypoints(unittest.TestCase):
                 self.assertEqual(run.returncode, 1, run.stderr)
                 self.assertEqual(run.stderr.splitlines()[-1:], [shown], run.stderr)
                 self.assertNotIn("Traceback", run.stderr)
+        # A successful end (False and an IntEnum zero are 0) still reports a setting never read.
+        for code in ("False", "__import__('enum').IntEnum('E', 'ZERO', start=0).ZERO"):
+            with self.subTest(code):
+                run = run_program({"LAYOUTGUARD": "record", "LAYOUTGUARD_OPTIONS": "nosuch=1"},
+                                  program=f"import sys\nsys.exit({code})\n")
+                self.assertEqual(run.returncode, 1, run.stderr)
+                self.assertIn("layoutguard_torch.ConfigError: LAYOUTGUARD_OPTIONS: unknown key 'nosuch'", run.stderr)
 
     def test_runner_runs_a_program_as_python3_does(self):
         probe = ("import atexit, os, pickle, sys\n"

@@ -1201,7 +1201,8 @@ print("thread op:", errors)
         for name in ("a b", "::", "aten::", "::softmax", "aten::\tadd"):
             with self.assertRaises(lgt.ConfigError, msg=repr(name)) as caught:
                 lgt.set_options(f"allow=aten::relu,{name}")
-            self.assertIn(f"'{name}' is not an op name", str(caught.exception))
+            shown = name.replace("\t", "\\x09")  # a control character is shown escaped
+            self.assertIn(f"'{shown}' is not an op name", str(caught.exception))
         from layoutguard_torch import pytest_plugin
         import numpy
         with pytest_plugin.conversions_at_most(numpy.int64(10**9)):

@@ -456,6 +456,9 @@ std::optional<std::vector<int64_t>> view_strides(IntArrayRef old_sizes, IntArray
 
 std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, std::string_view op) {
   LG_CHECK(numel >= 0, "[", op, "] received element count ", numel, "; required a non-negative count");
+  // Checked here, under the op's name: the tensor made from the shape would say it otherwise.
+  LG_CHECK(static_cast<int64_t>(shape.size()) <= kMaxDims, "[", op, "] received a shape of rank ", shape.size(),
+           "; layoutguard supports tensors of rank at most ", kMaxDims);
   std::vector<int64_t> out = shape.vec();
   int64_t known = 1;
   std::optional<size_t> infer_at;

@@ -152,6 +152,11 @@ TEST_CASE("impossible views name the input layout and point to reshape") {
   expect_error<lg::ValueError>([&] { cl.slice(1, 0, 2, 0); }, {"[slice]", "step must be positive"});
   expect_error<lg::ValueError>([&] { cl.narrow(1, 1, 3); }, {"[narrow]", "exceeds dimension"});
   expect_error<lg::ValueError>([&] { cl.narrow(1, 1, -1); }, {"[narrow] received length -1; required a non-negative length"});
+  // A shape past the rank limit is named by the op given it, not by the tensor it would make.
+  std::vector<int64_t> rank26(26, 1);
+  rank26[0] = cl.numel();
+  expect_error<lg::ValueError>([&] { cl.reshape(rank26); }, {"[reshape] received a shape of rank 26"});
+  expect_error<lg::ValueError>([&] { cl.contiguous().view(rank26); }, {"[view] received a shape of rank 26"});
 }
 
 TEST_CASE("dims and indices out of range are IndexErrors with the valid range") {

@@ -81,7 +81,7 @@ def _mode_text(function, mode):
         raise TypeError(f"layoutguard_torch.{function}: mode must be one of {', '.join(MODES)} (or 1 = throw, "
                         f"0 = off), got {type(mode).__name__} {mode!r}")
     # An int by its value (a subclass's __str__ may say anything), a str as LAYOUTGUARD is read.
-    text = str(int(mode)) if isinstance(mode, int) else str.strip(mode, " \t\r\n")
+    text = int.__repr__(mode) if isinstance(mode, int) else str.strip(mode, " \t\r\n")
     if text not in _MODE_TEXTS:
         shown = text if isinstance(mode, int) else str.__str__(mode)
         shown = repr(shown) if len(shown) <= 512 else f"{shown[:512]!r}... ({len(shown)} characters)"

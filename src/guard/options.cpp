@@ -157,18 +157,27 @@ std::string absolute_path(const std::string& path) {
   return ec ? path : absolute.string();
 }
 
+// Why the file of path key `key` cannot be written at `path`, or "", and where `path` leads.
+// The log is opened in place (it may be /dev/stderr); the other files replace the old one by a
+// rename (core/atomic_file.h), which needs a regular file and a writable directory. A symbolic
+// link is checked where it leads: the file it names is what gets written. Only looks: the file
+// is not created here (parse_options has no side effects).
+struct OutputProblem {
+  std::string problem, target;
+};
+OutputProblem output_problem(const Key& key, const std::string& path) {
+  std::string target = detail::followed_link(path);
+  std::string problem =
+      key.name == "log_path" ? detail::output_path_problem(target) : detail::replaceable_path_problem(target);
+  return {std::move(problem), std::move(target)};
+}
+
 // report= and log_path= are written later (at exit, at the first warning); a path that cannot
 // be written is refused now, with the settings, instead of failing inside some op or at exit.
-// Only looks: the file is not created here (parse_options has no side effects).
-void check_writable(const Key& key, std::string_view value, const std::string& path_given) {
-  // The log is opened in place (it may be /dev/stderr); the other files replace the old one
-  // by a rename (core/atomic_file.h), which needs a regular file and a writable directory.
-  // A symbolic link is checked where it leads: the file it names is what gets written.
-  const std::string path = detail::followed_link(path_given);
-  const std::string problem =
-      key.name == "log_path" ? detail::output_path_problem(path) : detail::replaceable_path_problem(path);
+void check_writable(const Key& key, std::string_view value, const std::string& path) {
+  const auto [problem, target] = output_problem(key, path);
   if (!problem.empty())
-    bad_value(key, value, value == path ? problem : detail::str(lg::detail::shown_value(path), ": ", problem));
+    bad_value(key, value, value == target ? problem : detail::str(lg::detail::shown_value(target), ": ", problem));
 }
 
 // Output paths may name the process, so that the processes of one job (the ranks of a
@@ -408,10 +417,8 @@ void check_options_fields(const Options& o, std::string_view where) {
     if (key.kind != Kind::Path || (o.*key.path).empty()) continue;
     const std::string& path = o.*key.path;
     text(key.name, path);
-    const std::string target = detail::followed_link(path);
-    const std::string problem =
-        key.name == "log_path" ? detail::output_path_problem(target) : detail::replaceable_path_problem(target);
-    if (!problem.empty()) refuse(key.name, path, detail::str("a writable file path (", problem, ")"));
+    if (const std::string problem = output_problem(key, path).problem; !problem.empty())
+      refuse(key.name, path, detail::str("a writable file path (", problem, ")"));
   }
   check_distinct_outputs(o, detail::str("[", where, "]"));
 }

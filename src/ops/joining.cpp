@@ -128,15 +128,13 @@ std::vector<Tensor> split_with_sizes(const Tensor& t, IntArrayRef split_sizes, i
     LG_CHECK_INDEX(in[0].dim() > 0, "[split_with_sizes] expects at least a 1-dimensional tensor");
     const int64_t dim = layout::wrap_dim(dim_in, in[0].dim(), "split_with_sizes");
     int64_t total = 0;
+    bool within = true;  // the sum so far is at most the dim's size: past it the sum can only fail, and could pass int64
     for (int64_t s : sizes) {
       LG_CHECK(s >= 0, "[split_with_sizes] split sizes must be non-negative, but got ", IntArrayRef(sizes));
-      // Past the dim's size the sum can only fail; stopping there keeps it inside int64.
-      LG_CHECK(s <= in[0].size(dim) - total, "[split_with_sizes] expects split_sizes to sum exactly to ",
-               in[0].size(dim), " (input tensor's size at dimension ", dim, "), but got split_sizes ",
-               IntArrayRef(sizes), ", which sum to more");
-      total += s;
+      within = within && s <= in[0].size(dim) - total;
+      if (within) total += s;
     }
-    LG_CHECK(total == in[0].size(dim), "[split_with_sizes] expects split_sizes to sum exactly to ", in[0].size(dim),
+    LG_CHECK(within && total == in[0].size(dim), "[split_with_sizes] expects split_sizes to sum exactly to ", in[0].size(dim),
              " (input tensor's size at dimension ", dim, "), but got split_sizes ", IntArrayRef(sizes));
     return narrow_views(in[0], dim, sizes);
   };

@@ -69,7 +69,7 @@ void fill_taps(InterpTaps& t, int lead, Mode mode, int64_t in, int64_t out, bool
       A src = align_corners ? s * static_cast<A>(o) : s * (static_cast<A>(o) + A(0.5)) - A(0.5);
       if (!(src >= 0)) src = 0;  // NaN too
       if (!(src <= static_cast<A>(in - 1))) src = static_cast<A>(in - 1);  // past the last: it alone
-      const int64_t i0 = clamped_floor(src, 0, in - 1);
+      const auto i0 = static_cast<int64_t>(std::floor(src));  // within [0, in - 1] now
       const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
       const A l1 = std::min(std::max(src - static_cast<A>(i0), A(0)), A(1));
       index.insert(index.end(), {i0, i1});

@@ -25,6 +25,9 @@ struct Backtrace;  // captured frames; defined in src/core/error.cpp (keeps Boos
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message);
+  // `cause` with another message and the same stack trace: how an op boundary puts its own
+  // tag before an error that a helper or an inner op raised ("[conv2d] [cpu allocator] ...").
+  Error(const std::string& message, const Error& cause);
   // The message alone, same as what().
   const std::string& message() const noexcept { return message_; }
   // "#0 function at file:line" lines, symbolised on first call and cached.

@@ -24,6 +24,9 @@ Error::Error(const std::string& message)
       // Skip this constructor's own frame so the trace starts at the code that raised.
       trace_(std::make_shared<detail::Backtrace>(boost::stacktrace::stacktrace(1, 64))) {}
 
+Error::Error(const std::string& message, const Error& cause)
+    : std::runtime_error(message), message_(message), trace_(cause.trace_) {}
+
 std::string Error::stacktrace() const {
   std::call_once(trace_->once, [this] { trace_->text = boost::stacktrace::to_string(trace_->frames); });
   return trace_->text;

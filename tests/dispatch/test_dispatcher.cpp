@@ -7,6 +7,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "dispatch/kernel_table.h"
@@ -245,6 +248,69 @@ TEST_CASE("a failing op reports nothing and leaves the depth balanced") {
   (void)lg::empty({2, 3}).view({6});
   REQUIRE(rec.calls.size() == 1);
   CHECK(rec.calls[0].depth == 0);
+}
+
+// An application's own error class: it may carry more than its message, so no op rewrites it.
+struct AppError : lg::ValueError {
+  using lg::ValueError::ValueError;
+};
+
+// Runs fn and returns the message of the E it must raise ("" when it raised nothing).
+template <typename E, typename Fn>
+std::string message_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("an error raised below an op gets that op's tag in front, keeping its class and trace") {
+  // Both paths: the fast one (no listener) and the slow one a hook turns on.
+  for (const bool hooked : {false, true}) {
+    CAPTURE(hooked);
+    std::optional<lg::hooks::ScopedHook> hook;
+    if (hooked) hook.emplace([](const lg::hooks::OpCall&) {});
+    // The allocator's error for an output past any address space (2^52 bytes), from conv2d.
+    const Tensor x = lg::ones({1, 1, 1, 1}).expand({int64_t{1} << 50, 1, 1, 1});
+    const std::string oom = message_of<lg::OutOfMemoryError>([&] { (void)lg::conv2d(x, lg::ones({1, 1, 1, 1})); });
+    CHECK(oom.starts_with("[conv2d] [cpu allocator] out of host memory"));
+    // The factory's error for sizes int64 cannot count, from upsampling.
+    const std::string big = message_of<lg::ValueError>(
+        [&] { (void)lg::upsample_nearest2d(x, std::vector<int64_t>{1 << 20, 1 << 20}); });
+    CHECK(big.starts_with("[upsample_nearest2d] [empty] sizes"));
+    // The op's own error keeps its single tag.
+    const std::string own = message_of<lg::ValueError>([] { (void)lg::conv2d(lg::ones({1, 2, 3, 3}), lg::ones({1, 3, 1, 1})); });
+    CHECK(own.starts_with("[conv2d] "));
+    CHECK(!own.starts_with("[conv2d] [conv2d]"));
+  }
+  // A custom op's kernel: an untagged lg::Error is named after the op, in its own class; an
+  // application's subclass and a non-lg exception pass unchanged.
+  const lg::CustomOp plain = lg::register_op("retag_plain", lg::LayoutPolicy::Preserve,
+                                             [](const std::vector<Tensor>&) -> std::vector<Tensor> {
+                                               throw lg::IndexError("index 7 is past 3");
+                                             });
+  CHECK(message_of<lg::IndexError>([&] { plain({lg::ones({2})}); }) == "[retag_plain] index 7 is past 3");
+  const lg::CustomOp app = lg::register_op("retag_app", lg::LayoutPolicy::Preserve,
+                                           [](const std::vector<Tensor>&) -> std::vector<Tensor> {
+                                             throw AppError("the application's words");
+                                           });
+  CHECK(message_of<AppError>([&] { app({lg::ones({2})}); }) == "the application's words");
+  const lg::CustomOp other = lg::register_op("retag_other", lg::LayoutPolicy::Preserve,
+                                             [](const std::vector<Tensor>&) -> std::vector<Tensor> {
+                                               throw std::out_of_range("not an lg::Error");
+                                             });
+  CHECK(message_of<std::out_of_range>([&] { other({lg::ones({2})}); }) == "not an lg::Error");
+}
+
+TEST_CASE("a re-tagged error keeps the stack trace of the error it replaces") {
+  const lg::Error cause("[helper] went wrong");
+  const lg::DeviceError retagged("[op] [helper] went wrong", cause);
+  CHECK(retagged.message() == "[op] [helper] went wrong");
+  CHECK(std::string(retagged.what()) == retagged.message());
+  CHECK(!cause.stacktrace().empty());
+  CHECK(retagged.stacktrace() == cause.stacktrace());
 }
 
 TEST_CASE("hooks are removed by handle and by scope; none left means the fast path") {

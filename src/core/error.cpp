@@ -2,8 +2,11 @@
 #include <layoutguard/error.h>
 
 #include <mutex>
+#include <typeinfo>
 
 #include <boost/stacktrace.hpp>
+
+#include "core/error_tag.h"
 
 namespace lg {
 namespace detail {
@@ -45,6 +48,29 @@ void throw_not_implemented(std::string msg) { throw NotImplementedError(msg); }
 void throw_internal_assert(const char* cond, const char* file, int line, std::string msg) {
   throw Error(str("[layoutguard internal] assertion `", cond, "` failed at ", file, ":", line,
                   msg.empty() ? "" : ": ", msg, " (this is a bug in layoutguard; please report it)"));
+}
+
+namespace {
+
+bool starts_with_tag(std::string_view message, std::string_view tag) {
+  return message.size() > tag.size() + 1 && message[0] == '[' && message.substr(1, tag.size()) == tag &&
+         message[tag.size() + 1] == ']';
+}
+
+// The same class as e with `message`, for the classes whose whole content is their message.
+template <typename... Classes>
+[[noreturn]] void rethrow_as_same_class(const Error& e, const std::string& message) {
+  // typeid, not dynamic_cast: an OutOfMemoryError must not come back as a DeviceError.
+  ((typeid(e) == typeid(Classes) ? throw Classes(message, e) : void()), ...);
+  throw;
+}
+
+}  // namespace
+
+void rethrow_tagged(std::string_view tag, const Error& e) {
+  if (starts_with_tag(e.message(), tag)) throw;
+  rethrow_as_same_class<Error, ValueError, IndexError, TypeError, NotImplementedError, NotCompiledError, DeviceError,
+                        OutOfMemoryError>(e, "[" + std::string(tag) + "] " + e.message());
 }
 
 }  // namespace detail

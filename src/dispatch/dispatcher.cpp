@@ -7,7 +7,6 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
-#include <typeinfo>
 #include <vector>
 
 #include <layoutguard/hooks.h>
@@ -142,30 +141,6 @@ namespace detail {
 void throw_host_out_of_memory(std::string_view op) {
   throw OutOfMemoryError("[" + std::string(op) + "] out of host memory: an allocation failed (std::bad_alloc) "
                          "for the sizes this call asked for; required sizes that fit in memory");
-}
-
-namespace {
-
-bool starts_with_tag(std::string_view message, std::string_view op) {
-  return message.size() > op.size() + 1 && message[0] == '[' && message.substr(1, op.size()) == op &&
-         message[op.size() + 1] == ']';
-}
-
-// The same class as e with `message`: only the classes whose whole content is their message.
-template <typename... Classes>
-[[noreturn]] void rethrow_as_same_class(const Error& e, const std::string& message) {
-  // typeid, not dynamic_cast: an OutOfMemoryError must not come back as a DeviceError.
-  ((typeid(e) == typeid(Classes) ? throw Classes(message, e) : void()), ...);
-  throw;
-}
-
-}  // namespace
-
-void rethrow_tagged(std::string_view op, const Error& e) {
-  if (starts_with_tag(e.message(), op)) throw;
-  const std::string message = "[" + std::string(op) + "] " + e.message();
-  rethrow_as_same_class<Error, ValueError, IndexError, TypeError, NotImplementedError, NotCompiledError,
-                        DeviceError, OutOfMemoryError>(e, message);
 }
 
 std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,

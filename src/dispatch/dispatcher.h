@@ -15,6 +15,7 @@
 #include <layoutguard/layout_policy.h>
 #include <layoutguard/tensor.h>
 
+#include "core/error_tag.h"
 #include "dispatch/op_id.h"
 
 namespace lg::dispatch {
@@ -67,13 +68,6 @@ class BodyRef {
 // buffer sized by the caller's arguments) must not leave the library as anything else.
 [[noreturn]] void throw_host_out_of_memory(std::string_view op);
 
-// Rethrows the lg::Error being handled so that its message starts with "[op]": one raised by
-// a shared helper or an inner op ("[cpu allocator] ...", "[empty] ...") gets the called op's
-// tag in front, keeping its type and stack trace. A ConfigError (the settings, read at the
-// first checked call, name their variable, not an op) and errors that carry more than a
-// message (LayoutViolation, ShadowMismatch, an application's own subclass) pass unchanged.
-[[noreturn]] void rethrow_tagged(std::string_view op, const Error& e);
-
 // Runs body on inputs with depth and kernel tracking, then hooks and the guard. `rerunnable`:
 // body computes from its argument alone (custom ops), so shadow mode may call it on copies.
 std::vector<Tensor> run_slow(const OpInfo& op, std::span<const Tensor> inputs, BodyRef body,
@@ -97,7 +91,7 @@ inline Tensor run(OpId id, Body&& body, [[maybe_unused]] const Inputs&... inputs
   } catch (const std::bad_alloc&) {
     detail::throw_host_out_of_memory(op_info(id).name);
   } catch (const Error& e) {
-    detail::rethrow_tagged(op_info(id).name, e);
+    lg::detail::rethrow_tagged(op_info(id).name, e);
   }
 }
 
@@ -116,7 +110,7 @@ inline std::vector<Tensor> run_op(const OpInfo& op, std::span<const Tensor> inpu
   } catch (const std::bad_alloc&) {
     detail::throw_host_out_of_memory(op.name);
   } catch (const Error& e) {
-    detail::rethrow_tagged(op.name, e);
+    lg::detail::rethrow_tagged(op.name, e);
   }
 }
 

@@ -14,8 +14,8 @@ Linear::Linear(LinearOptions o) : Module("Linear"), options_(std::move(o)) {
                   "in_features and out_features must be positive, got " + std::to_string(options_.in_features()) +
                       " and " + std::to_string(options_.out_features()));
   const double bound = 1.0 / std::sqrt(double(options_.in_features()));
-  weight = detail::uniform({options_.out_features(), options_.in_features()}, bound);
-  if (options_.bias()) bias = detail::uniform({options_.out_features()}, bound);
+  weight = detail::uniform({options_.out_features(), options_.in_features()}, bound, "Linear");
+  if (options_.bias()) bias = detail::uniform({options_.out_features()}, bound, "Linear");
   register_parameter("weight", &weight);
   register_parameter("bias", &bias);
 }

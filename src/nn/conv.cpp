@@ -44,11 +44,11 @@ ConvNd<D, Transposed>::ConvNd(Options o) : Module(conv_type_name<D, Transposed>(
                     "kernel_size " + to_string(opt.kernel_size()) + " is too large");
   }
   // PyTorch's fan_in is weight.size(1) * receptive field, for transposed weights too.
-  const int64_t fan_in = lg::detail::checked_mul(shape[1], receptive, "[", n, "] fan_in, in_channels / groups (",
+  const int64_t fan_in = lg::detail::checked_mul(shape[1], receptive, "[nn::", n, "] fan_in, in_channels / groups (",
                                                  shape[1], ") times the kernel's receptive field");
   const double bound = 1.0 / std::sqrt(double(fan_in));
-  weight = detail::uniform(shape, bound);
-  if (opt.bias()) bias = detail::uniform({opt.out_channels()}, bound);
+  weight = detail::uniform(shape, bound, n);
+  if (opt.bias()) bias = detail::uniform({opt.out_channels()}, bound, n);
   register_parameter("weight", &weight);
   register_parameter("bias", &bias);
 }

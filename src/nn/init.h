@@ -10,12 +10,30 @@
 #include <layoutguard/layout.h>
 #include <layoutguard/pointwise.h>
 
+#include "core/error_tag.h"
+
 namespace lg::nn::detail {
+
+// Runs make() for a layer's parameter: a size no tensor can have, or one that does not fit in
+// memory, is reported as the layer's ("[nn::Linear] [empty] sizes ..."), not only the factory's.
+template <typename Make>
+Tensor parameter_for(const std::string& layer, Make&& make) {
+  try {
+    return make();
+  } catch (const Error& e) {
+    lg::detail::rethrow_tagged("nn::" + layer, e);
+  }
+}
 
 // Uniform in [-bound, bound): PyTorch's default for conv and linear weights and biases
 // (kaiming_uniform with a = sqrt(5) gives bound = 1 / sqrt(fan_in)).
-inline Tensor uniform(IntArrayRef sizes, double bound) {
-  return lg::mul(lg::sub(lg::rand(sizes), 0.5), 2.0 * bound);
+inline Tensor uniform(IntArrayRef sizes, double bound, const std::string& layer) {
+  return parameter_for(layer, [&] { return lg::mul(lg::sub(lg::rand(sizes), 0.5), 2.0 * bound); });
+}
+
+// `value` everywhere: the normalisation layers' weights, biases and running statistics.
+inline Tensor filled(IntArrayRef sizes, double value, const std::string& layer) {
+  return parameter_for(layer, [&] { return lg::full(sizes, value); });
 }
 
 // Normal(0, std): torchvision's kaiming_normal_(mode="fan_out") uses std = sqrt(2 / fan_out).

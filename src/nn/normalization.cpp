@@ -18,12 +18,12 @@ BatchNormNd<D>::BatchNormNd(BatchNormOptions o) : Module("BatchNorm" + std::to_s
   detail::require(c > 0, type_name(), "num_features must be positive, got " + std::to_string(c));
   detail::require(options_.eps() > 0, type_name(), "eps must be positive, got " + std::to_string(options_.eps()));
   if (options_.affine()) {
-    weight = ones({c});
-    bias = zeros({c});
+    weight = detail::filled({c}, 1.0, type_name());
+    bias = detail::filled({c}, 0.0, type_name());
   }
   if (options_.track_running_stats()) {
-    running_mean = zeros({c});
-    running_var = ones({c});
+    running_mean = detail::filled({c}, 0.0, type_name());
+    running_var = detail::filled({c}, 1.0, type_name());
     num_batches_tracked = zeros({}, TensorOptions().dtype(kInt64));
   }
   register_parameter("weight", &weight);
@@ -63,8 +63,8 @@ GroupNorm::GroupNorm(GroupNormOptions o) : Module("GroupNorm"), options_(std::mo
                   "num_groups (" + std::to_string(options_.num_groups()) + ") must be positive and divide num_channels (" +
                       std::to_string(options_.num_channels()) + ")");
   if (options_.affine()) {
-    weight = ones({options_.num_channels()});
-    bias = zeros({options_.num_channels()});
+    weight = detail::filled({options_.num_channels()}, 1.0, "GroupNorm");
+    bias = detail::filled({options_.num_channels()}, 0.0, "GroupNorm");
   }
   register_parameter("weight", &weight);
   register_parameter("bias", &bias);
@@ -83,8 +83,8 @@ LayerNorm::LayerNorm(LayerNormOptions o) : Module("LayerNorm"), options_(std::mo
   for (int64_t n : options_.normalized_shape())
     detail::require(n > 0, "LayerNorm", "normalized_shape entries must be positive, got " + to_string(options_.normalized_shape()));
   if (options_.elementwise_affine()) {
-    weight = ones(options_.normalized_shape());
-    bias = zeros(options_.normalized_shape());
+    weight = detail::filled(options_.normalized_shape(), 1.0, "LayerNorm");
+    bias = detail::filled(options_.normalized_shape(), 0.0, "LayerNorm");
   }
   register_parameter("weight", &weight);
   register_parameter("bias", &bias);

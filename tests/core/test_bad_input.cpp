@@ -11,7 +11,9 @@
 #include <vector>
 
 #include <layoutguard/cuda.h>
+#include <layoutguard/nn/basic.h>
 #include <layoutguard/nn/conv.h>
+#include <layoutguard/nn/normalization.h>
 
 #include "support/tensor_testing.h"
 
@@ -264,7 +266,25 @@ TEST_CASE("views, convolutions and conv layers whose size products pass int64 ra
       {"[conv_transpose2d]", "beyond int64"});
   // nn::Conv2d's fan-in: in_channels / groups times the kernel's receptive field.
   expect_error<lg::ValueError>([&] { lg::nn::Conv2d(lg::nn::Conv2dOptions(big, 1, {3, 3})); },
-                               {"fan_in", "beyond int64"});
+                               {"[nn::Conv2d] fan_in", "beyond int64"});
+}
+
+TEST_CASE("a layer whose parameters cannot be made names itself before the factory") {
+  const int64_t big = int64_t{1} << 40;
+  // Sizes int64 cannot count (ValueError) and sizes no memory holds (OutOfMemoryError, 2^50 bytes).
+  CHECK_THROWS_WITH_AS(lg::nn::Linear(lg::nn::LinearOptions(big, big)),
+                       doctest::Contains("[nn::Linear] [empty] sizes (1099511627776,1099511627776)"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::Linear(lg::nn::LinearOptions(int64_t{1} << 24, int64_t{1} << 24)),
+                       doctest::Contains("[nn::Linear] [cpu allocator] out of host memory"), lg::OutOfMemoryError);
+  CHECK_THROWS_WITH_AS(lg::nn::Conv2d(lg::nn::Conv2dOptions(big, big, {3, 3})),
+                       doctest::Contains("[nn::Conv2d] [empty] sizes"), lg::ValueError);
+  const int64_t huge = int64_t{1} << 48;
+  CHECK_THROWS_WITH_AS(lg::nn::BatchNorm2d(lg::nn::BatchNormOptions(huge)),
+                       doctest::Contains("[nn::BatchNorm2d] [cpu allocator]"), lg::OutOfMemoryError);
+  CHECK_THROWS_WITH_AS(lg::nn::GroupNorm(lg::nn::GroupNormOptions(1, huge)),
+                       doctest::Contains("[nn::GroupNorm] [cpu allocator]"), lg::OutOfMemoryError);
+  CHECK_THROWS_WITH_AS(lg::nn::LayerNorm(lg::nn::LayerNormOptions({big, big})),
+                       doctest::Contains("[nn::LayerNorm] [empty] sizes"), lg::ValueError);
 }
 
 TEST_CASE("dtypes and memory formats made by casting an integer are ValueErrors at every entry point") {

@@ -1,0 +1,17 @@
+// Putting the called op's (or layer's) tag in front of an error raised below it.
+#pragma once
+
+#include <string_view>
+
+#include <layoutguard/error.h>
+
+namespace lg::detail {
+
+// Rethrows the lg::Error being handled (call it only inside a catch block) so that its message
+// starts with "[tag]": one raised by a shared helper or an inner op ("[cpu allocator] ...",
+// "[empty] ...") gets the tag in front, keeping its class and stack trace. A ConfigError (the
+// settings name their variable, not an op) and errors that carry more than a message
+// (LayoutViolation, ShadowMismatch, an application's own subclass) are rethrown unchanged.
+[[noreturn]] void rethrow_tagged(std::string_view tag, const Error& e);
+
+}  // namespace lg::detail

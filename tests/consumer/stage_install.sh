@@ -2,7 +2,7 @@
 # fresh staging directory ($stage, removed at exit) and sets $flags to
 # `pkg-config --cflags --libs PC_NAME` with the staging tree as sysroot (the -I and -L paths
 # point into it, as if the files were installed at their real prefix) and $libdir to the
-# staged library directory.
+# staged library directory. pkg-config sees the staged .pc files and no others.
 stage_install() {
   local build_root="$1" name="$2"
   stage="$(mktemp -d)"
@@ -11,7 +11,10 @@ stage_install() {
   local pc
   pc="$(find "$stage" -name "$name.pc" | head -n 1)"
   [ -n "$pc" ] || { echo "$name.pc was not installed"; exit 1; }
-  export PKG_CONFIG_PATH="$(dirname "$pc")"
+  # Only the staged .pc files: one that needs a module the program does not (a -dev package
+  # the library used privately) fails here, as on a machine without that package.
+  export PKG_CONFIG_LIBDIR="$(dirname "$pc")"
+  unset PKG_CONFIG_PATH
   flags="$(PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config --cflags --libs "$name")"
   echo "pkg-config: $flags"
   libdir="$stage$(pkg-config --variable=libdir "$name")"

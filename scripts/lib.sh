@@ -26,10 +26,11 @@ lg_say() { printf '[layoutguard] %s\n' "$*"; }
 lg_configure() {
   local dir="$1"; shift
   local given="$*"
+  # Explicit returns: callers test it in an `if`, where set -e does not stop a failing command.
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@"
+    meson setup "$dir" "$@" || return 1
   elif [ "$(cat "$dir/.lg-options" 2>/dev/null)" != "$given" ]; then
-    meson configure "$dir" "$@" >/dev/null
+    meson configure "$dir" "$@" >/dev/null || { rm -f "$dir/.lg-options"; return 1; }
   fi
   printf '%s\n' "$given" >"$dir/.lg-options"
 }

@@ -10,6 +10,7 @@
 #include <layoutguard/cuda.h>
 #include <layoutguard/pointwise.h>
 
+#include "cuda/gemm_ints.h"
 #include "cuda/register.h"
 #include "cuda/runtime.h"
 #include "dispatch/kernel_table.h"
@@ -66,6 +67,16 @@ void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const dispat
   LG_CHECK_NOT_IMPLEMENTED(is_floating_point(out.dtype()), "[", op, "] has no CUDA kernel for ", out.dtype(),
                            " matrices; required a floating dtype (integer products run on the CPU)");
   const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  // The operands and cuBLAS's int arguments before anything is written: a product they cannot
+  // express leaves out as it was.
+  Operand oa, ob;
+  cuda::detail::GemmInts g{};
+  if (K != 0) {
+    oa = operand(a);
+    ob = operand(b);
+    // Column-major: C^T (N x M, ld N) = op(B^T) (N x K) * op(A^T) (K x M).
+    g = cuda::detail::gemm_ints(N, M, K, ob.ld, oa.ld, N, B, op);
+  }
   double beta = 0.0;
   if (p.c.defined() && p.beta != 0.0) {
     cuda::detail::copy_on_device(out, p.c);  // out = c, then the GEMM adds alpha A B with beta
@@ -76,7 +87,6 @@ void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const dispat
     else if (beta != 1.0) mul_(out, beta);
     return;
   }
-  const Operand oa = operand(a), ob = operand(b);
   cublasHandle_t handle = handle_for(out.device());
   const cudaDataType_t dt = data_type(out.dtype());
   const bool dbl = out.dtype() == kFloat64;
@@ -87,12 +97,9 @@ void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const dispat
   const float alpha_f = static_cast<float>(p.alpha), beta_f = static_cast<float>(beta);
   const void* alpha = dbl ? static_cast<const void*>(&alpha_d) : static_cast<const void*>(&alpha_f);
   const void* beta_p = dbl ? static_cast<const void*>(&beta_d) : static_cast<const void*>(&beta_f);
-  // Column-major: C^T (N x M, ld N) = op(B^T) (N x K) * op(A^T) (K x M).
-  LG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, ob.op, oa.op, static_cast<int>(N), static_cast<int>(M),
-                                             static_cast<int>(K), alpha, ob.t.data_ptr(), dt, static_cast<int>(ob.ld),
-                                             ob.t.stride(0), oa.t.data_ptr(), dt, static_cast<int>(oa.ld), oa.t.stride(0),
-                                             beta_p, out.data_ptr(), dt, static_cast<int>(N), M * N, static_cast<int>(B),
-                                             compute, CUBLAS_GEMM_DEFAULT),
+  LG_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, ob.op, oa.op, g.m, g.n, g.k, alpha, ob.t.data_ptr(), dt, g.lda,
+                                             ob.t.stride(0), oa.t.data_ptr(), dt, g.ldb, oa.t.stride(0), beta_p,
+                                             out.data_ptr(), dt, g.ldc, M * N, g.batch, compute, CUBLAS_GEMM_DEFAULT),
                   op);
   cuda::detail::check_launch(cudaGetLastError(), "cublasGemmStridedBatchedEx", op, out.device());
 }

@@ -34,14 +34,24 @@ void Desc::set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
 
 void Desc::finalize() { LG_CUDNN_CHECK(cudnnBackendFinalize(d_), op_); }
 
-cudnnHandle_t handle_for(Device device) {
-  return cuda::detail::per_device_handle<cudnnHandle_t>(device, [](cudaStream_t stream) {
-    cudnnHandle_t h = nullptr;
-    LG_CUDNN_CHECK(cudnnCreate(&h), "cudnn");
-    LG_CUDNN_CHECK(cudnnSetStream(h, stream), "cudnn");
-    return h;
-  });
+namespace {
+
+// One lock per device index (beyond 64 devices two share one: more waiting, never less safety).
+std::mutex& handle_mutex(Device device) {
+  static std::array<std::mutex, 64> mutexes;
+  return mutexes[static_cast<size_t>(device.index()) % mutexes.size()];
 }
+
+}  // namespace
+
+HandleLock::HandleLock(Device device)
+    : lock_(handle_mutex(device)),
+      handle_(cuda::detail::per_device_handle<cudnnHandle_t>(device, [](cudaStream_t stream) {
+        cudnnHandle_t h = nullptr;
+        LG_CUDNN_CHECK(cudnnCreate(&h), "cudnn");
+        LG_CUDNN_CHECK(cudnnSetStream(h, stream), "cudnn");
+        return h;
+      })) {}
 
 cudnnDataType_t data_type(DType dt) {
   switch (dt) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,8 +50,19 @@ class Desc {
   std::string op_;
 };
 
-// The handle of a device, created on first use and bound to the device's one stream.
-cudnnHandle_t handle_for(Device device);
+// The handle of a device (created on first use, bound to the device's one stream), held by
+// this thread while the object lives. cuDNN forbids using one handle from two threads at once,
+// and convolution and batch norm build and run their plans with it from any thread: each holds
+// it from its plan lookup to its execution. Take it before a plan cache's own mutex.
+class HandleLock {
+ public:
+  explicit HandleLock(Device device);
+  cudnnHandle_t get() const { return handle_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  cudnnHandle_t handle_;
+};
 
 cudnnDataType_t data_type(DType dt);
 

@@ -219,7 +219,7 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
   const int64_t x_align = cudnn::alignment_of(input.data_ptr()), y_align = cudnn::alignment_of(out.data_ptr());
   const PlanKey key = key_of(device, training, running, dtype, *g, x_align, y_align);
 
-  cudnnHandle_t handle = cudnn::handle_for(device);
+  const cudnn::HandleLock handle(device);  // held until the plan has run
   static std::mutex mutex;
   static std::unordered_map<PlanKey, cudnn::Plan, PlanKeyHash> cache;
   const Desc* plan = nullptr;
@@ -230,7 +230,7 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
     if (it == cache.end()) {
       cudnn::Plan built;
       try {
-        built = build_plan(handle, training, running, dtype, *g, x_align, y_align);
+        built = build_plan(handle.get(), training, running, dtype, *g, x_align, y_align);
       } catch (const Error& e) {
         // cuDNN also refuses graphs with statuses other than NOT_SUPPORTED (BAD_PARAM at
         // finalize, for a layout its engines lack): that is a decline too, cached like one, so
@@ -283,7 +283,7 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
     }
   }
   const Tensor ws = cudnn::workspace_tensor(workspace, device);
-  cudnn::check(cudnn::execute(handle, *plan, uids, pointers, cudnn::workspace_ptr(ws), kOp), "cudnnBackendExecute",
+  cudnn::check(cudnn::execute(handle.get(), *plan, uids, pointers, cudnn::workspace_ptr(ws), kOp), "cudnnBackendExecute",
                kOp);
   cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", kOp, device);
   if (running) {

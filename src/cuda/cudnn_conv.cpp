@@ -132,15 +132,26 @@ std::vector<Plan> candidate_plans(cudnnHandle_t handle, const ConvSpec& s, const
                                             ", weight dims ", IntArrayRef(w.dims), ")"));
 }
 
+// A CUDA event for timing, destroyed on every way out (a failed candidate's check throws).
+class TimingEvent {
+ public:
+  explicit TimingEvent(std::string_view op) { LG_CUDA_CHECK(cudaEventCreate(&event_), op); }
+  ~TimingEvent() { cudaEventDestroy(event_); }
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+  operator cudaEvent_t() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Benchmark mode: the candidate that runs fastest on the call's own tensors (one warm-up, then
 // the best of three timed runs each). Candidates whose workspace cannot be allocated or whose
 // execution fails are skipped, as PyTorch's benchmark skips them.
 Plan fastest_plan(cudnnHandle_t handle, std::vector<Plan> candidates, Pointers pointers, Device device,
                   std::string_view op) {
   cudaStream_t stream = cuda::detail::stream_for(device);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  LG_CUDA_CHECK(cudaEventCreate(&start), op);
-  LG_CUDA_CHECK(cudaEventCreate(&stop), op);
+  const TimingEvent start(op), stop(op);
   size_t best = candidates.size();
   float best_ms = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -167,8 +178,6 @@ Plan fastest_plan(cudnnHandle_t handle, std::vector<Plan> candidates, Pointers p
       best_ms = ms;
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   // A failed candidate must not leave its error behind for the next launch check.
   (void)cudaGetLastError();
   if (best == candidates.size()) return std::move(candidates.front());  // none ran: the heuristics' choice raises
@@ -224,45 +233,52 @@ void conv_cudnn(const Tensor& out, const Tensor& input, const Tensor& weight, co
     s.dilation.push_back(p.dilation[static_cast<size_t>(i)]);
   }
   const TensorInfo xi = info(x, 'x', drop_depth), wi = info(w, 'w', drop_depth), yi = info(out, 'y', drop_depth);
-  cudnnHandle_t handle = cuda::cudnn::handle_for(device);
   const Pointers pointers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   static std::mutex mutex;
   static std::unordered_map<std::string, Plan> cache;
   const bool benchmark = cuda::cudnn_benchmark();
   const std::string key = key_of(device, s, out.dtype(), xi, wi, yi);
-  const Desc* plan = nullptr;
-  int64_t workspace = 0;
   {
-    // Held while a benchmark times candidates too: two threads must not time on one stream.
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      std::vector<Plan> candidates = candidate_plans(handle, s, xi, wi, yi, out.dtype(), !benchmark, op);
-      Plan chosen = benchmark ? fastest_plan(handle, std::move(candidates), pointers, device, op)
-                              : std::move(candidates.front());
-      it = cache.emplace(key, std::move(chosen)).first;
+    const cuda::cudnn::HandleLock handle(device);
+    const Desc* plan = nullptr;
+    int64_t workspace = 0;
+    {
+      // Held while a benchmark times candidates too: two threads must not time on one stream.
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        std::vector<Plan> candidates = candidate_plans(handle.get(), s, xi, wi, yi, out.dtype(), !benchmark, op);
+        Plan chosen = benchmark ? fastest_plan(handle.get(), std::move(candidates), pointers, device, op)
+                                : std::move(candidates.front());
+        it = cache.emplace(key, std::move(chosen)).first;
+      }
+      plan = it->second.plan.get();  // nodes are stable across rehashing and never erased
+      workspace = it->second.workspace;
     }
-    plan = it->second.plan.get();  // nodes are stable across rehashing and never erased
-    workspace = it->second.workspace;
+    const Tensor ws = workspace_tensor(workspace, device);
+    cuda::cudnn::check(execute(handle.get(), *plan, pointers, workspace_ptr(ws), op), "cudnnBackendExecute", op);
+    cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", op, device);
   }
-  const Tensor ws = workspace_tensor(workspace, device);
-  cuda::cudnn::check(execute(handle, *plan, pointers, workspace_ptr(ws), op), "cudnnBackendExecute", op);
-  cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", op, device);
   if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
 }
 
+// An output with elements from an input or weight without any (no input channels, or a zero
+// spatial size that padding makes up for) sums nothing: the bias alone, as on the CPU. cuDNN
+// refuses tensors with a zero dim, so they do not reach it.
+bool wrote_empty_sum(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input.numel() != 0 && weight.numel() != 0) return false;
+  out.fill_(0);
+  if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
+  return true;
+}
+
 void conv_cuda(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
-  if (out.numel() == 0) return;
+  if (out.numel() == 0 || wrote_empty_sum(out, input, weight, bias)) return;
   conv_cudnn(out, input, weight, bias, p, false);
 }
 void conv_transpose_cuda(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
                          const ConvParams& p) {
-  if (out.numel() == 0) return;
-  if (input.numel() == 0) {
-    out.fill_(0);
-    if (bias.defined()) add_(out, bias.view({1, bias.size(0), 1, 1, 1}));
-    return;
-  }
+  if (out.numel() == 0 || wrote_empty_sum(out, input, weight, bias)) return;
   conv_cudnn(out, input, weight, bias, p, true);
 }
 

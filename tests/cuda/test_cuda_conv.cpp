@@ -77,6 +77,18 @@ TEST_CASE("conv2d on CUDA: padding \"same\" with even kernels, non-dense input, 
   check_same(lg::conv2d(unbatched.cuda(), w.cuda()), lg::conv2d(unbatched, w));
 }
 
+TEST_CASE("conv2d on CUDA: an input without elements and an output with some gives the bias, as on the CPU") {
+  const Tensor b = noise_in({3}, MemoryFormat::Contiguous, lg::kFloat32, 20);
+  // No input channels: every output is the bias (cuDNN refuses a zero dim; it must not see one).
+  const Tensor no_channels = lg::zeros({1, 0, 4, 4}), w0 = lg::zeros({3, 0, 3, 3});
+  check_same(lg::conv2d(no_channels.cuda(), w0.cuda(), b.cuda()), lg::conv2d(no_channels, w0, b));
+  // A zero height that padding turns into rows: zeros plus the bias.
+  const Tensor flat = lg::zeros({1, 3, 0, 4}), w1 = noise_in({3, 3, 1, 1}, MemoryFormat::Contiguous, lg::kFloat32, 21);
+  const Tensor want = lg::conv2d(flat, w1, b, {1}, {1});
+  REQUIRE(want.numel() > 0);
+  check_same(lg::conv2d(flat.cuda(), w1.cuda(), b.cuda(), {1}, {1}), want);
+}
+
 TEST_CASE("conv3d and the transposed convolutions on CUDA equal the CPU's, channels_last_3d included") {
   for (lg::DType dt : {lg::kFloat32, lg::kFloat16}) {
     CAPTURE(dt);

@@ -46,13 +46,12 @@ Flags::Flags(std::string_view command, std::span<const std::string_view> args, s
     if (a.substr(0, 2) != "--") fail("unexpected argument \"" + std::string(a) + "\"");
     std::string name(a.substr(2)), value;
     const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
       value = name.substr(eq + 1);
       name.resize(eq);
-    } else {
-      if (i + 1 >= args.size()) fail("--" + name + " needs a value");
-      value = std::string(args[++i]);
     }
+    // The name first: a mistyped flag at the end of the line is unknown, not short of a value.
     bool known = false;
     for (std::string_view k : allowed) known |= (k == name);
     if (!known) {
@@ -60,7 +59,12 @@ Flags::Flags(std::string_view command, std::span<const std::string_view> args, s
       for (std::string_view k : allowed) list += " --" + std::string(k);
       std::string hint = did_you_mean(name, allowed);
       if (!hint.empty()) hint.insert(hint.find('\'') + 1, "--");
-      fail("unknown flag --" + name + "; accepted:" + list + hint);
+      fail((name.empty() ? std::string("unexpected argument \"") + std::string(a) + "\"" : "unknown flag --" + name) +
+           "; accepted:" + list + hint);
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) fail("--" + name + " needs a value");
+      value = std::string(args[++i]);
     }
     if (!values_.emplace(name, value).second) fail("--" + name + " given twice");
   }
@@ -71,6 +75,12 @@ void Flags::fail(const std::string& message) const { throw UsageError("[layoutgu
 std::string Flags::get(std::string_view name, std::string_view fallback) const {
   auto it = values_.find(std::string(name));
   return it == values_.end() ? std::string(fallback) : it->second;
+}
+
+std::string Flags::path(std::string_view name) const {
+  const std::string v = get(name, "");
+  if (has(name) && v.empty()) fail("--" + std::string(name) + " received an empty file name; required: a file name");
+  return v;
 }
 
 std::string Flags::choice(std::string_view name, std::string_view fallback,

@@ -29,6 +29,9 @@ class Flags {
   Flags(std::string_view command, std::span<const std::string_view> args, std::vector<std::string_view> allowed);
   bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
   std::string get(std::string_view name, std::string_view fallback) const;
+  // A file name: "" when the flag is absent; UsageError when it is given empty (an unset
+  // shell variable in --weights "$W" would otherwise pass as "no file").
+  std::string path(std::string_view name) const;
   // One of `choices`; UsageError listing them otherwise.
   std::string choice(std::string_view name, std::string_view fallback, std::vector<std::string_view> choices) const;
   // An integer in [min, max]; `fallback` when the flag is absent.

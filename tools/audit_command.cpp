@@ -17,6 +17,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_text.h"
+#include "core/printable_text.h"
 #include "model_setup.h"
 
 namespace lg::tools {
@@ -62,14 +63,36 @@ void write_suppressions(const std::string& path, std::span<const std::string_vie
 }
 
 // An output flag's path must be writable before the model runs: finding out after the whole
-// run (and after "result: clean" was printed) wastes the run and reads like a success.
+// run (and after "result: clean" was printed) wastes the run and reads like a success. A link
+// is followed as the write will follow it.
 void check_output_flag(std::string_view command, std::string_view flag, const std::string& path) {
-  if (path.empty()) return;
-  const std::string problem = lg::detail::replaceable_path_problem(path);
-  if (!problem.empty())
-    throw ValueError("[layoutguard " + std::string(command) + "] --" + std::string(flag) + " " + path +
-                     ": cannot write: " + problem +
-                     "; required: a writable regular file, or a new file in a writable directory");
+  if (path.empty()) return;  // not given (Flags::path refuses an empty one)
+  lg::detail::check_replaceable_path("layoutguard " + std::string(command), "the --" + std::string(flag) + " file",
+                                     path);
+}
+
+// Each file the run writes is written once: two outputs naming one file would leave only the
+// last one written (the guard's report= and write_suppressions= at exit, after the command's).
+// `outputs`: (how the user named it, path), empty paths left out.
+void check_distinct_outputs(std::string_view command, const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // (name, file identity)
+  for (const auto& [name, path] : outputs) {
+    if (path.empty()) continue;
+    const std::string same = lg::detail::file_identity(path);
+    for (const auto& [other, other_file] : seen)
+      if (other_file == same)
+        throw ValueError("[layoutguard " + std::string(command) + "] " + other + " and " + name + " name one file, '" +
+                         lg::detail::shown_value(same) + "'; required: a file of its own for each");
+    seen.emplace_back(name, same);
+  }
+}
+
+// The guard's own output files from LAYOUTGUARD_OPTIONS, named as the user wrote them.
+std::vector<std::pair<std::string, std::string>> guard_outputs(const guard::Options& o) {
+  return {{"LAYOUTGUARD_OPTIONS report=", o.report_path},
+          {"LAYOUTGUARD_OPTIONS write_suppressions=", o.write_suppressions_path},
+          {"LAYOUTGUARD_OPTIONS events=", o.events_path},
+          {"LAYOUTGUARD_OPTIONS log_path=", o.log_path}};
 }
 
 }  // namespace
@@ -79,8 +102,8 @@ int audit_command(std::span<const std::string_view> args) {
   allowed.insert(allowed.end(), {"report", "dot", "max-conversion-bytes", "write-suppressions"});
   const Flags flags("audit", args, allowed);
   const ModelSetup setup = parse_model_setup(flags);
-  const std::string report_path = flags.get("report", ""), dot_path = flags.get("dot", "");
-  const std::string suppressions_out = flags.get("write-suppressions", "");
+  const std::string report_path = flags.path("report"), dot_path = flags.path("dot");
+  const std::string suppressions_out = flags.path("write-suppressions");
   // A copy budget: conversions that never change an output's format pass the layout check
   // (a contiguous() that the next conv undoes), so a run can be held to a number of converted
   // bytes as well. -1: no budget.
@@ -89,13 +112,6 @@ int audit_command(std::span<const std::string_view> args) {
   check_output_flag("audit", "report", report_path);
   check_output_flag("audit", "dot", dot_path);
   check_output_flag("audit", "write-suppressions", suppressions_out);
-
-  std::shared_ptr<nn::Module> model = build_model(setup);
-  const Tensor input = make_input(setup);
-  std::cout << "layoutguard audit: " << setup.model << ", input " << to_string(input.sizes()) << " "
-            << format_label(setup) << ", " << dtype_name(setup.dtype) << " on " << setup.device
-            << ", weights " << (setup.weights.empty() ? "random" : setup.weights) << ", conversion "
-            << (setup.format == MemoryFormat::Contiguous ? "none (contiguous run)" : setup.convert) << "\n\n";
 
   guard::Options options = guard::options();
   // A baseline lists what the run saw. Losses a suppressions= line silenced are counted and
@@ -111,6 +127,18 @@ int audit_command(std::span<const std::string_view> args) {
   if (!report_path.empty() && !options.report_path.empty() &&
       lg::detail::file_identity(options.report_path) == lg::detail::file_identity(report_path))
     options.report_path.clear();
+  std::vector<std::pair<std::string, std::string>> outputs{
+      {"--report", report_path}, {"--dot", dot_path}, {"--write-suppressions", suppressions_out}};
+  for (auto& o : guard_outputs(options)) outputs.push_back(std::move(o));
+  check_distinct_outputs("audit", outputs);
+
+  std::shared_ptr<nn::Module> model = build_model(setup);
+  const Tensor input = make_input(setup);
+  std::cout << "layoutguard audit: " << setup.model << ", input " << to_string(input.sizes()) << " "
+            << format_label(setup) << ", " << dtype_name(setup.dtype) << " on " << setup.device
+            << ", weights " << (setup.weights.empty() ? "random" : setup.weights) << ", conversion "
+            << (setup.format == MemoryFormat::Contiguous ? "none (contiguous run)" : setup.convert) << "\n\n";
+
   guard::set_options(options);
   guard::clear_report();
   Progress progress;
@@ -203,8 +231,11 @@ int run_command(std::span<const std::string_view> args) {
   if (!flags.has("input") || !flags.has("output"))
     throw UsageError("[layoutguard run] --input FILE and --output FILE are required");
   const ModelSetup setup = parse_model_setup(flags);
-  const std::string in_path = flags.get("input", ""), out_path = flags.get("output", "");
+  const std::string in_path = flags.path("input"), out_path = flags.path("output");
   check_output_flag("run", "output", out_path);
+  std::vector<std::pair<std::string, std::string>> outputs{{"--output", out_path}};
+  for (auto& o : guard_outputs(guard::options())) outputs.push_back(std::move(o));
+  check_distinct_outputs("run", outputs);
   const nn::TensorFile file = nn::load_safetensors(in_path);
   if (file.tensors.size() != 1)
     throw ValueError("[layoutguard run] " + in_path + " holds " + std::to_string(file.tensors.size()) +

@@ -69,6 +69,8 @@ Run read_run(const std::string& path, bool all_depths) {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {  // text that is not UTF-8 too
       throw bad(lg::detail::printable_text(std::string("not JSON (") + e.what() + ")"));
+    } catch (const nlohmann::json::out_of_range& e) {  // a number past double's range (1e400)
+      throw bad(lg::detail::printable_text(std::string("a number out of range (") + e.what() + ")"));
     }
     if (!j.is_object()) throw bad("not a JSON object");
     std::string field;  // the one being read, for the error
@@ -213,7 +215,8 @@ int diff_command(std::span<const std::string_view> args) {
       continue;
     }
     flag_args.push_back(args[i]);
-    if (i + 1 < args.size()) flag_args.push_back(args[++i]);
+    // "--depth=all" carries its value; only "--depth all" takes the next word.
+    if (args[i].find('=') == std::string_view::npos && i + 1 < args.size()) flag_args.push_back(args[++i]);
   }
   const Flags flags("diff", flag_args, {"depth"});  // an unknown or valueless flag first
   if (files.size() != 2)

@@ -19,7 +19,9 @@
 // Exit status: 0 on success, 1 when audit finds violations or diff differences, 2 on bad usage or input (with the
 // reason on stderr), 3 on an internal error (a bug: please report it).
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -133,14 +135,19 @@ void show(const char* name, const std::vector<int64_t>& sizes, const Outcome& ou
 int explain(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
   if (sizes.size() != strides.size())
     throw lg::ValueError("[layoutguard explain] SIZES has " + std::to_string(sizes.size()) +
-                         " entries but STRIDES has " + std::to_string(strides.size()));
+                         " entries but STRIDES has " + std::to_string(strides.size()) +
+                         "; required: one stride for each size");
   (void)lg::layout::required_storage_elements(sizes, strides, "layoutguard explain");  // validates
-  static float unread;
-  const lg::Tensor t = lg::from_blob(&unread, sizes, strides);
+  // One byte per element: the rules read sizes and strides only, and a layout whose elements
+  // int64 can count is explained whatever their dtype's size.
+  static uint8_t unread;
+  const lg::Tensor t = lg::from_blob(&unread, sizes, strides, lg::TensorOptions().dtype(lg::kUInt8));
   const auto as_copy = [&](MemoryFormat f) { return Outcome{false, lg::layout::strides_for(sizes, f, "explain")}; };
   const auto to = [&](MemoryFormat f) { return t.suggest_memory_format() == f ? Outcome{true, strides} : as_copy(f); };
   const auto contiguous = [&](MemoryFormat f) { return t.is_contiguous(f) ? Outcome{true, strides} : as_copy(f); };
-  std::cout << lg::describe_layout(t) << "\n\n";
+  // The layout alone: no dtype or device, which the rules do not read.
+  std::cout << lg::to_string(sizes) << ":" << lg::to_string(strides) << " order=" << t.dim_order() << " "
+            << lg::layout::format_name(sizes, strides) << "\n\n";
   std::cout << "predicates\n";
   std::cout << "  is_contiguous()                 " << yes(t.is_contiguous()) << "\n";
   std::cout << "  is_contiguous(channels_last)    " << yes(t.is_contiguous(MemoryFormat::ChannelsLast)) << "\n";
@@ -179,21 +186,33 @@ int version() {
   return 0;
 }
 
-}  // namespace
+bool is_verb(std::string_view word) {
+  return std::any_of(std::begin(kVerbs), std::end(kVerbs), [&](const Verb& v) { return v.name == word; });
+}
 
-int main(int argc, char** argv) {
+bool is_help(std::string_view word) { return word == "--help" || word == "-h"; }
+
+int run(int argc, char** argv) {
   try {
     const std::vector<std::string_view> args(argv + 1, argv + argc);
-    // No arguments, --help, -h or `help`: the usage text on stdout, with success; after a
-    // verb, that verb's alone.
-    if (args.empty() || (args.size() == 1 && args[0] == "help")) {
+    // No arguments, --help, -h or `help`: the usage text on stdout, with success; `help VERB`,
+    // or --help after a verb (before any "--", after which every word is a file): that verb's
+    // alone. An unknown verb with --help is still an unknown verb.
+    if (args.empty() || (args.size() == 1 && (args[0] == "help" || is_help(args[0])))) {
       std::cout << usage_of("");
       return 0;
     }
-    for (std::string_view a : args)
-      if (a == "--help" || a == "-h") {
-        std::cout << usage_of(args[0]);
-        return 0;
+    if (args.size() == 2 && args[0] == "help" && is_verb(args[1])) {
+      std::cout << usage_of(args[1]);
+      return 0;
+    }
+    if (is_verb(args[0]))
+      for (std::string_view a : args) {
+        if (a == "--") break;
+        if (is_help(a)) {
+          std::cout << usage_of(args[0]);
+          return 0;
+        }
       }
     if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) return version();
     if (args[0] == "audit") return lg::tools::audit_command(std::span(args).subspan(1));
@@ -210,7 +229,7 @@ int main(int argc, char** argv) {
       lg::tools::print_ops_markdown(std::cout);
       return 0;
     }
-    const std::string_view command = args[0];
+    const std::string_view command = args[0] == "help" && args.size() == 2 ? args[1] : args[0];
     std::string why = "unknown command '" + std::string(command) + "'";
     std::vector<std::string_view> verbs;
     for (const Verb& v : kVerbs) verbs.push_back(v.name);
@@ -235,4 +254,19 @@ int main(int argc, char** argv) {
     std::cerr << "layoutguard: internal error: " << e.what() << "\n";
     return 3;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int status = run(argc, argv);
+  // What the command printed must have arrived: `layoutguard ops --markdown > docs/operators.md`
+  // on a full disk, or with standard output closed, is a failure, not a short file.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "layoutguard: cannot write to standard output (" << std::strerror(errno)
+              << "); required: a standard output that accepts the command's output\n";
+    return status == 0 || status == 1 ? 2 : status;
+  }
+  return status;
 }

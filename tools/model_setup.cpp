@@ -29,7 +29,7 @@ ModelSetup parse_model_setup(const Flags& f) {
     if (v.size() == 1) std::fill(s.size.end() - 2, s.size.end(), v[0]);
     else std::copy(v.begin(), v.end(), s.size.end() - v.size());
   }
-  s.weights = f.get("weights", "");
+  s.weights = f.path("weights");
   return s;
 }
 

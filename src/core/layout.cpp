@@ -515,11 +515,12 @@ int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::s
     int64_t span = 0;
     LG_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) &&
                  !__builtin_add_overflow(last, span, &last),
-             "[", op, "] sizes ", sizes, " with strides ", strides, " address beyond int64");
+             "[", op, "] sizes ", sizes, " with strides ", strides,
+             " address beyond int64; required: a last element's index, the sum of (size - 1) * stride, below 2^63 - 1");
   }
   // The count of elements is one more than the last index: INT64_MAX itself has no count.
   LG_CHECK(last < std::numeric_limits<int64_t>::max(), "[", op, "] sizes ", sizes, " with strides ", strides,
-           " address beyond int64");
+           " address beyond int64; required: a last element's index, the sum of (size - 1) * stride, below 2^63 - 1");
   return last + 1;
 }
 

@@ -51,8 +51,11 @@ size_t write_baseline(const std::string& path, const std::string& written_by) {
   LG_CHECK(!path.empty(), "[guard::write_baseline] received an empty path; required a file name");
   const std::vector<std::string> lines = baseline_lines(report());
   std::ostringstream f;
-  f << "# Known layout losses, written by: " << written_by << "\n"
-    << "# Use as LAYOUTGUARD_OPTIONS=suppressions=" << path << " so that only new losses are reported.\n";
+  // Control bytes shown escaped: a line break in a command line or path would end the comment
+  // and turn the rest into a suppression line nobody wrote.
+  f << "# Known layout losses, written by: " << lg::detail::printable_text(written_by) << "\n"
+    << "# Use as LAYOUTGUARD_OPTIONS=suppressions=" << lg::detail::printable_text(path)
+    << " so that only new losses are reported.\n";
   for (const std::string& line : lines) f << line << "\n";
   // The old baseline stays whole unless the new one is written whole (core/atomic_file.h).
   detail::replace_file("guard::write_baseline", "the suppressions baseline", path, f.str());

@@ -297,6 +297,28 @@ TEST_CASE("a function template is the call site, named without its return type, 
   CHECK_THROWS_AS(lose_in_preprocess(x), lg::LayoutViolation);  // the caller's own loss is not silenced
 }
 
+TEST_CASE("write_baseline: a line break in the writer's text or the path stays inside the comment") {
+  CleanGuard clean;
+  const Tensor x = cl4();
+  lg::guard::set_options(options_with(Mode::Record, "backtrace=0"));
+  {
+    lg::guard::ModuleScope m("decoder");
+    drop_layout()({x});
+  }
+  TempPath file("lg-baseline-newline");
+  // "test.drop_layout" alone on a line would silence that op everywhere.
+  CHECK(lg::guard::write_baseline(file.str(), "layoutguard audit --dot g.dot\ntest.drop_layout") == 1);
+  std::ifstream in(file.str());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "# Known layout losses, written by: layoutguard audit --dot g.dot\\x0atest.drop_layout");
+  CHECK(lines[2] == "test.drop_layout:decoder");
+  lg::guard::clear_report();
+  lg::guard::set_options(options_with(Mode::Throw, "suppressions=" + file.str()));
+  CHECK_THROWS_AS(drop_layout()({x}), lg::LayoutViolation);  // outside decoder: not silenced
+}
+
 TEST_CASE("record mode keeps one record per call site for losses outside every module") {
   CleanGuard clean;
   const Tensor x = cl4();

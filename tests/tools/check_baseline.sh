@@ -49,6 +49,6 @@ diff <(grep -v '^#' "$tmp/known.txt") <(grep -v '^#' "$tmp/tightened.txt")
 source "$(dirname "$0")/expect_failure.sh"
 LAYOUTGUARD_OPTIONS="allow=cat" expect_failure "LAYOUTGUARD_OPTIONS has allow=" \
   audit --model unet_legacy --size 64 --write-suppressions "$tmp/again.txt"
-expect_failure "--write-suppressions $tmp/missing/known.txt: cannot write" \
+expect_failure "cannot write the --write-suppressions file to '$tmp/missing/known.txt'" \
   audit --model resnet18 --size 32 --write-suppressions "$tmp/missing/known.txt"
 echo "baseline ok"

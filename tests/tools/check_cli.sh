@@ -58,6 +58,31 @@ else
   grep -q "^| \`conv2d\` | Conv | ConvLike |" <<<"$markdown"
 fi
 table="$("$tool" ops)"
+# What was printed must have arrived: a full disk or a closed standard output is a failure.
+work_err="$(mktemp)"
+set +e
+"$tool" ops --markdown >/dev/full 2>"$work_err"; rc_full=$?
+"$tool" version >&- 2>>"$work_err"; rc_closed=$?
+set -e
+[ "$rc_full" -eq 2 ] && [ "$rc_closed" -eq 2 ] \
+  || { echo "writing to a full or closed standard output exited $rc_full and $rc_closed, expected 2"; cat "$work_err"; exit 1; }
+grep -q "cannot write to standard output (No space left on device)" "$work_err"
+grep -q "cannot write to standard output (Bad file descriptor)" "$work_err"
+rm -f "$work_err"
+# help VERB is VERB --help; an unknown verb with --help is still unknown; after "--" every
+# word is a file, --help included.
+[ "$("$tool" help diff)" = "$("$tool" diff --help)" ]
+expect_failure "unknown command 'bogus'" bogus --help
+expect_failure "unknown command 'bogus'" help bogus
+expect_failure "--help: cannot open" diff -- --help other.jsonl
+# A mistyped flag last on the line is unknown, not short of a value.
+expect_failure "unknown flag --modle; accepted: --model" audit --modle
+expect_failure "did you mean '--model'?" audit --modle
+expect_failure "unexpected argument \"--\"" audit --
+# explain: every message says what is required; giant layouts are explained, not refused.
+expect_failure "required: one stride for each size" explain 2,3 3
+expect_failure "address beyond int64; required:" explain 9223372036854775807,2 1,1
+grep -q "^(2305843009213693952):(1) order=a contiguous" <<<"$("$tool" explain 2305843009213693952 1)"
 grep -q "^conv2d .*conv_cpu" <<<"$table"
 
 version_text="$("$tool" version)"

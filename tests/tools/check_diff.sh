@@ -86,6 +86,12 @@ expect_failure "unknown flag --dpeth; accepted: --depth; did you mean '--depth'?
 # Flags may come before, between or after the two files.
 "$tool" diff --depth all "$tmp/unet.jsonl" "$tmp/unet.jsonl" | grep -q "(every call)"
 "$tool" diff "$tmp/unet.jsonl" --depth all "$tmp/unet.jsonl" | grep -q "(every call)"
+# --depth=all carries its value: the next word is still a file.
+"$tool" diff --depth=all "$tmp/unet.jsonl" "$tmp/unet.jsonl" | grep -q "(every call)"
+"$tool" diff "$tmp/unet.jsonl" --depth=all "$tmp/unet.jsonl" | grep -q "(every call)"
+# A number past double's range is bad input (exit 2), not an internal error.
+echo '{"seq":1e400,"thread":0,"op":"relu","module":"m","depth":0}' >"$tmp/huge.jsonl"
+expect_failure "huge.jsonl line 1: a number out of range (" diff "$tmp/huge.jsonl" "$tmp/unet.jsonl"
 # After "--" every word is a file, one named like a flag too.
 cp "$tmp/unet.jsonl" "$tmp/--depth"
 tool_path="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")"

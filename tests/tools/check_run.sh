@@ -64,12 +64,41 @@ for flag in report dot write-suppressions; do
   "$tool" audit --model resnet18 --size 32 --$flag "$tmp/missing/out" >"$tmp/out.txt" 2>"$tmp/err.txt"; rc=$?
   set -e
   [ "$rc" -eq 2 ] || { echo "audit --$flag into a missing directory exited $rc, expected 2"; exit 1; }
-  grep -q -- "--$flag $tmp/missing/out: cannot write: its directory does not exist" "$tmp/err.txt" \
+  grep -q -- "cannot write the --$flag file to '$tmp/missing/out': its directory does not exist" "$tmp/err.txt" \
     || { echo "unexpected error for --$flag:"; cat "$tmp/err.txt"; exit 1; }
   [ ! -s "$tmp/out.txt" ] || { echo "audit --$flag ran the model before refusing its output:"; cat "$tmp/out.txt"; exit 1; }
 done
-expect_failure "--output $tmp/missing/y.safetensors: cannot write" \
+expect_failure "cannot write the --output file to '$tmp/missing/y.safetensors'" \
   run --model resnet18 --input "$tmp/x.safetensors" --output "$tmp/missing/y.safetensors"
+# Refused before the model runs, too: a link to a file in a missing directory (the write
+# follows links), an empty file name (an unset variable), and two outputs naming one file
+# (only the last one written would be left), also through LAYOUTGUARD_OPTIONS.
+ln -s "$tmp/missing/out.json" "$tmp/dangling.json"
+refused_at_once() {  # refused_at_once WANT ARGS...: exit 2 with WANT, nothing of the run printed
+  local want="$1"; shift
+  set +e
+  "$tool" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { echo "expected exit 2 from: $*; got $rc"; cat "$tmp/err.txt"; exit 1; }
+  grep -qF -- "$want" "$tmp/err.txt" || { echo "expected '$want' from: $*"; cat "$tmp/err.txt"; exit 1; }
+  [ ! -s "$tmp/out.txt" ] || { echo "the model ran before: $*"; cat "$tmp/out.txt"; exit 1; }
+}
+refused_at_once "cannot write the --report file to '$tmp/dangling.json': its directory does not exist" \
+  audit --model resnet18 --size 32 --report "$tmp/dangling.json"
+for flag in report dot write-suppressions weights; do
+  refused_at_once "--$flag received an empty file name; required: a file name" audit --model resnet18 --size 32 --$flag ""
+done
+refused_at_once "--output received an empty file name" run --model resnet18 --input "$tmp/x.safetensors" --output ""
+refused_at_once "--input received an empty file name" run --model resnet18 --input "" --output "$tmp/y.safetensors"
+refused_at_once "--report and --dot name one file" \
+  audit --model resnet18 --size 32 --report "$tmp/same.out" --dot "$tmp/./same.out"
+refused_at_once "--report and --write-suppressions name one file" \
+  audit --model resnet18 --size 32 --report "$tmp/same.out" --write-suppressions "$tmp/same.out"
+LAYOUTGUARD_OPTIONS="report=$tmp/same.out" refused_at_once "--write-suppressions and LAYOUTGUARD_OPTIONS report= name one file" \
+  audit --model resnet18 --size 32 --write-suppressions "$tmp/same.out"
+LAYOUTGUARD_OPTIONS="events=$tmp/same.out" refused_at_once "--output and LAYOUTGUARD_OPTIONS events= name one file" \
+  run --model resnet18 --input "$tmp/x.safetensors" --output "$tmp/same.out"
+[ ! -e "$tmp/same.out" ] || { echo "a refused run wrote $tmp/same.out"; exit 1; }
 # A read-only output file is refused, not replaced by a rename, even in a writable directory.
 # Root may write any file, so as root the command runs as the unprivileged user nobody.
 mkdir "$tmp/open"; chmod 0777 "$tmp/open"; chmod 0755 "$tmp"
@@ -85,7 +114,7 @@ if [ "$(id -u)" -ne 0 ] || [ "${#as_user[@]}" -gt 0 ]; then
   rc=$?
   set -e
   [ "$rc" -eq 2 ] || { echo "run over a read-only output exited $rc, expected 2: $err"; exit 1; }
-  case "$err" in *"ro.safetensors: cannot write: not writable: Permission denied"*) ;;
+  case "$err" in *"ro.safetensors': not writable: Permission denied"*) ;;
     *) echo "unexpected error for a read-only output: $err"; exit 1 ;; esac
   cmp "$tmp/y_contiguous.safetensors" "$tmp/open/ro.safetensors" || { echo "the read-only output was changed"; exit 1; }
   [ "$(ls -A "$tmp/open")" = "ro.safetensors" ] || { echo "files left beside the output: $(ls -A "$tmp/open")"; exit 1; }

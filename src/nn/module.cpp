@@ -27,6 +27,21 @@ void check_name(const std::string& owner, const std::string& name) {
 
 }  // namespace
 
+// Children whose last owner this is are taken apart here, one level at a time, rather than by
+// their own destructors inside this one: a deep tree would nest one destructor call per level.
+Module::~Module() {
+  std::vector<std::shared_ptr<Module>> orphans;
+  for (auto& [name, child] : children_) orphans.push_back(std::move(child));
+  children_.clear();
+  while (!orphans.empty()) {
+    std::shared_ptr<Module> m = std::move(orphans.back());
+    orphans.pop_back();
+    if (m.use_count() == 1)
+      for (auto& [name, child] : m->children_) orphans.push_back(std::move(child));
+    // m's destructor runs here with no children left (or m lives on with another owner).
+  }
+}
+
 Tensor Module::operator()(const Tensor& input) {
   // The root module (no name) adds nothing to the path, so a model called inside a user's own
   // ModuleScope reports "scope.layer1..." rather than "scope..layer1".
@@ -37,6 +52,10 @@ Tensor Module::operator()(const Tensor& input) {
 
 void Module::register_slot(std::string name, Tensor* slot, bool is_parameter, bool optional) {
   check_name(type_name_, name);
+  // Every walk of the tree reads through the slot.
+  if (slot == nullptr)
+    throw ValueError("[nn::Module] " + type_name_ + ": " + (is_parameter ? "parameter" : "buffer") + " \"" + name +
+                     "\" is registered with a null slot; required: a Tensor member of the module");
   for (const Slot& s : slots_)
     if (s.name == name) throw ValueError("[nn::Module] " + type_name_ + ": \"" + name + "\" is registered twice");
   slots_.push_back({std::move(name), slot, is_parameter, optional});
@@ -82,19 +101,57 @@ void Module::attach(std::string name, std::shared_ptr<Module> child) {
   children_.emplace_back(std::move(name), std::move(child));
 }
 
-template <class Fn>
-void Module::for_each_slot(const std::string& prefix, Fn&& fn) const {
-  for (const Slot& s : slots_)
-    if (s.tensor->defined()) fn(join(prefix, s.name), *s.tensor, s.is_parameter);
-  for (const auto& [name, child] : children_) child->for_each_slot(join(prefix, name), fn);
+// An explicit stack, not recursion: a tree may be deeper than a thread's stack allows calls.
+template <class Visit>
+void Module::walk(bool once, Visit&& visit) const {
+  struct Pending {
+    std::string path;
+    const Module* module;
+    const std::shared_ptr<Module>* owner;  // null for this module
+  };
+  std::vector<Pending> pending{{"", this, nullptr}};
+  std::unordered_set<const Module*> seen;
+  while (!pending.empty()) {
+    Pending p = std::move(pending.back());
+    pending.pop_back();
+    if (once && !seen.insert(p.module).second) continue;
+    visit(p.path, *p.module, p.owner);
+    // Reversed, so that the first child comes off the stack first.
+    for (auto it = p.module->children_.rbegin(); it != p.module->children_.rend(); ++it)
+      pending.push_back({join(p.path, it->first), it->second.get(), &it->second});
+  }
 }
 
 template <class Fn>
-void Module::for_each_slot_info(const std::string& prefix, Fn&& fn) const {
-  for (const Slot& s : slots_)
-    if (s.tensor->defined()) fn(join(prefix, s.name), s);
-  for (const auto& [name, child] : children_) child->for_each_slot_info(join(prefix, name), fn);
+void Module::for_each_slot(Fn&& fn) const {
+  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
+    for (const Slot& s : m.slots_)
+      if (s.tensor->defined()) fn(join(path, s.name), *s.tensor, s.is_parameter);
+  });
 }
+
+template <class Fn>
+void Module::for_each_slot_info(Fn&& fn) const {
+  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
+    for (const Slot& s : m.slots_)
+      if (s.tensor->defined()) fn(join(path, s.name), s);
+  });
+}
+
+namespace {
+
+// The parameters or the buffers of a tree, each tensor once (PyTorch's remove_duplicate).
+template <class Walk>
+NamedTensors distinct(Walk&& walk_slots, bool parameters) {
+  NamedTensors out;
+  std::unordered_set<const void*> seen;
+  walk_slots([&](const std::string& n, Tensor& t, bool is_param) {
+    if (is_param == parameters && seen.insert(t.impl_ptr().get()).second) out.emplace_back(n, t);
+  });
+  return out;
+}
+
+}  // namespace
 
 NamedTensors Module::named_parameters(bool recurse) const {
   NamedTensors out;
@@ -103,10 +160,7 @@ NamedTensors Module::named_parameters(bool recurse) const {
       if (s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
     return out;
   }
-  for_each_slot("", [&](const std::string& n, Tensor& t, bool is_param) {
-    if (is_param) out.emplace_back(n, t);
-  });
-  return out;
+  return distinct([&](auto&& fn) { for_each_slot(fn); }, true);
 }
 
 NamedTensors Module::named_buffers(bool recurse) const {
@@ -116,21 +170,18 @@ NamedTensors Module::named_buffers(bool recurse) const {
       if (!s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
     return out;
   }
-  for_each_slot("", [&](const std::string& n, Tensor& t, bool is_param) {
-    if (!is_param) out.emplace_back(n, t);
-  });
-  return out;
+  return distinct([&](auto&& fn) { for_each_slot(fn); }, false);
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-  // The root is handed out without ownership: modules are always held by shared_ptr, but this
-  // one may be the caller's stack object in tests; an aliasing pointer avoids double ownership.
-  out.emplace_back("", std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
-  for (const auto& [name, child] : children_)
-    for (auto& [sub, m] : child->named_modules()) out.emplace_back(join(name, sub), sub.empty() ? child : m);
+  walk(true, [&](const std::string& path, const Module&, const std::shared_ptr<Module>* owner) {
+    // The root is handed out without ownership: modules are always held by shared_ptr, but this
+    // one may be the caller's stack object in tests; an aliasing pointer avoids double ownership.
+    out.emplace_back(path, owner ? *owner : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
+  });
   return out;
 }
 
@@ -151,7 +202,7 @@ Module& Module::to(MemoryFormat fmt) {
     throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
                      "channels_last_3d, got preserve_format");
   detail::TiedConversion tied;
-  for_each_slot("", [&](const std::string&, Tensor& t, bool) {
+  for_each_slot([&](const std::string&, Tensor& t, bool) {
     const int64_t rank = t.dim();
     const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
                          : fmt == MemoryFormat::ChannelsLast ? rank == 4
@@ -166,7 +217,7 @@ Module& Module::to(DType dtype) {
   if (!is_floating_point(dtype))
     throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
   detail::TiedConversion tied;
-  for_each_slot("", [&](const std::string&, Tensor& t, bool) {
+  for_each_slot([&](const std::string&, Tensor& t, bool) {
     if (t.is_floating_point()) t = tied(t, [&](const Tensor& x) { return x.to(dtype); });
   });
   return *this;
@@ -174,13 +225,13 @@ Module& Module::to(DType dtype) {
 
 Module& Module::to(Device device) {
   detail::TiedConversion tied;
-  for_each_slot("", [&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
+  for_each_slot([&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
   return *this;
 }
 
 StateDict Module::state_dict() const {
   StateDict out;
-  for_each_slot("", [&](const std::string& n, Tensor& t, bool) { out.emplace(n, t); });
+  for_each_slot([&](const std::string& n, Tensor& t, bool) { out.emplace(n, t); });
   return out;
 }
 
@@ -189,7 +240,7 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
   std::set<std::string> used;
   std::vector<std::pair<Tensor*, const Tensor*>> copies;
   // for_each_slot_info hands out the member itself, so collecting pointers to it is safe.
-  for_each_slot_info("", [&](const std::string& n, const Slot& slot) {
+  for_each_slot_info([&](const std::string& n, const Slot& slot) {
     Tensor& t = *slot.tensor;
     auto it = dict.find(n);
     if (it == dict.end()) {
@@ -225,16 +276,13 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
   for (auto& [dst, src] : copies) dst->copy_(*src);
 }
 
-void Module::describe_into(const std::string& prefix, std::string& out) const {
-  out += (prefix.empty() ? std::string("(root)") : prefix) + "  " + type_name_;
-  const std::string extra = extra_repr();
-  out += extra.empty() ? "\n" : "(" + extra + ")\n";
-  for (const auto& [name, child] : children_) child->describe_into(join(prefix, name), out);
-}
-
 std::string Module::describe() const {
   std::string out;
-  describe_into("", out);
+  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
+    out += (path.empty() ? std::string("(root)") : path) + "  " + m.type_name_;
+    const std::string extra = m.extra_repr();
+    out += extra.empty() ? "\n" : "(" + extra + ")\n";
+  });
   return out;
 }
 

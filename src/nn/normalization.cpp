@@ -1,6 +1,8 @@
 // Normalisation layers.
 #include <layoutguard/nn/normalization.h>
 
+#include <cmath>
+
 #include <layoutguard/normalization.h>
 
 #include "init.h"
@@ -17,6 +19,8 @@ BatchNormNd<D>::BatchNormNd(BatchNormOptions o) : Module("BatchNorm" + std::to_s
   const int64_t c = options_.num_features();
   detail::require(c > 0, type_name(), "num_features must be positive, got " + std::to_string(c));
   detail::require(options_.eps() > 0, type_name(), "eps must be positive, got " + std::to_string(options_.eps()));
+  detail::require(std::isfinite(options_.momentum()), type_name(),
+                  "momentum must be finite, got " + std::to_string(options_.momentum()));
   if (options_.affine()) {
     weight = detail::filled({c}, 1.0, type_name());
     bias = detail::filled({c}, 0.0, type_name());

@@ -5,6 +5,7 @@
 #include <layoutguard/normalization.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -166,6 +167,13 @@ void check_channel_operands(std::string_view op, const Tensor& x, const Tensor& 
   LG_CHECK(eps >= 0, "[", op, "] received eps ", eps, "; required eps >= 0");
 }
 
+// A momentum the running statistics are updated with must be finite: NaN or infinity would
+// turn them into NaN without an error (PyTorch accepts it).
+void check_momentum(std::string_view op, double momentum, bool updates_running_stats) {
+  LG_CHECK(!updates_running_stats || std::isfinite(momentum), "[", op, "] received momentum ", momentum,
+           "; required a finite momentum to update the running statistics with");
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
@@ -178,6 +186,7 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
     check_input(op, x, 2);
     check_channel_operands(op, x, w, b, rm, rv, eps);
     LG_CHECK(training || rm.defined(), "[batch_norm] running_mean and running_var must be defined in evaluation mode");
+    check_momentum(op, momentum, training && rm.defined());
     if (training)
       LG_CHECK(x.numel() == 0 || x.size(0) * spatial_numel(x) > 1, "[batch_norm] expected more than 1 value per channel when training, got input of size ",
                x.sizes());
@@ -227,6 +236,7 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
     const int64_t C = x.size(1);
     check_channel_operands(op, x, w, b, rm, rv, eps);
     LG_CHECK(use_input_stats || rm.defined(), "[instance_norm] expected running_mean and running_var to be defined when use_input_stats is false");
+    check_momentum(op, momentum, use_input_stats && rm.defined());
     if (use_input_stats)
       LG_CHECK(x.numel() == 0 || spatial_numel(x) > 1, "[instance_norm] expected more than 1 spatial element when training, got input of size ",
                x.sizes());

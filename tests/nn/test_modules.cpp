@@ -2,6 +2,7 @@
 // listed), train/eval, Module::to rank rules, PyTorch's weight-conversion utilities (strides
 // taken from PyTorch 2.15, including 1x1 kernels and single-channel weights), module paths in
 // violations, and bad layer arguments.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -287,6 +288,47 @@ TEST_CASE("Module: tied tensors stay tied through to() and the weight utilities;
   CHECK(b->name() == "1");
 }
 
+TEST_CASE("Module: a tensor or module reached twice is listed once, as in PyTorch; state_dict keeps every name") {
+  auto seq = std::make_shared<nn::Sequential>();
+  auto a = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 2, {1}));
+  auto b = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(2, 2, {1}));
+  b->weight = a->weight;  // tied
+  seq->push_back(a);
+  seq->push_back(b);
+  seq->push_back(a);  // shared
+  std::vector<std::string> params;
+  for (const auto& [n, t] : seq->named_parameters()) params.push_back(n);
+  CHECK(params == std::vector<std::string>{"0.weight", "0.bias", "1.bias"});
+  CHECK(seq->parameters().size() == 3);
+  std::vector<std::string> modules;
+  for (const auto& [n, m] : seq->named_modules()) modules.push_back(n);
+  CHECK(modules == std::vector<std::string>{"", "0", "1"});
+  CHECK(seq->state_dict().size() == 6);  // 0.*, 1.*, 2.*: every place, as PyTorch's state_dict
+  auto bn = std::make_shared<nn::BatchNorm2d>(nn::BatchNormOptions(2));
+  nn::Sequential twice;
+  twice.push_back(bn);
+  twice.push_back(bn);
+  CHECK(twice.named_buffers().size() == 3);  // running_mean, running_var, num_batches_tracked once
+}
+
+TEST_CASE("Module: a tree deeper than the stack allows nested calls is walked, converted and freed") {
+  auto root = std::make_shared<nn::Sequential>();
+  nn::Sequential* at = root.get();
+  for (int i = 0; i < 100000; ++i) {
+    auto next = std::make_shared<nn::Sequential>();
+    at->push_back(next);
+    at = next.get();
+  }
+  at->push_back(std::make_shared<nn::Linear>(nn::LinearOptions(2, 2)));
+  CHECK(root->state_dict().size() == 2);
+  CHECK(root->named_parameters().size() == 2);
+  CHECK(root->named_modules().size() == 100002);
+  root->to(lg::kFloat64);
+  CHECK(root->parameters()[0].dtype() == lg::kFloat64);
+  CHECK(!root->describe().empty());
+  root.reset();  // 100,000 levels of destructors, one after another
+}
+
 TEST_CASE("BatchNorm: num_batches_tracked wraps at int64's end instead of overflowing") {
   nn::BatchNorm2d bn(nn::BatchNormOptions(2));
   bn.num_batches_tracked.fill_(std::numeric_limits<int64_t>::max());
@@ -355,7 +397,38 @@ TEST_CASE("nn layers: bad arguments and inputs raise lg::Error naming the layer"
   c->push_back(shared);
   c->push_back(shared);
   a->push_back(c);
-  CHECK(a->named_modules().size() == 6);  // a, b, b.0, c, and the shared ReLU at c.0 and c.1
+  CHECK(a->named_modules().size() == 5);  // a, b, b.0, c, and the shared ReLU once (at c.0)
+  // A null slot is refused where it is registered (every walk reads through it).
+  struct NullSlot : nn::Module {
+    explicit NullSlot(bool parameter) : Module("NullSlot") {
+      if (parameter) register_parameter("p", nullptr);
+      else register_buffer("b", nullptr);
+    }
+    Tensor forward(const Tensor& x) override { return x; }
+  };
+  CHECK_THROWS_WITH_AS(NullSlot(true), doctest::Contains("[nn::Module] NullSlot: parameter \"p\" is registered with a null slot"),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(NullSlot(false), doctest::Contains("buffer \"b\" is registered with a null slot"), lg::ValueError);
+  // Channel counts the model builders would compute past int64 are the builder's error.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  CHECK_THROWS_WITH_AS(lg::models::ResNet("bottleneck", {1, 1, 1, 1}, 10, kMax / 2, 64),
+                       doctest::Contains("[nn::ResNet] width_per_group 64 times groups"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::models::ResNet("bottleneck", {1, 1, 1, 1}, 10, 1, kMax),
+                       doctest::Contains("[nn::ResNet] width_per_group 9223372036854775807 makes a bottleneck width"),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::models::DenseNet(kMax / 2, {1}, 64, 4, 10),
+                       doctest::Contains("[nn::DenseNet] bn_size 4 times growth_rate"), lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::models::DenseNet(kMax / 2, {3}, 64, 1, 10),
+                       doctest::Contains("[nn::DenseNet] block 1 of 3 layers times growth_rate"), lg::ValueError);
+  // A momentum that would turn the running statistics into NaN.
+  CHECK_THROWS_WITH_AS(nn::BatchNorm2d(nn::BatchNormOptions(4).momentum(std::nan(""))),
+                       doctest::Contains("[nn::BatchNorm2d] momentum must be finite"), lg::ValueError);
+  const Tensor x4 = lg::randn({2, 4, 2, 2});
+  Tensor rm = lg::zeros({4}), rv = lg::ones({4});
+  CHECK_THROWS_WITH_AS(lg::batch_norm(x4, std::nullopt, std::nullopt, rm, rv, true, INFINITY, 1e-5),
+                       doctest::Contains("[batch_norm] received momentum inf; required a finite momentum"), lg::ValueError);
+  CHECK(lg::testing::max_abs_diff(rm, lg::zeros({4})) == 0);  // untouched
+  CHECK_NOTHROW(lg::batch_norm(x4, std::nullopt, std::nullopt, rm, rv, false, std::nan(""), 1e-5));  // eval: unused
 }
 
 TEST_CASE("nn layers: forward equals the functional op, in both formats") {

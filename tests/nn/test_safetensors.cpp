@@ -200,6 +200,15 @@ TEST_CASE("safetensors: unreadable paths and bad names are errors naming them") 
                        doctest::Contains("__metadata__"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"t", Tensor()}}), doctest::Contains("undefined"), lg::ValueError);
   CHECK_THROWS_WITH_AS(lg::nn::safetensors_bytes({{"bad\xff", lg::zeros({1})}}), doctest::Contains("UTF-8"), lg::ValueError);
+  // A NUL in a path would cut it short at the system call: another file read or written.
+  TempPath real("lg-nul.safetensors");
+  lg::nn::save_safetensors(real.str(), {{"t", lg::zeros({1})}});
+  const std::string cut = real.str() + std::string("\0.other", 7);
+  CHECK_THROWS_WITH_AS(lg::nn::load_safetensors(cut), doctest::Contains("received a path with a NUL character"),
+                       lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::save_safetensors(cut, {{"t", lg::ones({1})}}),
+                       doctest::Contains("[nn::save_safetensors] received a path with a NUL character"), lg::ValueError);
+  CHECK(values(lg::nn::load_safetensors(real.str()).tensors.at("t")) == std::vector<double>{0});  // not overwritten
 }
 
 TEST_CASE("safetensors: saving over a file leaves tensors loaded from it intact") {

@@ -28,7 +28,7 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 class Module {
  public:
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
-  virtual ~Module() = default;
+  virtual ~Module();
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
@@ -40,11 +40,14 @@ class Module {
   const std::string& name() const { return name_; }  // in the parent ("" at the root; "a|b" if shared)
 
   // Dotted names, depth first, in registration order ("layer1.0.conv1.weight"). Undefined
-  // slots (a Conv2d without bias) are left out.
+  // slots (a Conv2d without bias) are left out. As in PyTorch, a tensor held by several slots
+  // (tied weights, a module registered twice) is listed once, under its first name, so an
+  // optimiser or a parameter count sees it once; state_dict() keeps every name.
   NamedTensors named_parameters(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
-  // Every module below and including this one; this one is named "".
+  // Every module below and including this one, each once (a shared one under its first name);
+  // this one is named "".
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
   std::vector<Tensor> parameters(bool recurse = true) const;
 
@@ -94,11 +97,15 @@ class Module {
   };
   void attach(std::string name, std::shared_ptr<Module> child);
   void register_slot(std::string name, Tensor* slot, bool is_parameter, bool optional = false);
+  // visit(dotted path, module, its shared_ptr or null for this one) for this module and every
+  // module below it, parents first, in registration order; `once`: a shared module only at its
+  // first place.
+  template <class Visit>
+  void walk(bool once, Visit&& visit) const;
   template <class Fn>
-  void for_each_slot(const std::string& prefix, Fn&& fn) const;
+  void for_each_slot(Fn&& fn) const;
   template <class Fn>
-  void for_each_slot_info(const std::string& prefix, Fn&& fn) const;
-  void describe_into(const std::string& prefix, std::string& out) const;
+  void for_each_slot_info(Fn&& fn) const;
 
   std::string type_name_;
   std::string name_;

@@ -5,6 +5,7 @@
 #include <layoutguard/pointwise.h>
 #include <layoutguard/pooling.h>
 
+#include "core/checked_arith.h"
 #include "model_init.h"
 
 namespace lg::models {
@@ -74,6 +75,18 @@ DenseNet::DenseNet(int64_t growth_rate, std::vector<int64_t> block_config, int64
                         "every block_config entry must be a positive layer count, got " + to_string(IntArrayRef(block_config)));
   nn::detail::require(num_init_features > 0, "DenseNet",
                       "num_init_features must be positive, got " + std::to_string(num_init_features));
+  // Every channel count the layers below compute, counted first in checked arithmetic.
+  (void)lg::detail::checked_mul(bn_size, growth_rate, "[nn::DenseNet] bn_size ", bn_size, " times growth_rate ",
+                                growth_rate);
+  int64_t channels = num_init_features;
+  for (size_t i = 0; i < block_config.size(); ++i) {
+    channels = lg::detail::checked_add(
+        channels,
+        lg::detail::checked_mul(block_config[i], growth_rate, "[nn::DenseNet] block ", i + 1, " of ", block_config[i],
+                                " layers times growth_rate ", growth_rate),
+        "[nn::DenseNet] the channels after block ", i + 1);
+    if (i + 1 != block_config.size()) channels /= 2;  // each transition halves them
+  }
   features = register_module("features", std::make_shared<nn::Sequential>());
   features->push_back("conv0", std::make_shared<nn::Conv2d>(
                                    nn::Conv2dOptions(3, num_init_features, {7}).stride({2}).padding({3}).bias(false)));

@@ -3,6 +3,7 @@
 
 #include <layoutguard/pointwise.h>
 
+#include "core/checked_arith.h"
 #include "model_init.h"
 
 namespace lg::models {
@@ -57,7 +58,9 @@ class Bottleneck : public nn::Module {
   static constexpr int64_t kExpansion = 4;
   Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, int64_t groups, int64_t base_width)
       : Module("Bottleneck") {
-    const int64_t width = int64_t(double(planes) * (double(base_width) / 64.0)) * groups;
+    // torchvision's int(planes * (base_width / 64.)) * groups, in integers: planes is a multiple
+    // of 64 here, and ResNet checked the widest product.
+    const int64_t width = planes / 64 * base_width * groups;
     conv1 = register_module("conv1", conv(inplanes, width, 1));
     bn1 = register_module("bn1", bn(width));
     conv2 = register_module("conv2", conv(width, width, 3, stride, groups));
@@ -107,6 +110,12 @@ ResNet::ResNet(std::string_view block, std::vector<int64_t> layers, int64_t num_
                       "the basic block supports only groups=1 and width_per_group=64, got " +
                           std::to_string(groups) + " and " + std::to_string(width_per_group));
   nn::detail::require(groups > 0 && width_per_group > 0, "ResNet", "groups and width_per_group must be positive");
+  // The widest bottleneck (planes 512: width 8 * width_per_group * groups) must be countable
+  // before any block computes it.
+  (void)lg::detail::checked_mul(lg::detail::checked_mul(8, width_per_group, "[nn::ResNet] width_per_group ", width_per_group,
+                                                        " makes a bottleneck width"),
+                                groups, "[nn::ResNet] width_per_group ", width_per_group, " times groups ", groups,
+                                " makes a bottleneck width");
   int64_t inplanes = 64;
   conv1 = register_module("conv1", std::make_shared<Conv2d>(Conv2dOptions(3, 64, {7}).stride({2}).padding({3}).bias(false)));
   bn1 = register_module("bn1", bn(64));

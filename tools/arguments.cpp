@@ -43,7 +43,8 @@ Flags::Flags(std::string_view command, std::span<const std::string_view> args, s
     : command_(command) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view a = args[i];
-    if (a.substr(0, 2) != "--") fail("unexpected argument \"" + std::string(a) + "\"");
+    if (a.substr(0, 2) != "--")
+      fail("unexpected argument \"" + std::string(a) + "\"; required: flags as --name value or --name=value");
     std::string name(a.substr(2)), value;
     const size_t eq = name.find('=');
     const bool inline_value = eq != std::string::npos;
@@ -66,7 +67,7 @@ Flags::Flags(std::string_view command, std::span<const std::string_view> args, s
       if (i + 1 >= args.size()) fail("--" + name + " needs a value");
       value = std::string(args[++i]);
     }
-    if (!values_.emplace(name, value).second) fail("--" + name + " given twice");
+    if (!values_.emplace(name, value).second) fail("--" + name + " given twice; required: each flag at most once");
   }
 }
 

@@ -2,6 +2,7 @@
 #include <layoutguard/nn/module.h>
 
 #include "core/enum_checks.h"
+#include "core/error_tag.h"
 #include "nn/tied_conversion.h"
 
 #include <optional>
@@ -23,6 +24,17 @@ std::string join(const std::string& prefix, const std::string& name) {
 void check_name(const std::string& owner, const std::string& name) {
   if (name.empty() || name.find('.') != std::string::npos)
     throw ValueError("[nn::Module] " + owner + ": names must be non-empty and free of '.', got \"" + name + "\"");
+}
+
+// Runs convert() so that an op's error inside it is named after the Module call too
+// ("[nn::Module::to] [to] ..."): the user called the module, not the op.
+template <class Convert>
+void as_module_call(std::string_view call, Convert&& convert) {
+  try {
+    convert();
+  } catch (const Error& e) {
+    lg::detail::rethrow_tagged(call, e);
+  }
 }
 
 }  // namespace
@@ -202,12 +214,14 @@ Module& Module::to(MemoryFormat fmt) {
     throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
                      "channels_last_3d, got preserve_format");
   detail::TiedConversion tied;
-  for_each_slot([&](const std::string&, Tensor& t, bool) {
-    const int64_t rank = t.dim();
-    const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
-                         : fmt == MemoryFormat::ChannelsLast ? rank == 4
-                                                             : rank == 5;
-    if (applies) t = tied(t, [&](const Tensor& x) { return x.to(fmt); });
+  as_module_call("nn::Module::to", [&] {
+    for_each_slot([&](const std::string&, Tensor& t, bool) {
+      const int64_t rank = t.dim();
+      const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
+                           : fmt == MemoryFormat::ChannelsLast ? rank == 4
+                                                               : rank == 5;
+      if (applies) t = tied(t, [&](const Tensor& x) { return x.to(fmt); });
+    });
   });
   return *this;
 }
@@ -217,15 +231,19 @@ Module& Module::to(DType dtype) {
   if (!is_floating_point(dtype))
     throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
   detail::TiedConversion tied;
-  for_each_slot([&](const std::string&, Tensor& t, bool) {
-    if (t.is_floating_point()) t = tied(t, [&](const Tensor& x) { return x.to(dtype); });
+  as_module_call("nn::Module::to", [&] {
+    for_each_slot([&](const std::string&, Tensor& t, bool) {
+      if (t.is_floating_point()) t = tied(t, [&](const Tensor& x) { return x.to(dtype); });
+    });
   });
   return *this;
 }
 
 Module& Module::to(Device device) {
   detail::TiedConversion tied;
-  for_each_slot([&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
+  as_module_call("nn::Module::to", [&] {
+    for_each_slot([&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
+  });
   return *this;
 }
 
@@ -273,7 +291,9 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
     list("shape mismatches", mismatched);
     throw ValueError(msg);
   }
-  for (auto& [dst, src] : copies) dst->copy_(*src);
+  as_module_call("nn::Module::load_state_dict", [&] {
+    for (auto& [dst, src] : copies) dst->copy_(*src);
+  });
 }
 
 std::string Module::describe() const {

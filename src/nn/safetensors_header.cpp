@@ -40,7 +40,9 @@ std::string short_dump(const nlohmann::json& v) {
 }
 
 [[noreturn]] void fail(std::string_view source, const std::string& problem) {
-  throw ValueError("[safetensors] " + std::string(source) + ": " + problem);
+  throw ValueError("[safetensors] " + std::string(source) + ": " + problem +
+                   "; required: a safetensors file (an 8-byte little-endian header length, that many bytes of JSON "
+                   "header, then the data section every tensor's data_offsets lie in)");
 }
 
 DType parse_dtype(std::string_view source, const std::string& tensor, std::string_view name) {

@@ -40,6 +40,15 @@ TEST_CASE("sum, mean, amax, amin on CUDA equal the CPU's over layouts, dims and 
   check_same(lg::amax(with_nan.cuda(), {1, 2}), lg::amax(with_nan, {1, 2}), {0, 0});
   const Tensor sliced = noise_in({4, 8, 6, 6}, MemoryFormat::ChannelsLast, lg::kFloat32, 3).slice(1, 0, 8, 2);
   check_same(lg::mean(sliced.cuda(), {2, 3}, true), lg::mean(sliced, {2, 3}, true), kReorderedTol(lg::kFloat32));
+  // Few outputs over many elements (one block per output on the device): per channel, and the
+  // whole tensor; a NaN in one channel wins its amin.
+  Tensor big = noise_in({8, 16, 32, 32}, MemoryFormat::ChannelsLast, lg::kFloat32, 4);
+  check_same(lg::sum(big.cuda(), {0, 2, 3}), lg::sum(big, {0, 2, 3}), kReorderedTol(lg::kFloat32));
+  check_same(lg::mean(big.cuda(), {}), lg::mean(big, {}), kReorderedTol(lg::kFloat32));
+  big.select(1, 5).select(1, 17).fill_(NAN);
+  check_same(lg::amin(big.cuda(), {0, 2, 3}), lg::amin(big, {0, 2, 3}), {0, 0});
+  const Tensor ints = lg::mul(noise_in({8, 16, 32, 32}, MemoryFormat::ChannelsLast, lg::kFloat32, 5), 50.0).to(lg::kInt32);
+  check_same(lg::sum(ints.cuda(), {}), lg::sum(ints, {}), {0, 0});
 }
 
 TEST_CASE("softmax and log_softmax on CUDA keep the input's layout and equal the CPU's") {

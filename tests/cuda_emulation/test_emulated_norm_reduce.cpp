@@ -71,6 +71,43 @@ TEST_CASE("emulated sum, mean, amax and amin over NHWC and NCHW inputs equal the
       }
 }
 
+TEST_CASE("emulated reductions to few outputs over many elements (one block per output) equal the CPU's") {
+  // 1,920 elements per output when everything but C is reduced; 7,680 for a full reduction;
+  // integers and a NaN too (it wins max and min, as on the CPU).
+  for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+    for (lg::DType dt : {lg::kFloat32, lg::kFloat16, lg::kInt64, lg::kInt32})
+      for (const std::vector<int64_t>& dims : {std::vector<int64_t>{0, 2, 3}, {0, 1, 2, 3}, {2, 3}}) {
+        CAPTURE(fmt);
+        CAPTURE(dt);
+        CAPTURE(lg::to_string(dims));
+        Tensor x = noise_in({4, 4, 24, 20}, fmt, lg::kFloat32, 52);
+        x = lg::is_floating_point(dt) ? x.to(dt) : lg::mul(x, 100).to(dt);
+        const bool floating = lg::is_floating_point(dt);
+        if (floating && dims.size() == 3) x.select(1, 2).select(1, 7).select(1, 3).fill_(std::nan(""));
+        std::vector<std::pair<kernels::ReduceOp, Tensor>> cases{{kernels::ReduceOp::Sum, lg::sum(x, dims, true)},
+                                                                {kernels::ReduceOp::Max, lg::amax(x, dims, true)},
+                                                                {kernels::ReduceOp::Min, lg::amin(x, dims, true)}};
+        if (floating) cases.emplace_back(kernels::ReduceOp::Mean, lg::mean(x, dims, true));
+        for (const auto& [op, want] : cases) {
+          CAPTURE(static_cast<int>(op));
+          // As the op does: the kernel reads the output's dtype (an integer sum is int64).
+          const Tensor in = x.to(want.dtype()), out = lg::empty_like(want);
+          kernels::ReduceArgs a = lg::cuda::detail::reduce_args(out, in);
+          REQUIRE(a.count >= 256);  // the block-per-output path
+          a.op = op;
+          REQUIRE(kernels::reduce(a, lg::cuda::detail::scalar_type(in.dtype()), nullptr) == cudaSuccess);
+          const std::vector<double> got = values(out), expected = values(want);
+          REQUIRE(got.size() == expected.size());
+          for (size_t i = 0; i < got.size(); ++i) {
+            CAPTURE(i);
+            if (std::isnan(expected[i])) CHECK(std::isnan(got[i]));
+            else if (floating) CHECK(std::abs(got[i] - expected[i]) <= 2e-2 * (1 + std::abs(expected[i])));
+            else CHECK(got[i] == expected[i]);
+          }
+        }
+      }
+}
+
 TEST_CASE("emulated softmax and log_softmax along every dim of an NHWC tensor equal the CPU's") {
   const Tensor x = lg::mul(noise_in({2, 7, 4, 5}, MemoryFormat::ChannelsLast, lg::kFloat32, 52), 4.0);
   for (int64_t dim = 0; dim < 4; ++dim)

@@ -1,7 +1,9 @@
 // Reductions and softmax on the device: one thread per output element (per line for softmax).
 // Correct for any strides; threads of an NHWC reduction over H and W read neighbouring
-// channels, so that common case coalesces.
+// channels, so that common case coalesces. A reduction to few outputs over many elements (a
+// full sum) takes one block per output instead: one thread would walk the whole tensor alone.
 #include "cuda/kernels/device_types.cuh"
+#include "cuda/kernels/block_sum.cuh"
 
 namespace lg::cuda::kernels {
 namespace {
@@ -49,6 +51,59 @@ __global__ void reduce_kernel(ReduceArgs a) {
   }
 }
 
+// max or min of two values; a NaN wins, as in the one-thread kernel (and on the CPU).
+template <typename C>
+__device__ __forceinline__ C pick(C best, C v, bool max) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (v != v) return v;
+    if (best != best) return best;
+  }
+  return max ? (v > best ? v : best) : (v < best ? v : best);
+}
+
+// Below this many outputs, with at least kThreads elements each, one block per output.
+constexpr int64_t kBlockPerOutputBelow = 16384;
+
+// One block per output: each thread folds every kThreads-th element (it has at least one:
+// count >= kThreads), then the partial results meet in shared memory (block_fold, which
+// leaves it free for the next output).
+template <typename S>
+__global__ void __launch_bounds__(kThreads) reduce_block_kernel(ReduceArgs a) {
+  using T = Storage<S>;
+  using C = typename T::Compute;
+  using Acc = std::conditional_t<kFloating<S>, double, uint64_t>;
+  __shared__ Acc sums[kThreads];
+  __shared__ C bests[kThreads];
+  const S* x = reinterpret_cast<const S*>(a.in);
+  S* o = reinterpret_cast<S*>(a.out);
+  const int t = static_cast<int>(threadIdx.x);
+  const bool sum = a.op == ReduceOp::Sum || a.op == ReduceOp::Mean, max = a.op == ReduceOp::Max;
+  for (int64_t i = blockIdx.x; i < a.outputs; i += gridDim.x) {
+    const S* base = x + row_major_offset(i, a.kept, a.kept_in_stride, a.kept_divider);
+    const auto element = [&](int64_t j) { return base[row_major_offset(j, a.reduced, a.red_stride, a.red_divider)]; };
+    S* dst = o + row_major_offset(i, a.kept, a.kept_out_stride, a.kept_divider);
+    if (sum) {
+      Acc acc = 0;
+      for (int64_t j = t; j < a.count; j += kThreads) {
+        if constexpr (kFloating<S>) acc += static_cast<double>(T::load(element(j)));
+        else acc += static_cast<uint64_t>(static_cast<int64_t>(element(j)));
+      }
+      const Acc total = block_fold<kThreads>(sums, acc, [](Acc l, Acc r) { return l + r; });
+      if (t == 0) {
+        if constexpr (kFloating<S>)
+          *dst = T::store(static_cast<C>(a.op == ReduceOp::Mean ? total / static_cast<double>(a.count) : total));
+        else
+          *dst = static_cast<S>(static_cast<int64_t>(total));
+      }
+    } else {
+      C best = T::load(element(t));
+      for (int64_t j = t + kThreads; j < a.count; j += kThreads) best = pick(best, T::load(element(j)), max);
+      const C total = block_fold<kThreads>(bests, best, [max](C l, C r) { return pick(l, r, max); });
+      if (t == 0) *dst = T::store(total);
+    }
+  }
+}
+
 template <typename S>
 __global__ void softmax_kernel(SoftmaxArgs a) {
   using T = Storage<S>;
@@ -87,7 +142,10 @@ cudaError_t reduce(const ReduceArgs& args, ScalarType type, cudaStream_t stream)
   cudaError_t err = cudaErrorInvalidValue;
   visit(type, [&](auto s) {
     using S = decltype(s);
-    launch_kernel(reduce_kernel<S>, blocks_for(a.outputs, kThreads), kThreads, stream, a);
+    if (a.outputs < kBlockPerOutputBelow && a.count >= kThreads)
+      launch_kernel(reduce_block_kernel<S>, static_cast<unsigned>(a.outputs), kThreads, stream, a);
+    else
+      launch_kernel(reduce_kernel<S>, blocks_for(a.outputs, kThreads), kThreads, stream, a);
     err = cudaGetLastError();
   });
   return err;

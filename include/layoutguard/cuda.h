@@ -21,6 +21,12 @@ std::string probe_report();
 // Waits for the work layoutguard queued on every device (one stream per device). Returns at once
 // without devices.
 void synchronize();
+// The stream (a cudaStream_t, as void* so that this header needs no CUDA headers) on which
+// layoutguard runs all its work on `device`. A custom op's CUDA kernel (lg::register_op)
+// launches on it: it then runs after the ops that made its inputs and before those that read
+// its outputs, and the allocator may reuse the blocks it frees, without events. ValueError for
+// a CPU device, DeviceError for a device that is not visible, NotCompiledError without CUDA.
+void* stream(Device device = Device::cuda(0));
 // Debugging aid: every kernel launch then waits for its kernel and reports the kernel's own
 // errors at the op that launched it, as CUDA_LAUNCH_BLOCKING=1 does for a whole process.
 void set_sync_debug(bool on);

@@ -73,6 +73,12 @@ void synchronize() {
     detail::check(cudaStreamSynchronize(detail::stream_for(Device::cuda(i))), "cudaStreamSynchronize", "synchronize");
 }
 
+void* stream(Device device) {
+  LG_CHECK(device.is_cuda(), "[cuda::stream] received device ", device, "; required a CUDA device");
+  detail::check_index(device, "cuda::stream");
+  return detail::stream_for(device);
+}
+
 void set_sync_debug(bool on) { detail::g_sync_debug.store(on, std::memory_order_relaxed); }
 
 namespace {

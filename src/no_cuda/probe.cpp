@@ -27,6 +27,11 @@ CacheStats cache_stats(Device device) {
   return {};  // not reached
 }
 size_t empty_cache() { return 0; }
+void* stream(Device device) {
+  LG_CHECK(device.is_cuda(), "[cuda::stream] received device ", device, "; required a CUDA device");
+  lg::detail::check_backend_device(device, "cuda::stream");
+  return nullptr;  // not reached
+}
 
 }  // namespace lg::cuda
 

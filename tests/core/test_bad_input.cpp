@@ -429,6 +429,16 @@ TEST_CASE("devices: bad specs are ValueErrors and CUDA tensors name what is miss
   } else {
     CHECK(lg::empty({2}, lg::Device::cuda(0)).device() == lg::Device::cuda(0));
   }
+  // The stream custom CUDA kernels launch on: the same three answers.
+  expect_error<lg::ValueError>([] { lg::cuda::stream(lg::kCPU); }, {"[cuda::stream] received device cpu"});
+  if (!LG_HAVE_CUDA) {
+    expect_error<lg::NotCompiledError>([] { lg::cuda::stream(); }, {"built without CUDA"});
+  } else if (lg::cuda::device_count() == 0) {
+    expect_error<lg::DeviceError>([] { lg::cuda::stream(); }, {"[cuda::stream]", "cuda:0", "no CUDA devices are visible"});
+  } else {
+    CHECK(lg::cuda::stream() == lg::cuda::stream(lg::Device::cuda(0)));
+    expect_error<lg::DeviceError>([] { lg::cuda::stream(lg::Device::cuda(lg::cuda::device_count())); }, {"[cuda::stream]"});
+  }
 }
 
 TEST_CASE("errors carry a lazily symbolised stack trace and are std::runtime_errors") {

@@ -1,10 +1,12 @@
-// Host-side argument packing of the CUDA backend, checked without a GPU: cuBLAS's int sizes.
+// Host-side argument packing of the CUDA backend, checked without a GPU: cuBLAS's int sizes,
+// and the launch shapes the emulation refuses as a device would.
 #include <climits>
 #include <string>
 
 #include <doctest/doctest.h>
 
 #include "cuda/gemm_ints.h"
+#include "cuda/kernels/emulation.h"
 
 using lg::cuda::detail::gemm_ints;
 
@@ -32,4 +34,24 @@ TEST_CASE("cuBLAS's int arguments: values up to INT_MAX pass, anything past is r
     CHECK(m.find("lda=4294967312, batch=2147483648") != std::string::npos);
     CHECK(m.find(std::to_string(INT_MAX)) != std::string::npos);
   }
+}
+
+TEST_CASE("the emulation refuses a launch shape a device refuses, with the device's error") {
+  namespace emulation = lg::cuda::kernels::emulation;
+  int runs = 0;
+  const auto count = [&] { ++runs; };
+  emulation::run(dim3(2, 1, 1), dim3(4, 1, 1), count);
+  CHECK(emulation::take_last_error() == cudaSuccess);
+  CHECK(runs == 8);
+  for (const auto& [grid, block] : {std::pair{dim3(0, 1, 1), dim3(32, 1, 1)}, {dim3(1, 65536, 1), dim3(32, 1, 1)},
+                                    {dim3(1, 1, 1), dim3(2048, 1, 1)}, {dim3(1, 1, 1), dim3(64, 32, 1)},
+                                    {dim3(1, 1, 1), dim3(1, 1, 65)}}) {
+    CAPTURE(grid.x);
+    CAPTURE(grid.y);
+    CAPTURE(block.x);
+    emulation::run(grid, block, count);
+    CHECK(emulation::take_last_error() == cudaErrorInvalidConfiguration);
+    CHECK(emulation::take_last_error() == cudaSuccess);  // read once, as cudaGetLastError
+  }
+  CHECK(runs == 8);  // none of them ran
 }

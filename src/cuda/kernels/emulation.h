@@ -21,8 +21,10 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include <driver_types.h>  // cudaError_t (host-usable)
 #include <vector_types.h>  // dim3, uint3 (host-usable)
 
 // The CUDA headers define these as attributes a host compiler ignores; here they must be plain
@@ -115,9 +117,26 @@ inline Workers& workers() {
   return pool;
 }
 
+// What cudaGetLastError() returns after the last launch: a launch shape the device would refuse
+// is refused here too, so a CPU test sees the error a GPU run would.
+inline cudaError_t last_error = cudaSuccess;
+inline cudaError_t take_last_error() { return std::exchange(last_error, cudaSuccess); }
+
+// The device's limits on a launch's shape (every CUDA GPU since compute capability 3.0).
+inline bool launchable(dim3 grid, dim3 block) {
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  return grid.x >= 1 && grid.x <= 0x7fffffffu && grid.y >= 1 && grid.y <= 65535 && grid.z >= 1 && grid.z <= 65535 &&
+         block.x >= 1 && block.x <= 1024 && block.y >= 1 && block.y <= 1024 && block.z >= 1 && block.z <= 64 &&
+         threads <= 1024;
+}
+
 // Runs `kernel` over the grid: block after block, each on block.x * block.y * block.z
 // threads; a block starts when every thread of the previous one has finished.
 inline void run(dim3 grid, dim3 block, const std::function<void()>& kernel) {
+  if (!launchable(grid, block)) {
+    last_error = cudaErrorInvalidConfiguration;
+    return;
+  }
   grid_dim = grid;
   block_dim = block;
   const unsigned threads = block.x * block.y * block.z;
@@ -145,7 +164,7 @@ inline void run(dim3 grid, dim3 block, const std::function<void()>& kernel) {
 // The float atomics the norm kernels use, on host memory.
 inline double atomicAdd(double* address, double value) { return std::atomic_ref<double>(*address).fetch_add(value); }
 
-// The launchers return cudaGetLastError(); an emulated launch has no error to report, and the
-// emulation links no CUDA runtime.
-#define cudaGetLastError() (::cudaSuccess)
+// The launchers return cudaGetLastError(): here the emulated launch's own (the emulation links
+// no CUDA runtime).
+#define cudaGetLastError() (::lg::cuda::kernels::emulation::take_last_error())
 inline void __syncthreads() { ::lg::cuda::kernels::emulation::block_barrier->arrive_and_wait(); }

@@ -207,7 +207,7 @@ def run_stdin(args):
     put_first_on_path(os.getcwd())
     # No standard input (closed) is an empty program, as for python3.
     source = sys.stdin.buffer.read() if sys.stdin is not None else b""
-    return run_source(source, "<stdin>", __loader__=None)
+    return run_source(source, "<stdin>", __file__="<stdin>", __cached__=None, __loader__=None)
 
 
 def has_main_entry(zip_path):

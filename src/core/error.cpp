@@ -52,9 +52,12 @@ void throw_internal_assert(const char* cond, const char* file, int line, std::st
 
 namespace {
 
+// "[tag]" or one of its forms: an in-place or out= op tags its errors "[add_]", "[add_out]",
+// and split_with_sizes runs as split.
 bool starts_with_tag(std::string_view message, std::string_view tag) {
-  return message.size() > tag.size() + 1 && message[0] == '[' && message.substr(1, tag.size()) == tag &&
-         message[tag.size() + 1] == ']';
+  if (message.size() <= tag.size() + 1 || message[0] != '[' || message.substr(1, tag.size()) != tag) return false;
+  const char next = message[tag.size() + 1];
+  return next == ']' || next == '_';
 }
 
 // The same class as e with `message`, for the classes whose whole content is their message.
@@ -68,7 +71,8 @@ template <typename... Classes>
 }  // namespace
 
 void rethrow_tagged(std::string_view tag, const Error& e) {
-  if (starts_with_tag(e.message(), tag)) throw;
+  // A broken invariant keeps its marker first: the CLI reads it to exit with 3, "internal error".
+  if (starts_with_tag(e.message(), tag) || e.message().starts_with("[layoutguard internal]")) throw;
   rethrow_as_same_class<Error, ValueError, IndexError, TypeError, NotImplementedError, NotCompiledError, DeviceError,
                         OutOfMemoryError>(e, "[" + std::string(tag) + "] " + e.message());
 }

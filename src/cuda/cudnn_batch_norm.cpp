@@ -219,12 +219,14 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
   const int64_t x_align = cudnn::alignment_of(input.data_ptr()), y_align = cudnn::alignment_of(out.data_ptr());
   const PlanKey key = key_of(device, training, running, dtype, *g, x_align, y_align);
 
-  const cudnn::HandleLock handle(device);  // held until the plan has run
   static std::mutex mutex;
   static std::unordered_map<PlanKey, cudnn::Plan, PlanKeyHash> cache;
   const Desc* plan = nullptr;
   int64_t workspace = 0;
   {
+    // The handle only while cuDNN uses it (building here, executing below): the tensors made
+    // in between run ops, whose hooks may run a convolution that takes it too.
+    const cudnn::HandleLock handle(device);
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it == cache.end()) {
@@ -282,10 +284,13 @@ bool batch_norm_cudnn(const Tensor& out, const Tensor& input, const dispatch::Ch
       pointers.push_back(ptr);
     }
   }
-  const Tensor ws = cudnn::workspace_tensor(workspace, device);
-  cudnn::check(cudnn::execute(handle.get(), *plan, uids, pointers, cudnn::workspace_ptr(ws), kOp), "cudnnBackendExecute",
-               kOp);
-  cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", kOp, device);
+  {
+    const Tensor ws = cudnn::workspace_tensor(workspace, device);
+    const cudnn::HandleLock handle(device);
+    cudnn::check(cudnn::execute(handle.get(), *plan, uids, pointers, cudnn::workspace_ptr(ws), kOp),
+                 "cudnnBackendExecute", kOp);
+    cuda::detail::check_launch(cudaGetLastError(), "cudnnBackendExecute", kOp, device);
+  }
   if (running) {
     p.running_mean.copy_(rm_out);
     p.running_var.copy_(rv_out);

@@ -48,8 +48,10 @@ Module::~Module() {
   while (!orphans.empty()) {
     std::shared_ptr<Module> m = std::move(orphans.back());
     orphans.pop_back();
-    if (m.use_count() == 1)
+    if (m.use_count() == 1) {
       for (auto& [name, child] : m->children_) orphans.push_back(std::move(child));
+      m->children_.clear();  // its own destructor then sees no child at all, not null ones
+    }
     // m's destructor runs here with no children left (or m lives on with another owner).
   }
 }
@@ -114,39 +116,59 @@ void Module::attach(std::string name, std::shared_ptr<Module> child) {
 }
 
 // An explicit stack, not recursion: a tree may be deeper than a thread's stack allows calls.
+// The names from the root down are kept as a stack of pointers and joined only for a visitor
+// that asks (path()), so a walk that needs few paths (the slots of a deep chain of containers)
+// costs time linear in the tree, not in the sum of its path lengths.
 template <class Visit>
 void Module::walk(bool once, Visit&& visit) const {
   struct Pending {
-    std::string path;
+    size_t depth;                          // of the module: 0 for this one
+    const std::string* name;               // in its parent (null for this one)
+    const std::shared_ptr<Module>* owner;  // null for this one
     const Module* module;
-    const std::shared_ptr<Module>* owner;  // null for this module
   };
-  std::vector<Pending> pending{{"", this, nullptr}};
+  std::vector<Pending> pending{{0, nullptr, nullptr, this}};
+  std::vector<const std::string*> names;  // names[k]: the name at depth k + 1 on the current path
   std::unordered_set<const Module*> seen;
   while (!pending.empty()) {
-    Pending p = std::move(pending.back());
+    const Pending p = pending.back();
     pending.pop_back();
     if (once && !seen.insert(p.module).second) continue;
-    visit(p.path, *p.module, p.owner);
+    names.resize(p.depth == 0 ? 0 : p.depth - 1);
+    if (p.name) names.push_back(p.name);
+    const auto path = [&names] {
+      std::string out;
+      for (const std::string* n : names) out = join(out, *n);
+      return out;
+    };
+    visit(path, *p.module, p.owner);
     // Reversed, so that the first child comes off the stack first.
     for (auto it = p.module->children_.rbegin(); it != p.module->children_.rend(); ++it)
-      pending.push_back({join(p.path, it->first), it->second.get(), &it->second});
+      pending.push_back({p.depth + 1, &it->first, &it->second, it->second.get()});
   }
 }
 
 template <class Fn>
 void Module::for_each_slot(Fn&& fn) const {
-  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
-    for (const Slot& s : m.slots_)
-      if (s.tensor->defined()) fn(join(path, s.name), *s.tensor, s.is_parameter);
+  walk(false, [&](const auto& path, const Module& m, const std::shared_ptr<Module>*) {
+    std::optional<std::string> prefix;  // made for the first defined slot only
+    for (const Slot& s : m.slots_) {
+      if (!s.tensor->defined()) continue;
+      if (!prefix) prefix = path();
+      fn(join(*prefix, s.name), *s.tensor, s.is_parameter);
+    }
   });
 }
 
 template <class Fn>
 void Module::for_each_slot_info(Fn&& fn) const {
-  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
-    for (const Slot& s : m.slots_)
-      if (s.tensor->defined()) fn(join(path, s.name), s);
+  walk(false, [&](const auto& path, const Module& m, const std::shared_ptr<Module>*) {
+    std::optional<std::string> prefix;
+    for (const Slot& s : m.slots_) {
+      if (!s.tensor->defined()) continue;
+      if (!prefix) prefix = path();
+      fn(join(*prefix, s.name), s);
+    }
   });
 }
 
@@ -165,34 +187,30 @@ NamedTensors distinct(Walk&& walk_slots, bool parameters) {
 
 }  // namespace
 
+// This module's own slots, or the whole tree's, for distinct().
+template <class Fn>
+void Module::for_each_slot_in(bool recurse, Fn&& fn) const {
+  if (recurse) return for_each_slot(fn);
+  for (const Slot& s : slots_)
+    if (s.tensor->defined()) fn(s.name, *s.tensor, s.is_parameter);
+}
+
 NamedTensors Module::named_parameters(bool recurse) const {
-  NamedTensors out;
-  if (!recurse) {
-    for (const Slot& s : slots_)
-      if (s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
-    return out;
-  }
-  return distinct([&](auto&& fn) { for_each_slot(fn); }, true);
+  return distinct([&](auto&& fn) { for_each_slot_in(recurse, fn); }, true);
 }
 
 NamedTensors Module::named_buffers(bool recurse) const {
-  NamedTensors out;
-  if (!recurse) {
-    for (const Slot& s : slots_)
-      if (!s.is_parameter && s.tensor->defined()) out.emplace_back(s.name, *s.tensor);
-    return out;
-  }
-  return distinct([&](auto&& fn) { for_each_slot(fn); }, false);
+  return distinct([&](auto&& fn) { for_each_slot_in(recurse, fn); }, false);
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-  walk(true, [&](const std::string& path, const Module&, const std::shared_ptr<Module>* owner) {
+  walk(true, [&](const auto& path, const Module&, const std::shared_ptr<Module>* owner) {
     // The root is handed out without ownership: modules are always held by shared_ptr, but this
     // one may be the caller's stack object in tests; an aliasing pointer avoids double ownership.
-    out.emplace_back(path, owner ? *owner : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
+    out.emplace_back(path(), owner ? *owner : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
   });
   return out;
 }
@@ -298,8 +316,9 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
 
 std::string Module::describe() const {
   std::string out;
-  walk(false, [&](const std::string& path, const Module& m, const std::shared_ptr<Module>*) {
-    out += (path.empty() ? std::string("(root)") : path) + "  " + m.type_name_;
+  walk(false, [&](const auto& path, const Module& m, const std::shared_ptr<Module>*) {
+    const std::string p = path();
+    out += (p.empty() ? std::string("(root)") : p) + "  " + m.type_name_;
     const std::string extra = m.extra_repr();
     out += extra.empty() ? "\n" : "(" + extra + ")\n";
   });

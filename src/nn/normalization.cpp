@@ -19,8 +19,10 @@ BatchNormNd<D>::BatchNormNd(BatchNormOptions o) : Module("BatchNorm" + std::to_s
   const int64_t c = options_.num_features();
   detail::require(c > 0, type_name(), "num_features must be positive, got " + std::to_string(c));
   detail::require(options_.eps() > 0, type_name(), "eps must be positive, got " + std::to_string(options_.eps()));
-  detail::require(std::isfinite(options_.momentum()), type_name(),
-                  "momentum must be finite, got " + std::to_string(options_.momentum()));
+  // Only the running statistics use it (the functional op checks it the same way).
+  detail::require(!options_.track_running_stats() || std::isfinite(options_.momentum()), type_name(),
+                  "momentum must be finite to update the running statistics with, got " +
+                      std::to_string(options_.momentum()));
   if (options_.affine()) {
     weight = detail::filled({c}, 1.0, type_name());
     bias = detail::filled({c}, 0.0, type_name());

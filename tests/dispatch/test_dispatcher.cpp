@@ -280,10 +280,16 @@ TEST_CASE("an error raised below an op gets that op's tag in front, keeping its 
     const std::string big = message_of<lg::ValueError>(
         [&] { (void)lg::upsample_nearest2d(x, std::vector<int64_t>{1 << 20, 1 << 20}); });
     CHECK(big.starts_with("[upsample_nearest2d] [empty] sizes"));
-    // The op's own error keeps its single tag.
+    // The op's own error keeps its single tag, also in the forms an op tags itself with: in
+    // place (add_), out= (add_out), split_with_sizes running as split.
     const std::string own = message_of<lg::ValueError>([] { (void)lg::conv2d(lg::ones({1, 2, 3, 3}), lg::ones({1, 3, 1, 1})); });
     CHECK(own.starts_with("[conv2d] "));
     CHECK(!own.starts_with("[conv2d] [conv2d]"));
+    const Tensor small = lg::zeros({2, 3}), wide = lg::zeros({4, 2, 3});
+    CHECK(message_of<lg::ValueError>([&] { lg::add_(small, wide); }).starts_with("[add_] "));
+    Tensor out = lg::zeros({5});
+    CHECK(message_of<lg::ValueError>([&] { lg::add_out(out, wide, wide); }).starts_with("[add_out] "));
+    CHECK(message_of<lg::ValueError>([&] { (void)lg::split_with_sizes(small, {1, 5}); }).starts_with("[split_with_sizes] "));
   }
   // A custom op's kernel: an untagged lg::Error is named after the op, in its own class; an
   // application's subclass and a non-lg exception pass unchanged.
@@ -302,6 +308,13 @@ TEST_CASE("an error raised below an op gets that op's tag in front, keeping its 
                                                throw std::out_of_range("not an lg::Error");
                                              });
   CHECK(message_of<std::out_of_range>([&] { other({lg::ones({2})}); }) == "not an lg::Error");
+  // A broken invariant keeps its marker first (the CLI exits 3 on it).
+  const lg::CustomOp broken = lg::register_op("retag_internal", lg::LayoutPolicy::Preserve,
+                                              [](const std::vector<Tensor>&) -> std::vector<Tensor> {
+                                                LG_ASSERT(false, "a probe");
+                                                return {};
+                                              });
+  CHECK(message_of<lg::Error>([&] { broken({lg::ones({2})}); }).starts_with("[layoutguard internal] assertion `false`"));
 }
 
 TEST_CASE("a re-tagged error keeps the stack trace of the error it replaces") {

@@ -1414,8 +1414,8 @@ class Entrypoints(unittest.TestCase):
                 self.assertEqual(run.returncode, 0, (args, run.stderr))
                 self.assertIn(f"file True path0 {path0}\n", run.stdout, args)
                 self.assertIn("pickled at exit True", run.stdout, args)
-            run = runner("-", stdin="import sys\nprint('from stdin', sys.argv)\n")
-            self.assertEqual((run.returncode, run.stdout), (0, "from stdin ['-']\n"), run.stderr)
+            run = runner("-", stdin="import sys\nprint('from stdin', sys.argv, __file__, __cached__)\n")
+            self.assertEqual((run.returncode, run.stdout), (0, "from stdin ['-'] <stdin> None\n"), run.stderr)
             # A zip file's program finds itself where python3's does (sys.argv[0] is absolute).
             with zipfile.ZipFile(os.path.join(tmp, "app.zip"), "w") as archive:
                 archive.writestr("__main__.py", "import sys\nprint(sys.argv[1:], sys.path[0], __file__)\n")

@@ -97,13 +97,15 @@ class Module {
   };
   void attach(std::string name, std::shared_ptr<Module> child);
   void register_slot(std::string name, Tensor* slot, bool is_parameter, bool optional = false);
-  // visit(dotted path, module, its shared_ptr or null for this one) for this module and every
-  // module below it, parents first, in registration order; `once`: a shared module only at its
-  // first place.
+  // visit(path, module, its shared_ptr or null for this one) for this module and every module
+  // below it, parents first, in registration order; path() makes the dotted path; `once`: a
+  // shared module only at its first place.
   template <class Visit>
   void walk(bool once, Visit&& visit) const;
   template <class Fn>
   void for_each_slot(Fn&& fn) const;
+  template <class Fn>
+  void for_each_slot_in(bool recurse, Fn&& fn) const;
   template <class Fn>
   void for_each_slot_info(Fn&& fn) const;
 

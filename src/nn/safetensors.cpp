@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/error_tag.h"
 #include "core/input_file.h"
 #include "safetensors_header.h"
 
@@ -68,7 +69,9 @@ std::string_view safetensors_dtype_name(DType dtype) {
   throw ValueError("[safetensors] no safetensors name for dtype " + std::string(dtype_name(dtype)));
 }
 
-TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view source) {
+namespace {
+
+TensorFile parse_bytes(std::span<const std::byte> bytes, std::string_view source) {
   const detail::SafetensorsHeader h = detail::parse_safetensors_header(bytes, source);
   TensorFile out;
   out.metadata = h.metadata;
@@ -80,7 +83,7 @@ TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view 
   return out;
 }
 
-TensorFile load_safetensors(const std::string& path) {
+TensorFile load_file(const std::string& path) {
   const std::shared_ptr<FileBuffer> buffer = read_file(path);
   const std::span<const std::byte> bytes(buffer->data, buffer->size);
   const detail::SafetensorsHeader h = detail::parse_safetensors_header(bytes, path);
@@ -98,6 +101,25 @@ TensorFile load_safetensors(const std::string& path) {
     out.tensors.emplace(e.name, from_blob(data, e.shape, [buffer](void*) {}, TensorOptions().dtype(e.dtype)));
   }
   return out;
+}
+
+}  // namespace
+
+TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view source) {
+  // The header's errors ("[safetensors] SOURCE: ...") named after the call the user made.
+  try {
+    return parse_bytes(bytes, source);
+  } catch (const Error& e) {
+    lg::detail::rethrow_tagged("nn::parse_safetensors", e);
+  }
+}
+
+TensorFile load_safetensors(const std::string& path) {
+  try {
+    return load_file(path);
+  } catch (const Error& e) {
+    lg::detail::rethrow_tagged("nn::load_safetensors", e);
+  }
 }
 
 std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata) {

@@ -47,9 +47,10 @@ void check_rejects(const std::string& bytes, const std::string& problem) {
     CAPTURE(what);
     CHECK(contains(what, path.str()));
     CHECK(contains(what, problem));
+    CHECK(what.starts_with("[nn::load_safetensors] "));  // named after the call, then the reader
   }
-  CHECK_THROWS_AS(lg::nn::parse_safetensors({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "m"),
-                  lg::ValueError);
+  CHECK_THROWS_WITH_AS(lg::nn::parse_safetensors({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "m"),
+                       doctest::Contains("[nn::parse_safetensors] "), lg::ValueError);
 }
 
 }  // namespace

@@ -14,7 +14,6 @@
 #include <layoutguard/error.h>
 
 #include "core/input_file.h"
-#include "core/printable_text.h"
 
 namespace lg::detail {
 namespace {
@@ -114,9 +113,7 @@ std::string replaceable_path_problem(const std::string& path) { return path_prob
 
 void check_replaceable_path(std::string_view op, std::string_view what, const std::string& path) {
   LG_CHECK(!path.empty(), "[", op, "] received an empty path for ", what, "; required: a file name");
-  // The system calls read the name up to its first NUL: "r.json\0x" would write "r.json".
-  LG_CHECK(path.find('\0') == std::string::npos, "[", op, "] received a path with a NUL character for ", what, ", '",
-           shown_value(path), "'; required: a file name without NUL characters");
+  check_no_nul(op, path, str("a file name for ", what, " without NUL characters"));
   const std::string problem = replaceable_path_problem(followed_link(path));
   if (!problem.empty())
     throw ValueError(str("[", op, "] cannot write ", subject(what, path), ": ", problem,

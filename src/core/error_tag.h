@@ -16,4 +16,15 @@ namespace lg::detail {
 // application's own subclass).
 [[noreturn]] void rethrow_tagged(std::string_view tag, const Error& e);
 
+// call(), its lg::Errors rethrown by rethrow_tagged(tag, ...): a layer's parameters, a Module
+// call, a file reader, each named after what the user called.
+template <typename Call>
+decltype(auto) tagged(std::string_view tag, Call&& call) {
+  try {
+    return call();
+  } catch (const Error& e) {
+    rethrow_tagged(tag, e);
+  }
+}
+
 }  // namespace lg::detail

@@ -25,12 +25,15 @@ std::string file_type_name(mode_t mode) {
   return "an unknown kind of file";
 }
 
+void check_no_nul(std::string_view op, const std::string& path, std::string_view required) {
+  LG_CHECK(path.find('\0') == std::string::npos, "[", op, "] received a path with a NUL character, '",
+           shown_value(path), "'; required: ", required);
+}
+
 InputFile::InputFile(const std::string& path, uint64_t max_bytes, std::string_view op, std::string_view required)
     : path_(path), op_(op), required_(required) {
   LG_CHECK(!path.empty(), "[", op, "] received an empty path; required: ", required);
-  // open() reads the name up to its first NUL: "m.st\0x" would open "m.st", another file.
-  LG_CHECK(path.find('\0') == std::string::npos, "[", op, "] received a path with a NUL character, '",
-           shown_value(path), "'; required: ", required, ", named without NUL characters");
+  check_no_nul(op, path, std::string(required) + ", named without NUL characters");
   // O_NONBLOCK: open() of a FIFO returns at once instead of waiting for a writer; the fstat
   // below then refuses it. O_NOCTTY: a terminal named by mistake does not become ours.
   fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -23,6 +23,11 @@ inline constexpr uint64_t kMaxEventsFileBytes = uint64_t{4} << 30;
 // "a directory", "a FIFO", "a character device", ... for an st_mode (error messages).
 std::string file_type_name(mode_t mode);
 
+// ValueError "[op] received a path with a NUL character, 'PATH'; required: `required`" when
+// path holds one: the system calls read a name up to its first NUL, so "m.st\0x" would reach
+// another file, "m.st". Every file opened or written by name asks this first.
+void check_no_nul(std::string_view op, const std::string& path, std::string_view required);
+
 // An open regular file of at most a given size. Opened without blocking (opening a FIFO for
 // reading would otherwise wait for a writer), then checked with fstat on the open descriptor,
 // so the file checked is the file read. Every failure is an lg::ValueError that reads

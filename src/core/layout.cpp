@@ -498,6 +498,10 @@ int64_t wrap_dim(int64_t dim, int64_t rank, std::string_view op) {
   return dim < 0 ? dim + r : dim;
 }
 
+// The end of both of required_storage_elements' messages.
+constexpr const char* kBeyondInt64 =
+    " address beyond int64; required: a last element's index, the sum of (size - 1) * stride, below 2^63 - 1";
+
 int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::string_view op) {
   LG_CHECK(sizes.size() == strides.size(), "[", op, "] sizes ", sizes, " and strides ", strides,
            " must have the same length");
@@ -515,12 +519,11 @@ int64_t required_storage_elements(IntArrayRef sizes, IntArrayRef strides, std::s
     int64_t span = 0;
     LG_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) &&
                  !__builtin_add_overflow(last, span, &last),
-             "[", op, "] sizes ", sizes, " with strides ", strides,
-             " address beyond int64; required: a last element's index, the sum of (size - 1) * stride, below 2^63 - 1");
+             "[", op, "] sizes ", sizes, " with strides ", strides, kBeyondInt64);
   }
   // The count of elements is one more than the last index: INT64_MAX itself has no count.
   LG_CHECK(last < std::numeric_limits<int64_t>::max(), "[", op, "] sizes ", sizes, " with strides ", strides,
-           " address beyond int64; required: a last element's index, the sum of (size - 1) * stride, below 2^63 - 1");
+           kBeyondInt64);
   return last + 1;
 }
 

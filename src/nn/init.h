@@ -14,15 +14,11 @@
 
 namespace lg::nn::detail {
 
-// Runs make() for a layer's parameter: a size no tensor can have, or one that does not fit in
+// A layer's parameter made by make(): a size no tensor can have, or one that does not fit in
 // memory, is reported as the layer's ("[nn::Linear] [empty] sizes ..."), not only the factory's.
 template <typename Make>
 Tensor parameter_for(const std::string& layer, Make&& make) {
-  try {
-    return make();
-  } catch (const Error& e) {
-    lg::detail::rethrow_tagged("nn::" + layer, e);
-  }
+  return lg::detail::tagged("nn::" + layer, make);
 }
 
 // Uniform in [-bound, bound): PyTorch's default for conv and linear weights and biases

@@ -26,17 +26,6 @@ void check_name(const std::string& owner, const std::string& name) {
     throw ValueError("[nn::Module] " + owner + ": names must be non-empty and free of '.', got \"" + name + "\"");
 }
 
-// Runs convert() so that an op's error inside it is named after the Module call too
-// ("[nn::Module::to] [to] ..."): the user called the module, not the op.
-template <class Convert>
-void as_module_call(std::string_view call, Convert&& convert) {
-  try {
-    convert();
-  } catch (const Error& e) {
-    lg::detail::rethrow_tagged(call, e);
-  }
-}
-
 }  // namespace
 
 // Children whose last owner this is are taken apart here, one level at a time, rather than by
@@ -150,14 +139,7 @@ void Module::walk(bool once, Visit&& visit) const {
 
 template <class Fn>
 void Module::for_each_slot(Fn&& fn) const {
-  walk(false, [&](const auto& path, const Module& m, const std::shared_ptr<Module>*) {
-    std::optional<std::string> prefix;  // made for the first defined slot only
-    for (const Slot& s : m.slots_) {
-      if (!s.tensor->defined()) continue;
-      if (!prefix) prefix = path();
-      fn(join(*prefix, s.name), *s.tensor, s.is_parameter);
-    }
-  });
+  for_each_slot_info([&](const std::string& name, const Slot& s) { fn(name, *s.tensor, s.is_parameter); });
 }
 
 template <class Fn>
@@ -232,7 +214,7 @@ Module& Module::to(MemoryFormat fmt) {
     throw ValueError("[nn::Module::to] memory_format must be contiguous_format, channels_last or "
                      "channels_last_3d, got preserve_format");
   detail::TiedConversion tied;
-  as_module_call("nn::Module::to", [&] {
+  lg::detail::tagged("nn::Module::to", [&] {
     for_each_slot([&](const std::string&, Tensor& t, bool) {
       const int64_t rank = t.dim();
       const bool applies = fmt == MemoryFormat::Contiguous ? (rank == 4 || rank == 5)
@@ -249,7 +231,7 @@ Module& Module::to(DType dtype) {
   if (!is_floating_point(dtype))
     throw TypeError("[nn::Module::to] dtype must be a floating-point type, got " + std::string(dtype_name(dtype)));
   detail::TiedConversion tied;
-  as_module_call("nn::Module::to", [&] {
+  lg::detail::tagged("nn::Module::to", [&] {
     for_each_slot([&](const std::string&, Tensor& t, bool) {
       if (t.is_floating_point()) t = tied(t, [&](const Tensor& x) { return x.to(dtype); });
     });
@@ -259,7 +241,7 @@ Module& Module::to(DType dtype) {
 
 Module& Module::to(Device device) {
   detail::TiedConversion tied;
-  as_module_call("nn::Module::to", [&] {
+  lg::detail::tagged("nn::Module::to", [&] {
     for_each_slot([&](const std::string&, Tensor& t, bool) { t = tied(t, [&](const Tensor& x) { return x.to(device); }); });
   });
   return *this;
@@ -309,7 +291,7 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
     list("shape mismatches", mismatched);
     throw ValueError(msg);
   }
-  as_module_call("nn::Module::load_state_dict", [&] {
+  lg::detail::tagged("nn::Module::load_state_dict", [&] {
     for (auto& [dst, src] : copies) dst->copy_(*src);
   });
 }

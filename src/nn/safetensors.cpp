@@ -105,21 +105,13 @@ TensorFile load_file(const std::string& path) {
 
 }  // namespace
 
+// The header's errors ("[safetensors] SOURCE: ...") named after the call the user made.
 TensorFile parse_safetensors(std::span<const std::byte> bytes, std::string_view source) {
-  // The header's errors ("[safetensors] SOURCE: ...") named after the call the user made.
-  try {
-    return parse_bytes(bytes, source);
-  } catch (const Error& e) {
-    lg::detail::rethrow_tagged("nn::parse_safetensors", e);
-  }
+  return lg::detail::tagged("nn::parse_safetensors", [&] { return parse_bytes(bytes, source); });
 }
 
 TensorFile load_safetensors(const std::string& path) {
-  try {
-    return load_file(path);
-  } catch (const Error& e) {
-    lg::detail::rethrow_tagged("nn::load_safetensors", e);
-  }
+  return lg::detail::tagged("nn::load_safetensors", [&] { return load_file(path); });
 }
 
 std::string safetensors_bytes(const StateDict& tensors, const Metadata& metadata) {
